@@ -1,0 +1,77 @@
+// The proxy's YAML configuration (the contract documented in docs/configuration.md).
+#pragma once
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sp::conf {
+
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+};
+
+struct ServerConfig {
+  HostPort listen{"127.0.0.1", 6033};
+  std::optional<HostPort> admin_listen;   // bound by the shard-map lifecycle work
+  unsigned threads = 0;                   // 0 = number of cores
+  uint32_t max_connections = 10000;
+  uint32_t max_packet_bytes = 64u << 20;
+  uint32_t shutdown_grace_ms = 10000;     // SIGTERM: wait this long for in-flight statements
+  std::string log_level = "info";         // trace|debug|info|warn|error|critical|off
+};
+
+struct UserAccount {
+  std::string name;
+  std::string password;
+  std::string default_database;  // may be empty
+};
+
+struct BackendConfig {
+  std::string name;
+  HostPort address;
+  std::string user;
+  std::string password;
+  std::string database;
+  uint32_t max_connections = 64;     // pool ceiling for this backend (all worker threads together)
+  uint32_t min_connections = 0;      // kept open and warm
+  uint32_t connect_timeout_ms = 2000;
+  uint32_t idle_timeout_ms = 60000;  // idle connections above min are closed after this
+  uint32_t ping_interval_ms = 10000; // idle connections are health-pinged this often
+  uint32_t query_timeout_ms = 0;     // 0 = none
+};
+
+struct Config {
+  ServerConfig server;
+  std::vector<UserAccount> users;
+  std::vector<UserAccount> admin_users;
+  std::vector<BackendConfig> backends;
+  std::string shard_map_path;   // absolute (resolved relative to the config file); may be empty
+  std::string default_backend;
+  std::string cache_path;       // SQLite cache of applied shard maps; may be empty
+  std::string source_path;      // the file this was loaded from
+
+  const BackendConfig* findBackend(std::string_view name) const;
+  const UserAccount* findUser(std::string_view name) const;
+};
+
+// One problem found in a config file: the key path (e.g. "backends[1].address"),
+// the 1-based line in the file when known (0 otherwise), and what is wrong.
+struct ConfigIssue {
+  std::string path;
+  int line = 0;
+  std::string message;
+};
+using ConfigIssues = std::vector<ConfigIssue>;
+
+// Reads, parses and validates; reports every problem found, not only the first.
+std::expected<Config, ConfigIssues> loadConfig(const std::string& file_path);
+// Same, from text; relative paths resolve against base_dir.
+std::expected<Config, ConfigIssues> parseConfig(std::string_view yaml_text, const std::string& base_dir);
+// "file:line: path: message" lines, one per issue.
+std::string formatIssues(const ConfigIssues& issues, std::string_view file_name);
+
+}  // namespace sp::conf

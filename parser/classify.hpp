@@ -1,0 +1,70 @@
+// Statement classification for session handling: what kind of statement a
+// COM_QUERY holds and which session state it changes. Lexer-based and fast;
+// never fails (an unrecognised statement is kOther). Used by the proxy to
+// track SET/USE/transactions and decide when a backend connection must stay
+// pinned to the client session.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sp::parser {
+
+enum class StatementKind : uint8_t {
+  kEmpty,          // only whitespace/comments
+  kSelect,
+  kInsert,
+  kReplace,
+  kUpdate,
+  kDelete,
+  kSet,
+  kUse,
+  kBegin,          // BEGIN [WORK] / START TRANSACTION [...]
+  kCommit,
+  kRollback,       // ROLLBACK [WORK] (not ROLLBACK TO SAVEPOINT: that is kSavepoint)
+  kSavepoint,      // SAVEPOINT / RELEASE SAVEPOINT / ROLLBACK TO
+  kLockTables,     // LOCK TABLE(S) / FLUSH TABLES WITH READ LOCK
+  kUnlockTables,
+  kShow,
+  kExplain,        // EXPLAIN / DESCRIBE / DESC
+  kDdl,            // CREATE / ALTER / DROP / TRUNCATE / RENAME
+  kPrepareSql,     // PREPARE name FROM ...
+  kExecuteSql,     // EXECUTE name [USING ...]
+  kDeallocateSql,  // DEALLOCATE / DROP PREPARE
+  kCall,
+  kDo,
+  kOther,
+};
+
+// One assignment in a SET statement.
+struct SessionSetting {
+  enum class Kind : uint8_t {
+    kSystemVariable,       // SET [SESSION|LOCAL|@@session.|@@local.|@@]name = expr
+    kGlobalVariable,       // SET GLOBAL name / @@global.name (not session state; forwarded as is)
+    kUserVariable,         // SET @name = expr
+    kNames,                // SET NAMES charset [COLLATE collation]  (value = "charset" or "charset COLLATE coll")
+    kCharacterSet,         // SET CHARACTER SET charset / SET CHARSET charset
+    kSessionIsolation,     // SET SESSION TRANSACTION ISOLATION LEVEL ... / READ ONLY|WRITE (value = the tail text)
+    kNextTransaction,      // SET TRANSACTION ... (applies to the next transaction only)
+  };
+  Kind kind = Kind::kSystemVariable;
+  std::string name;        // lower-case variable name without @@/scope prefix ("sql_mode", "autocommit")
+  std::string value;       // expression text exactly as written (e.g. "'STRICT_ALL_TABLES'", "0", "DEFAULT")
+};
+
+struct StatementInfo {
+  StatementKind kind = StatementKind::kOther;
+  std::vector<SessionSetting> settings;  // kSet only
+  std::string database;                  // kUse only: unquoted database name
+  // Reasons a backend connection must stay with this session from now on:
+  bool creates_temporary_table = false;  // CREATE TEMPORARY TABLE
+  bool uses_named_lock = false;          // GET_LOCK( ... ) anywhere
+  bool uses_user_variable = false;       // @name read or written anywhere (not @@system)
+  bool uses_found_rows = false;          // SQL_CALC_FOUND_ROWS or FOUND_ROWS()
+  bool multiple_statements = false;      // more than one statement separated by ';'
+};
+
+StatementInfo classify(std::string_view sql);
+
+}  // namespace sp::parser

@@ -1,0 +1,60 @@
+// Socket-free state machine that follows a server's response to one command,
+// packet by packet, without decoding rows. The proxy uses it to forward a
+// response as it streams and to know when it is complete, and where the
+// status flags (transaction state) are.
+#pragma once
+#include <cstdint>
+
+#include "protocol/wire.hpp"
+
+namespace sp::protocol {
+
+// What a packet was, in the context of the response.
+enum class ResponseEvent : uint8_t {
+  kOk,           // an OK packet ending a response (or one result of a multi-result)
+  kErr,          // an ERR packet; the response is complete
+  kLocalInfile,  // 0xfb LOCAL INFILE request (the proxy refuses these)
+  kColumnCount,  // start of a result set
+  kColumnDef,    // one column definition
+  kColumnsEof,   // the EOF after the column definitions (classic EOF style only)
+  kRow,          // one row (text or binary; not decoded)
+  kRowsEnd,      // EOF, or the 0xfe OK under DEPRECATE_EOF, ending the rows
+  kStatistics,   // the plain-text answer to COM_STATISTICS
+};
+
+enum class ResponseKind : uint8_t {
+  kQuery,       // COM_QUERY and other commands answered by OK/ERR/result sets
+  kFieldList,   // COM_FIELD_LIST: column definitions then EOF, no column count
+  kStatistics,  // COM_STATISTICS: one string packet
+};
+
+class ResponseTracker {
+ public:
+  ResponseTracker(ResponseKind kind, uint32_t capabilities);
+
+  // Classifies the next packet of the response (the joined logical message).
+  DecodeResult<ResponseEvent> onPacket(ByteView payload);
+  // True once the final packet of the whole response (all results) was seen.
+  bool done() const { return state_ == State::kDone; }
+  // Status flags of the last OK/EOF seen (0 until one is seen).
+  uint16_t statusFlags() const { return status_flags_; }
+  uint64_t affectedRows() const { return affected_rows_; }
+  uint64_t lastInsertId() const { return last_insert_id_; }
+  uint16_t warnings() const { return warnings_; }
+
+ private:
+  enum class State : uint8_t { kFirst, kColumns, kColumnsEof, kRows, kDone };
+  DecodeResult<ResponseEvent> onFirst(ByteView payload);
+  DecodeResult<ResponseEvent> onEnd(ByteView payload, ResponseEvent event);
+
+  ResponseKind kind_;
+  uint32_t capabilities_;
+  State state_ = State::kFirst;
+  uint64_t columns_left_ = 0;
+  uint16_t status_flags_ = 0;
+  uint16_t warnings_ = 0;
+  uint64_t affected_rows_ = 0;
+  uint64_t last_insert_id_ = 0;
+};
+
+}  // namespace sp::protocol
