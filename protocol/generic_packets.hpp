@@ -12,7 +12,8 @@ struct OkPacket {
   uint64_t last_insert_id = 0;    // int<lenenc>
   uint16_t status_flags = 0;      // int<2>
   uint16_t warnings = 0;          // int<2>
-  std::string info;               // lenenc when CLIENT_SESSION_TRACK, else string<EOF>
+  std::string info;               // lenenc, omitted when empty (servers send it lenenc with or
+                                  // without CLIENT_SESSION_TRACK, despite docs saying string<EOF>)
   std::string session_state_info; // lenenc, when CLIENT_SESSION_TRACK and SERVER_SESSION_STATE_CHANGED
 };
 // header 0x00 for a plain OK; 0xfe for the OK that ends a result set under DEPRECATE_EOF.

@@ -16,7 +16,8 @@ enum class ResponseEvent : uint8_t {
   kLocalInfile,  // 0xfb LOCAL INFILE request (the proxy refuses these)
   kColumnCount,  // start of a result set
   kColumnDef,    // one column definition
-  kColumnsEof,   // the EOF after the column definitions (classic EOF style only)
+  kColumnsEof,   // the EOF after the column definitions (classic EOF style only);
+                 // also the terminator of a COM_FIELD_LIST response (either style)
   kRow,          // one row (text or binary; not decoded)
   kRowsEnd,      // EOF, or the 0xfe OK under DEPRECATE_EOF, ending the rows
   kStatistics,   // the plain-text answer to COM_STATISTICS
@@ -33,6 +34,9 @@ class ResponseTracker {
   ResponseTracker(ResponseKind kind, uint32_t capabilities);
 
   // Classifies the next packet of the response (the joined logical message).
+  // An error means the server broke the protocol: the tracker must not be fed
+  // again and the connection should be closed. kLocalInfile leaves the tracker
+  // waiting for the OK/ERR the server sends after the client's file data.
   DecodeResult<ResponseEvent> onPacket(ByteView payload);
   // True once the final packet of the whole response (all results) was seen.
   bool done() const { return state_ == State::kDone; }
@@ -45,7 +49,11 @@ class ResponseTracker {
  private:
   enum class State : uint8_t { kFirst, kColumns, kColumnsEof, kRows, kDone };
   DecodeResult<ResponseEvent> onFirst(ByteView payload);
+  DecodeResult<ResponseEvent> onColumn(ByteView payload);
+  DecodeResult<ResponseEvent> onRow(ByteView payload);
+  DecodeResult<ResponseEvent> onErr(ByteView payload);
   DecodeResult<ResponseEvent> onEnd(ByteView payload, ResponseEvent event);
+  DecodeResult<void> takeEof(ByteView payload);
 
   ResponseKind kind_;
   uint32_t capabilities_;

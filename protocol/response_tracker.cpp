@@ -1,0 +1,119 @@
+#include "protocol/response_tracker.hpp"
+
+#include "protocol/constants.hpp"
+#include "protocol/detail_try.hpp"
+#include "protocol/generic_packets.hpp"
+#include "protocol/packet.hpp"
+#include "protocol/resultset.hpp"
+
+namespace sp::protocol {
+
+ResponseTracker::ResponseTracker(ResponseKind kind, uint32_t capabilities)
+    : kind_(kind), capabilities_(capabilities) {}
+
+DecodeResult<ResponseEvent> ResponseTracker::onPacket(ByteView payload) {
+  if (payload.empty()) return std::unexpected(DecodeError::kIncomplete);
+  switch (state_) {
+    case State::kFirst:
+      return onFirst(payload);
+    case State::kColumns:
+      return onColumn(payload);
+    case State::kColumnsEof: {
+      if (!isEofPacket(payload)) return std::unexpected(DecodeError::kProtocolValue);
+      SP_TRY_VOID(takeEof(payload));
+      state_ = State::kRows;
+      return ResponseEvent::kColumnsEof;
+    }
+    case State::kRows:
+      return onRow(payload);
+    case State::kDone:
+      break;
+  }
+  return std::unexpected(DecodeError::kProtocolValue);  // nothing may follow the end
+}
+
+DecodeResult<ResponseEvent> ResponseTracker::onFirst(ByteView payload) {
+  if (isErrPacket(payload)) return onErr(payload);
+  switch (kind_) {
+    case ResponseKind::kStatistics:
+      state_ = State::kDone;
+      return ResponseEvent::kStatistics;
+    case ResponseKind::kFieldList:
+      return onColumn(payload);
+    case ResponseKind::kQuery:
+      break;
+  }
+  if (payload[0] == kOkHeader) {
+    SP_TRY(ok, decodeOkPacket(payload, capabilities_));
+    status_flags_ = ok.status_flags;
+    warnings_ = ok.warnings;
+    affected_rows_ = ok.affected_rows;
+    last_insert_id_ = ok.last_insert_id;
+    state_ = (ok.status_flags & status::kMoreResultsExist) ? State::kFirst : State::kDone;
+    return ResponseEvent::kOk;
+  }
+  if (payload[0] == kLocalInfileHeader) return ResponseEvent::kLocalInfile;
+  SP_TRY(count, decodeColumnCount(payload));
+  columns_left_ = count;
+  state_ = State::kColumns;
+  return ResponseEvent::kColumnCount;
+}
+
+DecodeResult<ResponseEvent> ResponseTracker::onColumn(ByteView payload) {
+  if (kind_ == ResponseKind::kFieldList) {
+    // COM_FIELD_LIST has no column count: definitions run until EOF or ERR.
+    if (isErrPacket(payload)) return onErr(payload);
+    if (isEofPacket(payload)) return onEnd(payload, ResponseEvent::kColumnsEof);
+    SP_TRY_VOID(decodeColumnDefinition41(payload));
+    state_ = State::kColumns;
+    return ResponseEvent::kColumnDef;
+  }
+  SP_TRY_VOID(decodeColumnDefinition41(payload));
+  if (--columns_left_ == 0) {
+    state_ = (capabilities_ & cap::kDeprecateEof) ? State::kRows : State::kColumnsEof;
+  }
+  return ResponseEvent::kColumnDef;
+}
+
+DecodeResult<ResponseEvent> ResponseTracker::onRow(ByteView payload) {
+  if (isErrPacket(payload)) return onErr(payload);
+  // A row may also start with 0xfe (a lenenc length >= 2^24), but then it is
+  // at least 2^24 + 9 bytes long, so the size tells the two apart.
+  bool end = (capabilities_ & cap::kDeprecateEof)
+                 ? payload[0] == kEofHeader && payload.size() < kMaxPacketPayload
+                 : isEofPacket(payload);
+  if (end) return onEnd(payload, ResponseEvent::kRowsEnd);
+  return ResponseEvent::kRow;
+}
+
+DecodeResult<ResponseEvent> ResponseTracker::onErr(ByteView payload) {
+  SP_TRY_VOID(decodeErrPacket(payload));
+  state_ = State::kDone;
+  return ResponseEvent::kErr;
+}
+
+DecodeResult<ResponseEvent> ResponseTracker::onEnd(ByteView payload, ResponseEvent event) {
+  SP_TRY_VOID(takeEof(payload));
+  bool more = kind_ == ResponseKind::kQuery && (status_flags_ & status::kMoreResultsExist);
+  state_ = more ? State::kFirst : State::kDone;
+  return event;
+}
+
+// An end-of-section marker: a classic EOF, or under CLIENT_DEPRECATE_EOF an OK
+// packet with the 0xfe header.
+DecodeResult<void> ResponseTracker::takeEof(ByteView payload) {
+  if (capabilities_ & cap::kDeprecateEof) {
+    SP_TRY(ok, decodeOkPacket(payload, capabilities_));
+    status_flags_ = ok.status_flags;
+    warnings_ = ok.warnings;
+    affected_rows_ = ok.affected_rows;
+    last_insert_id_ = ok.last_insert_id;
+    return {};
+  }
+  SP_TRY(eof, decodeEofPacket(payload));
+  status_flags_ = eof.status_flags;
+  warnings_ = eof.warnings;
+  return {};
+}
+
+}  // namespace sp::protocol
