@@ -51,6 +51,8 @@ struct SessionSetting {
   Kind kind = Kind::kSystemVariable;
   std::string name;        // lower-case variable name without @@/scope prefix ("sql_mode", "autocommit")
   std::string value;       // expression text exactly as written (e.g. "'STRICT_ALL_TABLES'", "0", "DEFAULT")
+
+  bool operator==(const SessionSetting&) const = default;
 };
 
 struct StatementInfo {

@@ -1,0 +1,114 @@
+// Hand-written MySQL lexer. A Token is {kind, keyword, begin, end} pointing
+// into the query text: nothing is copied. The lexer never throws; malformed
+// input produces explicit error kinds and lexing continues (or ends) from
+// there, so callers decide how to report it.
+//
+// MySQL specifics handled here rather than in the parser:
+//  - `/*! ... */` and `/*!50110 ... */` (and MariaDB `/*M!100100 ... */`)
+//    are executed by the server, so their content is lexed as normal SQL;
+//    only the opening and closing markers become kVersionCommentBegin/End.
+//  - `/*+ ... */` optimizer hints are skipped like comments (kHint).
+//  - `-- ` starts a comment only when followed by whitespace/control or end
+//    of input (`1--1` is 1 - -1).
+//  - charset introducers (_utf8mb4'x', N'x') are part of the string token.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parser/keywords.hpp"
+
+namespace sp::parser {
+
+enum class TokenKind : uint8_t {
+  kEnd,                 // end of input (begin == end == sql.size())
+  kWhitespace,
+  kComment,             // /* */, -- , #
+  kHint,                // /*+ ... */ optimizer hint (treated as a comment)
+  kVersionCommentBegin, // "/*!", "/*!50110", "/*M!100100"
+  kVersionCommentEnd,   // the "*/" closing a version comment
+  kIdentifier,          // bare word; Token::keyword says whether it spells a keyword
+  kQuotedIdentifier,    // `name` (`` inside is an escaped backtick)
+  kInteger,             // 42
+  kDecimal,             // 4.2  .5  3.
+  kFloat,               // 1e10  1.5E-3
+  kString,              // 'x' "x" _utf8mb4'x' N'x'
+  kHexString,           // X'0A'  0x0a
+  kBitString,           // b'01'  0b01
+  kPlaceholder,         // ?
+  kUserVariable,        // @name  @'name'  @`name`
+  kSystemVariable,      // @@name  @@session.name  @@global.name  @@local.name
+  // Operators and punctuation.
+  kEquals, kNullSafeEquals, kNotEquals, kLess, kLessEquals, kGreater, kGreaterEquals,
+  kPlus, kMinus, kStar, kSlash, kPercent, kShiftLeft, kShiftRight,
+  kAmpersand, kPipe, kCaret, kTilde, kBang, kAndAnd, kOrOr, kAssign,
+  kArrow, kDoubleArrow,  // JSON -> and ->>
+  kDot, kComma, kSemicolon, kLeftParen, kRightParen,
+  // Errors: the token spans the offending text.
+  kErrorUnterminatedString,
+  kErrorUnterminatedComment,            // also an unclosed version comment
+  kErrorUnterminatedQuotedIdentifier,
+  kErrorBadCharacter,
+  kErrorBadLiteral,                     // X'1' (odd digits), X'zz', b'2'
+};
+
+struct Token {
+  TokenKind kind = TokenKind::kEnd;
+  Keyword keyword = Keyword::kNone;  // only for kIdentifier
+  uint32_t begin = 0;
+  uint32_t end = 0;
+
+  std::string_view text(std::string_view sql) const { return sql.substr(begin, end - begin); }
+  bool is(TokenKind k) const { return kind == k; }
+  bool isKeyword(Keyword k) const { return kind == TokenKind::kIdentifier && keyword == k; }
+  bool isError() const { return kind >= TokenKind::kErrorUnterminatedString; }
+  // Whitespace, comments, hints and version-comment markers are not significant.
+  bool isSignificant() const {
+    return kind == TokenKind::kEnd || kind > TokenKind::kVersionCommentEnd;
+  }
+};
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view sql);
+
+  // Every token, including whitespace and comments. Returns kEnd forever
+  // once the input is exhausted.
+  Token next();
+  // Skips whitespace, comments, hints and version-comment markers.
+  Token nextSignificant();
+
+ private:
+  Token make(TokenKind kind, size_t begin) const;
+  Token lexSlashOrComment(size_t begin);
+  Token lexBlockComment(size_t begin);
+  Token lexLineComment(size_t begin);
+  Token lexNumber(size_t begin);
+  Token lexWord(size_t begin);
+  Token lexQuoted(size_t begin, size_t quote_pos, TokenKind kind);
+  Token lexQuotedDigits(size_t begin, bool hex);
+  Token lexVariable(size_t begin);
+  Token lexOperator(size_t begin);
+  bool canStartDecimalAfterDot() const;
+
+  std::string_view sql_;
+  size_t pos_ = 0;
+  bool in_version_comment_ = false;
+  size_t version_comment_begin_ = 0;
+  TokenKind last_significant_ = TokenKind::kEnd;
+};
+
+// All significant tokens, terminated by one kEnd token.
+std::vector<Token> tokenize(std::string_view sql);
+
+std::string_view tokenKindName(TokenKind kind);
+
+// Value of a kQuotedIdentifier (`a``b` -> a`b) or kIdentifier (unchanged).
+std::string unquoteIdentifier(std::string_view text);
+// Content of a kString token: introducer dropped, quotes stripped, doubled
+// quotes and backslash escapes resolved (\n, \t, \0, \Z, \\, \', \", \b, \r;
+// \% and \_ keep their backslash as MySQL does).
+std::string unquoteString(std::string_view text);
+
+}  // namespace sp::parser
