@@ -14,6 +14,11 @@ struct HostPort {
   uint16_t port = 0;
 };
 
+// "host:port" or "[v6addr]:port"; port 1..65535. Error text says what is wrong.
+std::expected<HostPort, std::string> parseHostPort(std::string_view text);
+// Inverse of parseHostPort ("[::1]:6033" for IPv6 hosts).
+std::string formatHostPort(const HostPort& address);
+
 struct ServerConfig {
   HostPort listen{"127.0.0.1", 6033};
   std::optional<HostPort> admin_listen;   // bound by the shard-map lifecycle work

@@ -1,0 +1,235 @@
+#include "conf/sections.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace sp::conf::detail {
+namespace {
+
+// Limits: wide enough for real deployments, narrow enough to catch unit mistakes
+// (seconds typed where milliseconds are meant, bytes vs KiB, ...).
+constexpr uint64_t kMaxThreads = 1024;
+constexpr uint64_t kMaxClientConnections = 1'000'000;
+constexpr uint64_t kMinPacketBytes = 1024;
+constexpr uint64_t kMaxPacketBytes = 1ull << 30;
+constexpr uint64_t kMaxGraceMs = 3'600'000;
+constexpr uint64_t kMaxPoolConnections = 100'000;
+constexpr uint64_t kMaxTimeoutMs = 86'400'000;
+
+template <class Target>
+void assign(std::optional<uint64_t> value, Target& target) {
+  if (value) target = static_cast<Target>(*value);
+}
+
+void readStringInto(Walker& w, const YAML::Node& v, const std::string& path, std::string& out,
+                    NullIs null_is, bool allow_empty) {
+  if (auto s = w.readString(v, path, null_is, allow_empty)) out = std::move(*s);
+}
+
+// Backend and user names appear in shard maps and logs: keep them to one plain word.
+void readName(Walker& w, const YAML::Node& v, const std::string& path, std::string& out) {
+  auto name = w.readString(v, path, NullIs::kMissing, false);
+  if (!name) return;
+  for (char c : *name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
+    if (!ok) {
+      w.report(path, v, fmt::format("'{}' may only contain letters, digits, '_', '-' and '.'", *name));
+      return;
+    }
+  }
+  out = std::move(*name);
+}
+
+std::string resolvePath(const std::string& base_dir, const std::string& text) {
+  if (text.empty()) return text;
+  std::filesystem::path p(text);
+  if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
+  return p.lexically_normal().string();
+}
+
+// ---- server ----
+
+const FieldSpec<ServerConfig> kServerFields[] = {
+    {"listen", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       if (auto hp = w.readHostPort(v, p)) s.listen = *hp;
+     }},
+    {"admin_listen", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       if (v.IsNull()) return;  // `admin_listen: ~` keeps the admin port off
+       if (auto hp = w.readHostPort(v, p)) s.admin_listen = *hp;
+     }},
+    {"threads", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, 0, kMaxThreads), s.threads);
+     }},
+    {"max_connections", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, 1, kMaxClientConnections), s.max_connections);
+     }},
+    {"max_packet_bytes", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, kMinPacketBytes, kMaxPacketBytes), s.max_packet_bytes);
+     }},
+    {"shutdown_grace_ms", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, 0, kMaxGraceMs), s.shutdown_grace_ms);
+     }},
+    {"log_level", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       if (auto level = w.readChoice(v, p, kLogLevels)) s.log_level = *level;
+     }},
+};
+
+// ---- users / admin_users ----
+
+struct UserEntry {
+  UserAccount account;
+  int name_line = 0;
+};
+
+const FieldSpec<UserEntry> kUserFields[] = {
+    {"name", true,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       u.name_line = lineOf(v);
+       readName(w, v, p, u.account.name);
+     }},
+    {"password", true,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readStringInto(w, v, p, u.account.password, NullIs::kEmpty, true);
+     }},
+    {"default_database", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readStringInto(w, v, p, u.account.default_database, NullIs::kEmpty, true);
+     }},
+};
+
+void readUsers(Walker& w, const YAML::Node& list, const std::string& path,
+               std::vector<UserAccount>& out, std::vector<int>& lines) {
+  if (list.IsNull()) return;  // `users:` with nothing under it
+  if (!w.expectSequence(list, path)) return;
+  for (size_t i = 0; i < list.size(); ++i) {
+    UserEntry entry;
+    readMapping<UserEntry>(w, list[i], fmt::format("{}[{}]", path, i), kUserFields, entry);
+    out.push_back(std::move(entry.account));
+    lines.push_back(entry.name_line);
+  }
+}
+
+// ---- backends ----
+
+struct BackendEntry {
+  BackendConfig backend;
+  int name_line = 0;
+  int min_line = 0;
+};
+
+template <uint32_t BackendConfig::*Member, uint64_t Min, uint64_t Max>
+void readBackendUInt(Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+  assign(w.readUInt(v, p, Min, Max), b.backend.*Member);
+}
+
+const FieldSpec<BackendEntry> kBackendFields[] = {
+    {"name", true,
+     [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+       b.name_line = lineOf(v);
+       readName(w, v, p, b.backend.name);
+     }},
+    {"address", true,
+     [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+       if (auto hp = w.readHostPort(v, p)) b.backend.address = *hp;
+     }},
+    {"user", true,
+     [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+       readStringInto(w, v, p, b.backend.user, NullIs::kMissing, false);
+     }},
+    {"password", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+       readStringInto(w, v, p, b.backend.password, NullIs::kEmpty, true);
+     }},
+    {"database", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+       readStringInto(w, v, p, b.backend.database, NullIs::kEmpty, true);
+     }},
+    {"max_connections", false, readBackendUInt<&BackendConfig::max_connections, 1, kMaxPoolConnections>},
+    {"min_connections", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+       b.min_line = lineOf(v);
+       assign(w.readUInt(v, p, 0, kMaxPoolConnections), b.backend.min_connections);
+     }},
+    {"connect_timeout_ms", false, readBackendUInt<&BackendConfig::connect_timeout_ms, 1, kMaxTimeoutMs>},
+    {"idle_timeout_ms", false, readBackendUInt<&BackendConfig::idle_timeout_ms, 0, kMaxTimeoutMs>},
+    {"ping_interval_ms", false, readBackendUInt<&BackendConfig::ping_interval_ms, 0, kMaxTimeoutMs>},
+    {"query_timeout_ms", false, readBackendUInt<&BackendConfig::query_timeout_ms, 0, kMaxTimeoutMs>},
+};
+
+void readBackends(Walker& w, const YAML::Node& list, const std::string& path, Document& doc) {
+  doc.backends_line = lineOf(list);
+  if (list.IsNull()) return;
+  if (!w.expectSequence(list, path)) return;
+  for (size_t i = 0; i < list.size(); ++i) {
+    BackendEntry entry;
+    readMapping<BackendEntry>(w, list[i], fmt::format("{}[{}]", path, i), kBackendFields, entry);
+    doc.config.backends.push_back(std::move(entry.backend));
+    doc.backend_lines.push_back(entry.name_line);
+    doc.min_conn_lines.push_back(entry.min_line);
+  }
+}
+
+// ---- top level ----
+
+const FieldSpec<Document> kTopFields[] = {
+    {"server", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       if (v.IsNull()) return;
+       if (v.IsMap() && v["admin_listen"]) d.admin_listen_line = lineOf(v["admin_listen"]);
+       readMapping<ServerConfig>(w, v, p, kServerFields, d.config.server);
+     }},
+    {"users", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       readUsers(w, v, p, d.config.users, d.user_lines);
+     }},
+    {"admin_users", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       readUsers(w, v, p, d.config.admin_users, d.admin_user_lines);
+     }},
+    {"backends", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       readBackends(w, v, p, d);
+     }},
+    {"shard_map", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       if (auto s = w.readString(v, p, NullIs::kEmpty, true)) {
+         d.config.shard_map_path = resolvePath(d.base_dir, *s);
+       }
+     }},
+    {"default_backend", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       d.has_default_backend = true;
+       d.default_backend_line = lineOf(v);
+       readStringInto(w, v, p, d.config.default_backend, NullIs::kMissing, false);
+     }},
+    {"cache", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       if (auto s = w.readString(v, p, NullIs::kEmpty, true)) {
+         d.config.cache_path = resolvePath(d.base_dir, *s);
+       }
+     }},
+};
+
+}  // namespace
+
+void readDocument(Walker& walker, const YAML::Node& root, Document& doc) {
+  if (!root.IsDefined() || root.IsNull()) {
+    walker.report("", 0, "the configuration is empty");
+    return;
+  }
+  if (!root.IsMap()) {
+    walker.report("", root, "the top level must be a mapping (server:, users:, backends:, ...)");
+    return;
+  }
+  readMapping<Document>(walker, root, "", kTopFields, doc);
+}
+
+}  // namespace sp::conf::detail

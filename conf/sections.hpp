@@ -1,0 +1,30 @@
+// Internal to conf/: the schema of the config file (one field table per section).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "conf/yaml_walker.hpp"
+
+namespace sp::conf::detail {
+
+// A parsed file plus the lines the cross-field checks point at.
+struct Document {
+  Config config;
+  std::string base_dir;               // where relative paths resolve
+  std::vector<int> user_lines;        // line of each users[i].name
+  std::vector<int> admin_user_lines;  // line of each admin_users[i].name
+  std::vector<int> backend_lines;     // line of each backends[i].name
+  std::vector<int> min_conn_lines;    // line of each backends[i].min_connections (0 = unset)
+  bool has_default_backend = false;
+  int default_backend_line = 0;
+  int backends_line = 0;
+  int admin_listen_line = 0;
+};
+
+// Reads the top-level mapping; every schema problem is reported to the walker.
+void readDocument(Walker& walker, const YAML::Node& root, Document& doc);
+
+inline constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn",
+                                                  "error", "critical", "off"};
+
+}  // namespace sp::conf::detail

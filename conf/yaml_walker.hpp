@@ -1,0 +1,97 @@
+// Internal to conf/: walks a yaml-cpp document while collecting every problem
+// (key path + line) instead of stopping at the first. Not part of the public API,
+// which is why yaml-cpp stays out of config.hpp.
+#pragma once
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conf/config.hpp"
+
+namespace sp::conf::detail {
+
+// 1-based line of a node, 0 when yaml-cpp has no position for it.
+int lineOf(const YAML::Node& node);
+
+// Closest candidate within a small edit distance, for "did you mean" hints.
+std::optional<std::string_view> closestMatch(std::string_view word,
+                                             std::span<const std::string_view> candidates);
+
+// Optional value kinds: a YAML null (`key:` or `key: ~`) means "not set".
+enum class NullIs { kMissing, kEmpty };
+
+class Walker {
+ public:
+  explicit Walker(ConfigIssues& issues) : issues_(issues) {}
+
+  void report(std::string path, int line, std::string message);
+  void report(std::string path, const YAML::Node& at, std::string message) {
+    report(std::move(path), lineOf(at), std::move(message));
+  }
+
+  // Any scalar as text. Null is either an empty string or a "missing value" issue.
+  std::optional<std::string> readString(const YAML::Node& value, const std::string& path,
+                                        NullIs null_is, bool allow_empty);
+  // A decimal integer within [min, max].
+  std::optional<uint64_t> readUInt(const YAML::Node& value, const std::string& path,
+                                   uint64_t min, uint64_t max);
+  std::optional<HostPort> readHostPort(const YAML::Node& value, const std::string& path);
+  // One of a fixed set of words (with a "did you mean" when close).
+  std::optional<std::string> readChoice(const YAML::Node& value, const std::string& path,
+                                        std::span<const std::string_view> choices);
+
+  bool expectMap(const YAML::Node& node, const std::string& path);
+  bool expectSequence(const YAML::Node& node, const std::string& path);
+
+  size_t issueCount() const { return issues_.size(); }
+
+ private:
+  ConfigIssues& issues_;
+};
+
+// One accepted key of a mapping and how to read its value into T.
+template <class T>
+struct FieldSpec {
+  std::string_view key;
+  bool required;
+  void (*read)(Walker& walker, const YAML::Node& value, const std::string& path, T& out);
+};
+
+std::string joinPath(const std::string& parent, std::string_view key);
+
+// Reports keys that are not mapping keys at all, duplicates and unknown keys;
+// returns the index into `keys` for each entry accepted (or npos), in order.
+struct MapEntry {
+  size_t field;  // index into the accepted keys
+  YAML::Node key;
+  YAML::Node value;
+};
+std::vector<MapEntry> checkKeys(Walker& walker, const YAML::Node& map, const std::string& path,
+                                std::span<const std::string_view> keys);
+void reportMissing(Walker& walker, const YAML::Node& map, const std::string& path,
+                   std::string_view key);
+
+// Reads a mapping against a field table: every entry is checked, every problem reported.
+template <class T>
+void readMapping(Walker& walker, const YAML::Node& map, const std::string& path,
+                 std::span<const FieldSpec<T>> fields, T& out) {
+  if (!walker.expectMap(map, path)) return;
+  std::vector<std::string_view> keys;
+  keys.reserve(fields.size());
+  for (const auto& f : fields) keys.push_back(f.key);
+  std::vector<bool> seen(fields.size(), false);
+  for (const MapEntry& e : checkKeys(walker, map, path, keys)) {
+    seen[e.field] = true;
+    fields[e.field].read(walker, e.value, joinPath(path, fields[e.field].key), out);
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].required && !seen[i]) reportMissing(walker, map, path, fields[i].key);
+  }
+}
+
+}  // namespace sp::conf::detail
