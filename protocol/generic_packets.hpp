@@ -15,6 +15,7 @@ struct OkPacket {
   std::string info;               // lenenc, omitted when empty (servers send it lenenc with or
                                   // without CLIENT_SESSION_TRACK, despite docs saying string<EOF>)
   std::string session_state_info; // lenenc, when CLIENT_SESSION_TRACK and SERVER_SESSION_STATE_CHANGED
+  bool operator==(const OkPacket&) const = default;
 };
 // header 0x00 for a plain OK; 0xfe for the OK that ends a result set under DEPRECATE_EOF.
 void encode(const OkPacket& m, uint32_t capabilities, Bytes& out, uint8_t header = 0x00);
@@ -25,6 +26,7 @@ struct ErrPacket {
   uint16_t error_code = 0;   // int<2>
   std::string sql_state;     // '#' + string[5] when CLIENT_PROTOCOL_41
   std::string message;       // string<EOF>
+  bool operator==(const ErrPacket&) const = default;
 };
 void encode(const ErrPacket& m, Bytes& out);
 DecodeResult<ErrPacket> decodeErrPacket(ByteView payload);
@@ -32,6 +34,7 @@ DecodeResult<ErrPacket> decodeErrPacket(ByteView payload);
 struct EofPacket {
   uint16_t warnings = 0;      // int<2>
   uint16_t status_flags = 0;  // int<2>
+  bool operator==(const EofPacket&) const = default;
 };
 void encode(const EofPacket& m, Bytes& out);
 DecodeResult<EofPacket> decodeEofPacket(ByteView payload);

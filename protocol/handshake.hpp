@@ -21,6 +21,7 @@ struct HandshakeV10 {
   uint16_t status_flags = 0;       // int<2>
   uint32_t mariadb_capabilities = 0;  // int<4> at the end of the filler, when CLIENT_LONG_PASSWORD is not set (MariaDB)
   std::string auth_plugin_name;    // string<NUL>, when CLIENT_PLUGIN_AUTH
+  bool operator==(const HandshakeV10&) const = default;
 };
 void encode(const HandshakeV10& m, Bytes& out);
 DecodeResult<HandshakeV10> decodeHandshakeV10(ByteView payload);
@@ -35,6 +36,7 @@ struct HandshakeResponse41 {
   std::string database;               // string<NUL>, when CLIENT_CONNECT_WITH_DB
   std::string auth_plugin_name;       // string<NUL>, when CLIENT_PLUGIN_AUTH
   std::vector<std::pair<std::string, std::string>> attributes;  // when CLIENT_CONNECT_ATTRS
+  bool operator==(const HandshakeResponse41&) const = default;
 };
 void encode(const HandshakeResponse41& m, Bytes& out);
 DecodeResult<HandshakeResponse41> decodeHandshakeResponse41(ByteView payload);
@@ -45,6 +47,7 @@ bool isSslRequest(ByteView payload);
 struct AuthSwitchRequest {
   std::string plugin_name;  // string<NUL> after the 0xfe header
   std::string plugin_data;  // string<EOF>, trailing NUL stripped
+  bool operator==(const AuthSwitchRequest&) const = default;
 };
 void encode(const AuthSwitchRequest& m, Bytes& out);
 DecodeResult<AuthSwitchRequest> decodeAuthSwitchRequest(ByteView payload);

@@ -15,6 +15,7 @@ inline constexpr uint32_t kMaxPacketPayload = 0xffffff;
 struct PacketHeader {
   uint32_t payload_length;  // int<3>
   uint8_t sequence_id;      // int<1>
+  bool operator==(const PacketHeader&) const = default;
 };
 
 DecodeResult<PacketHeader> decodeHeader(ByteView four_bytes);
@@ -39,6 +40,7 @@ class MessageAssembler {
     Bytes payload;
     uint8_t first_sequence_id;
     uint8_t last_sequence_id;
+    bool operator==(const Message&) const = default;
   };
   DecodeResult<std::optional<Message>> next();
   size_t buffered() const { return buf_.size() - pos_; }

@@ -8,8 +8,9 @@
 
 namespace sp::protocol {
 
-ResponseTracker::ResponseTracker(ResponseKind kind, uint32_t capabilities)
-    : kind_(kind), capabilities_(capabilities) {}
+ResponseTracker::ResponseTracker(ResponseKind kind, uint32_t capabilities,
+                                 uint32_t mariadb_capabilities)
+    : kind_(kind), capabilities_(capabilities), mariadb_capabilities_(mariadb_capabilities) {}
 
 DecodeResult<ResponseEvent> ResponseTracker::onPacket(ByteView payload) {
   if (payload.empty()) return std::unexpected(DecodeError::kIncomplete);
@@ -53,9 +54,10 @@ DecodeResult<ResponseEvent> ResponseTracker::onFirst(ByteView payload) {
     return ResponseEvent::kOk;
   }
   if (payload[0] == kLocalInfileHeader) return ResponseEvent::kLocalInfile;
-  SP_TRY(count, decodeColumnCount(payload));
-  columns_left_ = count;
-  state_ = State::kColumns;
+  SP_TRY(count, decodeColumnCount(payload, mariadb_capabilities_));
+  columns_left_ = count.count;
+  // With MariaDB metadata caching the definitions may be skipped entirely.
+  state_ = count.metadata_follows ? State::kColumns : afterColumns();
   return ResponseEvent::kColumnCount;
 }
 
@@ -64,15 +66,17 @@ DecodeResult<ResponseEvent> ResponseTracker::onColumn(ByteView payload) {
     // COM_FIELD_LIST has no column count: definitions run until EOF or ERR.
     if (isErrPacket(payload)) return onErr(payload);
     if (isEofPacket(payload)) return onEnd(payload, ResponseEvent::kColumnsEof);
-    SP_TRY_VOID(decodeColumnDefinition41(payload));
+    SP_TRY_VOID(decodeColumnDefinition41(payload, mariadb_capabilities_));
     state_ = State::kColumns;
     return ResponseEvent::kColumnDef;
   }
-  SP_TRY_VOID(decodeColumnDefinition41(payload));
-  if (--columns_left_ == 0) {
-    state_ = (capabilities_ & cap::kDeprecateEof) ? State::kRows : State::kColumnsEof;
-  }
+  SP_TRY_VOID(decodeColumnDefinition41(payload, mariadb_capabilities_));
+  if (--columns_left_ == 0) state_ = afterColumns();
   return ResponseEvent::kColumnDef;
+}
+
+ResponseTracker::State ResponseTracker::afterColumns() const {
+  return (capabilities_ & cap::kDeprecateEof) ? State::kRows : State::kColumnsEof;
 }
 
 DecodeResult<ResponseEvent> ResponseTracker::onRow(ByteView payload) {

@@ -31,7 +31,12 @@ enum class ResponseKind : uint8_t {
 
 class ResponseTracker {
  public:
-  ResponseTracker(ResponseKind kind, uint32_t capabilities);
+  // `capabilities`: the negotiated capability flags of the connection (what the
+  // server uses to shape its answer: CLIENT_DEPRECATE_EOF, CLIENT_SESSION_TRACK).
+  // `mariadb_capabilities`: the negotiated MariaDB extended capabilities
+  // (kCacheMetadata adds a byte to the column count, kExtendedTypeInfo a field
+  // to column definitions).
+  ResponseTracker(ResponseKind kind, uint32_t capabilities, uint32_t mariadb_capabilities = 0);
 
   // Classifies the next packet of the response (the joined logical message).
   // An error means the server broke the protocol: the tracker must not be fed
@@ -54,9 +59,11 @@ class ResponseTracker {
   DecodeResult<ResponseEvent> onErr(ByteView payload);
   DecodeResult<ResponseEvent> onEnd(ByteView payload, ResponseEvent event);
   DecodeResult<void> takeEof(ByteView payload);
+  State afterColumns() const;
 
   ResponseKind kind_;
   uint32_t capabilities_;
+  uint32_t mariadb_capabilities_;
   State state_ = State::kFirst;
   uint64_t columns_left_ = 0;
   uint16_t status_flags_ = 0;

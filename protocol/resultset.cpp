@@ -15,7 +15,7 @@ DecodeResult<void> readString(Reader& r, std::string& out) {
 }
 }  // namespace
 
-void encode(const ColumnDefinition41& m, Bytes& out) {
+void encode(const ColumnDefinition41& m, Bytes& out, uint32_t mariadb_capabilities) {
   Writer w(out);
   w.lenencString(m.catalog);
   w.lenencString(m.schema);
@@ -23,6 +23,7 @@ void encode(const ColumnDefinition41& m, Bytes& out) {
   w.lenencString(m.org_table);
   w.lenencString(m.name);
   w.lenencString(m.org_name);
+  if (mariadb_capabilities & mariadb_cap::kExtendedTypeInfo) w.lenencString(m.extended_type_info);
   w.lenenc(kFixedFieldsLength);
   w.u16(m.character_set);
   w.u32(m.column_length);
@@ -32,11 +33,15 @@ void encode(const ColumnDefinition41& m, Bytes& out) {
   w.zeros(2);
 }
 
-DecodeResult<ColumnDefinition41> decodeColumnDefinition41(ByteView payload) {
+DecodeResult<ColumnDefinition41> decodeColumnDefinition41(ByteView payload,
+                                                          uint32_t mariadb_capabilities) {
   Reader r(payload);
   ColumnDefinition41 m;
   for (std::string* field : {&m.catalog, &m.schema, &m.table, &m.org_table, &m.name, &m.org_name}) {
     SP_TRY_VOID(readString(r, *field));
+  }
+  if (mariadb_capabilities & mariadb_cap::kExtendedTypeInfo) {
+    SP_TRY_VOID(readString(r, m.extended_type_info));
   }
   SP_TRY(fixed_len, r.lenenc());
   if (fixed_len != kFixedFieldsLength) return std::unexpected(DecodeError::kProtocolValue);
@@ -65,12 +70,30 @@ DecodeResult<ColumnDefinition41> decodeColumnDefinition41(ByteView payload) {
 
 void encodeColumnCount(uint64_t count, Bytes& out) { Writer(out).lenenc(count); }
 
+void encodeColumnCount(const ColumnCount& m, uint32_t mariadb_capabilities, Bytes& out) {
+  Writer w(out);
+  w.lenenc(m.count);
+  if (mariadb_capabilities & mariadb_cap::kCacheMetadata) w.u8(m.metadata_follows ? 1 : 0);
+}
+
 DecodeResult<uint64_t> decodeColumnCount(ByteView payload) {
+  SP_TRY(m, decodeColumnCount(payload, 0));
+  return m.count;
+}
+
+DecodeResult<ColumnCount> decodeColumnCount(ByteView payload, uint32_t mariadb_capabilities) {
   Reader r(payload);
+  ColumnCount m;
   SP_TRY(count, r.lenenc());
   if (count == 0) return std::unexpected(DecodeError::kProtocolValue);  // 0x00 is an OK packet
+  m.count = count;
+  if (mariadb_capabilities & mariadb_cap::kCacheMetadata) {
+    SP_TRY(follows, r.u8());
+    if (follows > 1) return std::unexpected(DecodeError::kProtocolValue);
+    m.metadata_follows = follows == 1;
+  }
   SP_TRY_VOID(r.expectEnd());
-  return count;
+  return m;
 }
 
 namespace {

@@ -18,6 +18,9 @@ struct ColumnDefinition41 {
   std::string org_table;        // lenenc
   std::string name;             // lenenc (alias)
   std::string org_name;         // lenenc
+  // lenenc block of (int<1> kind, string<lenenc> value) entries; present only
+  // when MariaDB's MARIADB_CLIENT_EXTENDED_TYPE_INFO was negotiated. Kept raw.
+  std::string extended_type_info;
   // int<lenenc> length of fixed fields, always 0x0c
   uint16_t character_set = 0;   // int<2>
   uint32_t column_length = 0;   // int<4>
@@ -25,13 +28,26 @@ struct ColumnDefinition41 {
   uint16_t flags = 0;           // int<2>
   uint8_t decimals = 0;         // int<1>
   // int<2> filler; COM_FIELD_LIST adds lenenc default values (ignored on decode)
+  bool operator==(const ColumnDefinition41&) const = default;
 };
-void encode(const ColumnDefinition41& m, Bytes& out);
-DecodeResult<ColumnDefinition41> decodeColumnDefinition41(ByteView payload);
+// `mariadb_capabilities`: the negotiated MariaDB extended capabilities
+// (client's AND server's); only mariadb_cap::kExtendedTypeInfo matters here.
+void encode(const ColumnDefinition41& m, Bytes& out, uint32_t mariadb_capabilities = 0);
+DecodeResult<ColumnDefinition41> decodeColumnDefinition41(ByteView payload,
+                                                          uint32_t mariadb_capabilities = 0);
 
-// The first packet of a result set: int<lenenc> column count (> 0).
+// The first packet of a result set: int<lenenc> column count (> 0), followed by
+// int<1> "metadata follows" when mariadb_cap::kCacheMetadata was negotiated.
+struct ColumnCount {
+  uint64_t count = 0;
+  bool metadata_follows = true;  // false: the column definitions are skipped
+  bool operator==(const ColumnCount&) const = default;
+};
 void encodeColumnCount(uint64_t count, Bytes& out);
+void encodeColumnCount(const ColumnCount& m, uint32_t mariadb_capabilities, Bytes& out);
+// Without kCacheMetadata: the count alone (a trailing flag byte is kExtraBytes).
 DecodeResult<uint64_t> decodeColumnCount(ByteView payload);
+DecodeResult<ColumnCount> decodeColumnCount(ByteView payload, uint32_t mariadb_capabilities);
 
 // A text row: one lenenc string per column, 0xfb for NULL.
 using TextRow = std::vector<std::optional<std::string_view>>;
