@@ -1,0 +1,157 @@
+// The shard map (docs/shard-map.md): which logical tables are sharded, by which
+// key, into which physical tables on which backends. Parsed from YAML once,
+// validated completely (every problem reported, with key path and line), then
+// compiled into an immutable object shared as std::shared_ptr<const
+// CompiledShardMap>: a statement plans against one snapshot while a reload
+// publishes the next.
+#pragma once
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace sp::routing {
+
+enum class ShardMethod : uint8_t {
+  kMod,     // shard index = key % shards
+  kBucket,  // bucket = CRC32(key_prefix + decimal(key)) % buckets; shard = owner of the bucket
+};
+
+// What a statement without the shard key may do (enforced by the planner).
+enum class ScatterPolicy : uint8_t {
+  kDeny,        // refused
+  kAggregates,  // SELECTs whose select list is aggregates may fan out
+  kAllow,       // any SELECT may fan out
+};
+
+std::string_view toString(ShardMethod method);
+std::string_view toString(ScatterPolicy policy);
+
+// Month partitioning of a table (tg_channel_message): `column` is a DATE that
+// holds the first day of the month of `time_column`.
+struct MonthRule {
+  std::string column;       // e.g. message_month
+  std::string time_column;  // e.g. message_time; empty when not configured
+  uint32_t max_span_months = 12;
+};
+
+// An inclusive range of bucket numbers.
+struct BucketRange {
+  uint32_t first = 0;
+  uint32_t last = 0;
+};
+
+struct Shard {
+  uint32_t index = 0;          // position in TableRule::shards
+  std::string name;            // the text substituted for {shard}: "07" (msg), "s02" (tg)
+  std::string physical_table;  // e.g. msg_07, tg_channel_message_s02
+  std::string backend;         // backend name from the proxy config
+  std::vector<BucketRange> buckets;  // bucket tables: the buckets this shard owns, ascending
+};
+
+struct TableRule {
+  std::string name;            // logical table name as written in the map
+  std::string key;             // shard key column
+  ShardMethod method = ShardMethod::kMod;
+  ScatterPolicy scatter = ScatterPolicy::kDeny;
+  std::string table_template;  // e.g. "msg_{shard:02}"
+  std::vector<Shard> shards;   // mod: index i holds key % shards == i; bucket: sorted by name
+  // Bucket tables only:
+  std::string key_prefix;                  // e.g. "channel:"
+  uint32_t bucket_count = 0;               // e.g. 64
+  std::vector<uint32_t> bucket_to_shard;   // bucket -> index into shards
+  std::vector<std::pair<uint64_t, uint32_t>> hot_keys;  // key -> shard index, sorted by key
+  uint32_t prefix_crc = 0;                 // crc32(key_prefix), precomputed
+  std::optional<MonthRule> month;
+
+  // Bucket of a key (bucket tables; 0 for mod tables). Hot keys do not change it.
+  uint32_t bucketOf(uint64_t key) const;
+  // The shard that holds rows with this key value (hot keys first for bucket tables).
+  uint32_t shardIndexOf(uint64_t key) const;
+  const Shard& shardOf(uint64_t key) const { return shards[shardIndexOf(key)]; }
+  const Shard* findShard(std::string_view shard_name) const;
+};
+
+// A physical table named directly in SQL, e.g. msg_07.
+struct PhysicalTableRef {
+  const TableRule* table = nullptr;
+  const Shard* shard = nullptr;
+};
+
+class CompiledShardMap {
+ public:
+  uint64_t version() const { return version_; }
+  // SHA-256 (lower-case hex) of canonicalText(): equal for maps that mean the
+  // same thing, whatever their comments, key order or formatting.
+  const std::string& checksum() const { return checksum_; }
+  // A deterministic, line-oriented rendering of the compiled map.
+  const std::string& canonicalText() const { return canonical_text_; }
+  // The YAML exactly as loaded (for the SQLite cache and SHOW SHARD MAP).
+  const std::string& sourceText() const { return source_text_; }
+  // Sorted by logical name.
+  const std::vector<TableRule>& tables() const { return tables_; }
+
+  // Logical table by name: exact match, else ASCII case-insensitive match
+  // (validation guarantees names are unique ignoring case). nullptr: unsharded.
+  const TableRule* findTable(std::string_view logical_name) const;
+  // Physical table by name, same matching rules.
+  std::optional<PhysicalTableRef> findPhysical(std::string_view physical_name) const;
+  // Every backend some shard lives on, sorted, unique.
+  std::vector<std::string> referencedBackends() const;
+
+  struct Parts;  // construction input, filled by the compiler (shard_map_compile.cpp)
+  explicit CompiledShardMap(Parts&& parts);
+
+ private:
+  struct CaseInsensitiveHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const;
+  };
+  struct CaseInsensitiveEqual {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const;
+  };
+  using NameIndex = std::unordered_map<std::string, std::pair<uint32_t, uint32_t>,
+                                       CaseInsensitiveHash, CaseInsensitiveEqual>;
+
+  uint64_t version_ = 0;
+  std::string checksum_;
+  std::string canonical_text_;
+  std::string source_text_;
+  std::vector<TableRule> tables_;
+  NameIndex logical_index_;   // name -> (table, unused)
+  NameIndex physical_index_;  // name -> (table, shard)
+};
+
+struct CompiledShardMap::Parts {
+  uint64_t version = 0;
+  std::string source_text;
+  std::vector<TableRule> tables;
+};
+
+// One problem in a shard map: key path ("tables.msg.backends.db3"), 1-based
+// line (0 when unknown) and what is wrong.
+struct ShardMapIssue {
+  std::string path;
+  int line = 0;
+  std::string message;
+};
+using ShardMapIssues = std::vector<ShardMapIssue>;
+using ShardMapResult = std::expected<std::shared_ptr<const CompiledShardMap>, ShardMapIssues>;
+
+// Parses, validates and compiles. `backend_names` are the backends defined in
+// the proxy config; every backend the map references must be one of them.
+// Reports every problem found, not only the first.
+ShardMapResult compileShardMap(std::string_view yaml_text, std::span<const std::string> backend_names);
+// Same, reading the file first (a read failure is one issue with path "").
+ShardMapResult loadShardMap(const std::string& file_path, std::span<const std::string> backend_names);
+// "file:line: path: message" lines, one per issue.
+std::string formatShardMapIssues(const ShardMapIssues& issues, std::string_view file_name);
+
+}  // namespace sp::routing
