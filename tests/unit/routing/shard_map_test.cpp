@@ -2,6 +2,8 @@
 // of invalid map (each must name the key path and line).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -192,6 +194,46 @@ TEST(ShardMap, MissingFileIsAnIssue) {
   ASSERT_FALSE(result);
   ASSERT_EQ(result.error().size(), 1u);
   EXPECT_NE(result.error()[0].message.find("cannot open"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sp::routing
+
+namespace sp::routing {
+namespace {
+
+// scripts/schema reads the shard map on its own (Python); its physical table
+// layout must be exactly what the C++ compiler computes.
+TEST(ShardMap, SchemaToolPlanAgreesWithCompiler) {
+  std::string source = SP_SOURCE_DIR;
+  std::string command = "/usr/bin/python3 " + source + "/scripts/schema plan --config " + source +
+                        "/conf/shardproxy.yaml 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
+  ASSERT_EQ(pclose(pipe), 0) << output;
+
+  auto map = loadShardMap(source + "/conf/shard_map.yaml", kBackends);
+  ASSERT_TRUE(map);
+  std::set<std::string> expected;
+  for (const auto& t : (*map)->tables()) {
+    for (const auto& s : t.shards) expected.insert(t.name + "\t" + s.name + "\t" + s.physical_table + "\t" + s.backend);
+  }
+  std::set<std::string> from_tool;
+  size_t start = 0;
+  while (start < output.size()) {
+    size_t end = output.find('\n', start);
+    std::string line = output.substr(start, end - start);
+    start = end == std::string::npos ? output.size() : end + 1;
+    // logical, shard, physical, backend, address: keep the first four of sharded tables.
+    size_t cut = line.rfind('\t');
+    if (line.find("\t\t") != std::string::npos || cut == std::string::npos) continue;
+    from_tool.insert(line.substr(0, cut));
+  }
+  EXPECT_EQ(from_tool, expected);
+  EXPECT_FALSE(expected.empty());
 }
 
 }  // namespace
