@@ -1,0 +1,168 @@
+// Token access, error reporting and the statement-level entry point.
+#include <string>
+
+#include "parser/parser_impl.hpp"
+
+namespace sp::parser {
+namespace detail {
+namespace {
+
+constexpr int kMaxDepth = 200;
+constexpr size_t kNearLength = 30;
+
+std::string_view lexerErrorName(TokenKind kind) {
+  switch (kind) {
+    case TokenKind::kErrorUnterminatedString: return "unterminated string";
+    case TokenKind::kErrorUnterminatedComment: return "unterminated comment";
+    case TokenKind::kErrorUnterminatedQuotedIdentifier: return "unterminated quoted identifier";
+    case TokenKind::kErrorBadLiteral: return "malformed literal";
+    default: return "unexpected character";
+  }
+}
+
+}  // namespace
+
+DepthGuard::DepthGuard(Parser& parser) : parser_(parser) {
+  if (++parser_.depth_ > kMaxDepth) ok_ = parser_.fail("less deeply nested expression");
+}
+
+Parser::Parser(std::string_view sql, std::vector<Token> tokens)
+    : sql_(sql), tokens_(std::move(tokens)) {}
+
+const Token& Parser::peek(size_t ahead) const {
+  const size_t index = pos_ + ahead;
+  return index < tokens_.size() ? tokens_[index] : tokens_.back();  // back() is kEnd
+}
+
+const Token& Parser::advance() {
+  const Token& token = peek();
+  if (pos_ + 1 < tokens_.size()) ++pos_;
+  return token;
+}
+
+bool Parser::accept(TokenKind kind) {
+  if (!peekIs(kind)) return false;
+  advance();
+  return true;
+}
+
+bool Parser::acceptKeyword(Keyword k) {
+  if (!peekKeyword(k)) return false;
+  advance();
+  return true;
+}
+
+bool Parser::expect(TokenKind kind, std::string_view what) {
+  return accept(kind) || fail(what);
+}
+
+bool Parser::expectKeyword(Keyword k) { return acceptKeyword(k) || fail(keywordName(k)); }
+
+bool Parser::fail(std::string_view expected) {
+  if (error_) return false;
+  const Token& token = peek();
+  const std::string_view near = sql_.substr(token.begin, kNearLength);
+  std::string message;
+  if (token.isError()) {
+    message = std::string(lexerErrorName(token.kind));
+  } else {
+    message = "expected " + std::string(expected);
+  }
+  message += " at offset " + std::to_string(token.begin) + " near '" + std::string(near) + "'";
+  error_ = ParseError{std::move(message), token.begin};
+  return false;
+}
+
+uint32_t Parser::lastEnd() const { return pos_ == 0 ? 0 : tokens_[pos_ - 1].end; }
+
+bool Parser::isNameToken(const Token& token) const {
+  return token.is(TokenKind::kQuotedIdentifier) ||
+         (token.is(TokenKind::kIdentifier) && !isReservedKeyword(token.keyword));
+}
+
+bool Parser::peekWord(std::string_view upper_word, size_t ahead) const {
+  const Token& token = peek(ahead);
+  if (!token.is(TokenKind::kIdentifier)) return false;
+  const std::string_view text = token.text(sql_);
+  if (text.size() != upper_word.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    if (c != upper_word[i]) return false;
+  }
+  return true;
+}
+
+Identifier Parser::makeIdentifier(const Token& token) const {
+  Identifier id;
+  id.range = SourceRange{token.begin, token.end};
+  id.quoted = token.is(TokenKind::kQuotedIdentifier);
+  const std::string_view text = token.text(sql_);
+  id.value = id.quoted ? text.substr(1, text.size() - 2) : text;
+  return id;
+}
+
+ParseResult Parser::parseStatement() {
+  Statement statement;
+  const Token& first = peek();
+  statement.range.begin = first.begin;
+  if (first.is(TokenKind::kLeftParen) || first.isKeyword(Keyword::kSELECT)) {
+    statement.kind = StatementKind::kSelect;
+    statement.select = parseQuery();
+  } else if (first.isKeyword(Keyword::kINSERT) || first.isKeyword(Keyword::kREPLACE)) {
+    statement.kind = first.isKeyword(Keyword::kINSERT) ? StatementKind::kInsert
+                                                       : StatementKind::kReplace;
+    statement.insert = parseInsert();
+  } else if (first.isKeyword(Keyword::kUPDATE)) {
+    statement.kind = StatementKind::kUpdate;
+    statement.update = parseUpdate();
+  } else if (first.isKeyword(Keyword::kDELETE)) {
+    statement.kind = StatementKind::kDelete;
+    statement.del = parseDelete();
+  } else if (first.isKeyword(Keyword::kWITH)) {
+    fail("a statement other than WITH (common table expressions are not supported)");
+  } else {
+    return parseOtherStatement(std::move(statement));
+  }
+  if (!failed()) {
+    statement.range.end = lastEnd();
+    accept(TokenKind::kSemicolon);
+    if (!peekIs(TokenKind::kEnd)) fail("end of statement");
+  }
+  if (failed()) return std::unexpected(std::move(*error_));
+  statement.placeholder_count = placeholders_;
+  return statement;
+}
+
+// Statements outside the parsed subset: kind only, as classify() sees them.
+ParseResult Parser::parseOtherStatement(Statement statement) {
+  size_t last = tokens_.size() - 1;  // kEnd
+  while (last > 0 && tokens_[last - 1].is(TokenKind::kSemicolon)) --last;
+  statement.kind = classify(sql_).kind;
+  switch (statement.kind) {
+    case StatementKind::kSelect: case StatementKind::kInsert: case StatementKind::kReplace:
+    case StatementKind::kUpdate: case StatementKind::kDelete:
+      fail("SELECT, INSERT, REPLACE, UPDATE or DELETE");
+      return std::unexpected(std::move(*error_));
+    default:
+      break;
+  }
+  for (const Token& token : tokens_) {
+    if (token.isError()) {
+      pos_ = static_cast<size_t>(&token - tokens_.data());
+      fail("");
+      return std::unexpected(std::move(*error_));
+    }
+  }
+  statement.range.end = last > 0 ? tokens_[last - 1].end : statement.range.begin;
+  return statement;
+}
+
+}  // namespace detail
+
+ParseResult parse(std::string_view sql) {
+  detail::Parser parser(sql, tokenize(sql));
+  return parser.parseStatement();
+}
+
+}  // namespace sp::parser
