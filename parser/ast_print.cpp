@@ -86,9 +86,9 @@ class Printer {
     close();
   }
 
-  void limit(const Limit& l) {
+  void limit(const Limit& l, std::string_view name = "limit") {
     if (!l.count) return;
-    open("limit");
+    open(name);
     expr(*l.count);
     if (l.offset) {
       word("offset");
@@ -215,7 +215,7 @@ void Printer::select(const SelectStatement& s) {
     close();
   }
   orderList("union-order-by", s.union_order_by);
-  if (s.union_limit.count) { open("union"); limit(s.union_limit); close(); }
+  limit(s.union_limit, "union-limit");
   close();
 }
 

@@ -235,7 +235,7 @@ ExprPtr Parser::parseUnary() {
   else if (token.is(TokenKind::kPlus)) op = UnaryOp::kPlus;
   else if (token.is(TokenKind::kTilde)) op = UnaryOp::kBitNot;
   else if (token.is(TokenKind::kBang)) op = UnaryOp::kBang;
-  else if (token.isKeyword(Keyword::kBINARY) && !peekIs(TokenKind::kLeftParen, 1)) op = UnaryOp::kBinary;
+  else if (token.isKeyword(Keyword::kBINARY)) op = UnaryOp::kBinary;  // BINARY x, BINARY(x)
   if (!op) return parsePostfix();
 
   DepthGuard guard(*this);

@@ -7,7 +7,9 @@ namespace sp::parser::detail {
 SelectPtr Parser::parseQuery() {
   DepthGuard guard(*this);
   if (!guard.ok()) return nullptr;
-  if (peekKeyword(Keyword::kWITH)) return fail("SELECT (WITH is not supported)"), nullptr;
+  if (peekKeyword(Keyword::kWITH)) {
+    return failWith("WITH (common table expressions) is not supported"), nullptr;
+  }
   bool parenthesized = false;
   SelectPtr first = parseQueryPrimary(parenthesized);
   if (!first) return nullptr;

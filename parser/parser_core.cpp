@@ -7,7 +7,9 @@ namespace sp::parser {
 namespace detail {
 namespace {
 
-constexpr int kMaxDepth = 200;
+// Each nesting level of parentheses costs two guards, so this allows ~64
+// levels: far beyond real queries, and bounded stack use on hostile input.
+constexpr int kMaxDepth = 128;
 constexpr size_t kNearLength = 30;
 
 std::string_view lexerErrorName(TokenKind kind) {
@@ -23,7 +25,7 @@ std::string_view lexerErrorName(TokenKind kind) {
 }  // namespace
 
 DepthGuard::DepthGuard(Parser& parser) : parser_(parser) {
-  if (++parser_.depth_ > kMaxDepth) ok_ = parser_.fail("less deeply nested expression");
+  if (++parser_.depth_ > kMaxDepth) ok_ = parser_.failWith("nesting too deep");
 }
 
 Parser::Parser(std::string_view sql, std::vector<Token> tokens)
@@ -59,15 +61,15 @@ bool Parser::expect(TokenKind kind, std::string_view what) {
 bool Parser::expectKeyword(Keyword k) { return acceptKeyword(k) || fail(keywordName(k)); }
 
 bool Parser::fail(std::string_view expected) {
+  if (peek().isError()) return failWith(lexerErrorName(peek().kind));
+  return failWith("expected " + std::string(expected));
+}
+
+bool Parser::failWith(std::string_view problem) {
   if (error_) return false;
   const Token& token = peek();
   const std::string_view near = sql_.substr(token.begin, kNearLength);
-  std::string message;
-  if (token.isError()) {
-    message = std::string(lexerErrorName(token.kind));
-  } else {
-    message = "expected " + std::string(expected);
-  }
+  std::string message(problem);
   message += " at offset " + std::to_string(token.begin) + " near '" + std::string(near) + "'";
   error_ = ParseError{std::move(message), token.begin};
   return false;
@@ -120,7 +122,7 @@ ParseResult Parser::parseStatement() {
     statement.kind = StatementKind::kDelete;
     statement.del = parseDelete();
   } else if (first.isKeyword(Keyword::kWITH)) {
-    fail("a statement other than WITH (common table expressions are not supported)");
+    failWith("WITH (common table expressions) is not supported");
   } else {
     return parseOtherStatement(std::move(statement));
   }
@@ -142,7 +144,7 @@ ParseResult Parser::parseOtherStatement(Statement statement) {
   switch (statement.kind) {
     case StatementKind::kSelect: case StatementKind::kInsert: case StatementKind::kReplace:
     case StatementKind::kUpdate: case StatementKind::kDelete:
-      fail("SELECT, INSERT, REPLACE, UPDATE or DELETE");
+      failWith("this form of the statement is not supported");
       return std::unexpected(std::move(*error_));
     default:
       break;
@@ -150,7 +152,7 @@ ParseResult Parser::parseOtherStatement(Statement statement) {
   for (const Token& token : tokens_) {
     if (token.isError()) {
       pos_ = static_cast<size_t>(&token - tokens_.data());
-      fail("");
+      fail("token");
       return std::unexpected(std::move(*error_));
     }
   }

@@ -27,7 +27,8 @@ class Parser {
   bool acceptKeyword(Keyword k);
   bool expect(TokenKind kind, std::string_view what);
   bool expectKeyword(Keyword k);
-  bool fail(std::string_view expected);  // always returns false
+  bool fail(std::string_view expected);  // "expected X at offset N near '...'"; returns false
+  bool failWith(std::string_view problem);  // "<problem> at offset N near '...'"; returns false
   bool failed() const { return error_.has_value(); }
   uint32_t lastEnd() const;
   Identifier makeIdentifier(const Token& token) const;
