@@ -1,0 +1,215 @@
+#include "proxy/backend_connection.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <fmt/format.h>
+
+#include "protocol/auth.hpp"
+#include "protocol/handshake.hpp"
+#include "protocol/response_tracker.hpp"
+
+namespace sp::proxy {
+
+using namespace boost::asio::experimental::awaitable_operators;
+namespace cap = protocol::cap;
+
+namespace {
+
+// What the proxy asks of every backend connection. No DEPRECATE_EOF (the proxy
+// translates for clients that want it), no SESSION_TRACK, no LOCAL_FILES.
+constexpr uint32_t kBackendCapabilities =
+    cap::kLongPassword | cap::kLongFlag | cap::kConnectWithDb | cap::kProtocol41 |
+    cap::kTransactions | cap::kSecureConnection | cap::kMultiResults | cap::kPsMultiResults |
+    cap::kPluginAuth | cap::kPluginAuthLenencClientData | cap::kConnectAttrs;
+
+BackendError makeError(BackendError::Kind kind, std::string message) {
+  BackendError e;
+  e.kind = kind;
+  e.message = std::move(message);
+  return e;
+}
+
+}  // namespace
+
+BackendError serverError(protocol::ByteView err_payload) {
+  auto err = protocol::decodeErrPacket(err_payload);
+  if (!err) return makeError(BackendError::Kind::kProtocol, "malformed ERR packet from backend");
+  BackendError e;
+  e.kind = BackendError::Kind::kServer;
+  e.code = err->error_code;
+  e.sql_state = err->sql_state.empty() ? "HY000" : err->sql_state;
+  e.message = err->message;
+  return e;
+}
+
+BackendConnection::BackendConnection(tcp::socket socket, size_t max_packet_bytes)
+    : stream_(std::move(socket), max_packet_bytes) {}
+
+BackendError BackendConnection::ioError(std::string_view what) const {
+  return makeError(BackendError::Kind::kIo,
+                   fmt::format("{}: {}", what, stream_.lastError() ? stream_.lastError().message() : "connection closed"));
+}
+
+awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> BackendConnection::open(
+    const conf::BackendConfig& config, uint32_t flavour, size_t max_packet_bytes) {
+  auto ex = co_await asio::this_coro::executor;
+  tcp::resolver resolver(ex);
+  asio::steady_timer timer(ex);
+  auto timeout = std::chrono::milliseconds(config.connect_timeout_ms);
+  timer.expires_after(timeout);
+
+  auto [rec, endpoints] = co_await resolver.async_resolve(config.address.host,
+                                                          std::to_string(config.address.port), kNoThrow);
+  if (rec) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "cannot resolve " + config.address.host + ": " + rec.message()));
+
+  tcp::socket socket(ex);
+  auto result = co_await (asio::async_connect(socket, endpoints, kNoThrow) || timer.async_wait(kNoThrow));
+  if (result.index() == 1) {
+    co_return std::unexpected(makeError(BackendError::Kind::kConnect, fmt::format("connect timed out after {} ms", config.connect_timeout_ms)));
+  }
+  auto [cec, ep] = std::get<0>(result);
+  if (cec) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "connect failed: " + cec.message()));
+
+  auto conn = std::make_unique<BackendConnection>(std::move(socket), max_packet_bytes);
+  conn->flavour_ = flavour & kFlavourMask;
+  conn->backend_name_ = config.name;
+  timer.expires_after(timeout);
+  auto login = co_await (conn->login(config) || timer.async_wait(kNoThrow));
+  if (login.index() == 1) {
+    co_return std::unexpected(makeError(BackendError::Kind::kConnect, fmt::format("login timed out after {} ms", config.connect_timeout_ms)));
+  }
+  if (auto& r = std::get<0>(login); !r) {
+    auto e = r.error();
+    if (e.kind != BackendError::Kind::kServer) e.kind = BackendError::Kind::kConnect;
+    co_return std::unexpected(std::move(e));
+  }
+  conn->applied_.database = config.database;
+  conn->applied_.names = namesForCollation(kBackendCollation);
+  co_return conn;
+}
+
+awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf::BackendConfig& config) {
+  auto greeting = co_await stream_.read();
+  if (!greeting) co_return std::unexpected(ioError("reading server greeting"));
+  if (protocol::isErrPacket(greeting->payload)) co_return std::unexpected(serverError(greeting->payload));
+  auto hs = protocol::decodeHandshakeV10(greeting->payload);
+  if (!hs) co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed server greeting"));
+  if (!(hs->capabilities & cap::kProtocol41)) {
+    co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "server does not speak protocol 4.1"));
+  }
+  thread_id_ = hs->connection_id;
+  server_version_ = hs->server_version;
+  uint32_t wanted = kBackendCapabilities | flavour_;
+  if (config.database.empty()) wanted &= ~cap::kConnectWithDb;
+  capabilities_ = wanted & (hs->capabilities | cap::kLongPassword);
+
+  std::string scramble = hs->auth_plugin_data.substr(0, protocol::kScrambleLength);
+  protocol::HandshakeResponse41 resp;
+  resp.capabilities = capabilities_;
+  resp.max_packet_size = 1u << 30;
+  resp.character_set = kBackendCollation;
+  resp.username = config.user;
+  resp.database = config.database;
+  bool sha2 = hs->auth_plugin_name == protocol::kCachingSha2Plugin;
+  resp.auth_plugin_name = sha2 ? std::string(protocol::kCachingSha2Plugin) : std::string(protocol::kNativePasswordPlugin);
+  resp.auth_response = sha2 ? protocol::cachingSha2Response(config.password, scramble)
+                            : protocol::nativePasswordResponse(config.password, scramble);
+  resp.attributes = {{"_client_name", "shardproxy"}, {"program_name", "shardproxy"}};
+  protocol::Bytes out;
+  protocol::encode(resp, out);
+  uint8_t seq = stream_.append(out, greeting->sequence_id + 1);
+  if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending login"));
+
+  for (int round = 0; round < 4; ++round) {
+    auto reply = co_await stream_.read();
+    if (!reply) co_return std::unexpected(ioError("reading login reply"));
+    auto p = reply->payload;
+    seq = reply->sequence_id + 1;
+    if (protocol::isOkPacket(p)) co_return std::expected<void, BackendError>{};
+    if (protocol::isErrPacket(p)) co_return std::unexpected(serverError(p));
+    if (!p.empty() && p[0] == protocol::kAuthSwitchHeader) {
+      auto sw = protocol::decodeAuthSwitchRequest(p);
+      if (!sw) co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed auth switch request"));
+      std::string data = sw->plugin_data.substr(0, protocol::kScrambleLength);
+      std::string answer;
+      if (sw->plugin_name == protocol::kNativePasswordPlugin) {
+        answer = protocol::nativePasswordResponse(config.password, data);
+      } else if (sw->plugin_name == protocol::kCachingSha2Plugin) {
+        answer = protocol::cachingSha2Response(config.password, data);
+      } else {
+        co_return std::unexpected(makeError(BackendError::Kind::kConnect,
+            "backend asks for unsupported auth plugin " + sw->plugin_name + "; use mysql_native_password for the proxy's account"));
+      }
+      stream_.append(protocol::asBytes(answer), seq);
+      if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending auth switch response"));
+      continue;
+    }
+    if (!p.empty() && p[0] == protocol::kAuthMoreDataHeader) {
+      // caching_sha2_password: 0x03 = fast auth succeeded (OK follows); 0x04 = full auth needs TLS/RSA.
+      if (p.size() == 2 && p[1] == 0x03) continue;
+      co_return std::unexpected(makeError(BackendError::Kind::kConnect,
+          "backend requires caching_sha2_password full authentication (TLS/RSA), which the proxy does not do; use mysql_native_password for the proxy's account"));
+    }
+    co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "unexpected packet during login"));
+  }
+  co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "too many authentication rounds"));
+}
+
+awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::command(
+    protocol::Command cmd, std::string_view argument) {
+  protocol::Bytes payload;
+  payload.reserve(argument.size() + 1);
+  payload.push_back(static_cast<uint8_t>(cmd));
+  payload.insert(payload.end(), argument.begin(), argument.end());
+  stream_.append(payload, 0);
+  if (!co_await stream_.flush()) {
+    broken_ = true;
+    co_return std::unexpected(ioError("sending command"));
+  }
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, capabilities_);
+  std::optional<BackendError> server_err;
+  while (!tracker.done()) {
+    auto msg = co_await stream_.read();
+    if (!msg) {
+      broken_ = true;
+      co_return std::unexpected(ioError("reading response"));
+    }
+    auto ev = tracker.onPacket(msg->payload);
+    if (!ev) {
+      broken_ = true;
+      co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed response from backend"));
+    }
+    if (*ev == protocol::ResponseEvent::kErr) server_err = serverError(msg->payload);
+  }
+  touch();
+  if (server_err) co_return std::unexpected(std::move(*server_err));
+  protocol::OkPacket ok;
+  ok.status_flags = tracker.statusFlags();
+  ok.affected_rows = tracker.affectedRows();
+  ok.last_insert_id = tracker.lastInsertId();
+  ok.warnings = tracker.warnings();
+  co_return ok;
+}
+
+awaitable<std::expected<void, BackendError>> BackendConnection::sync(const SessionState& desired) {
+  if (!desired.database.empty() && desired.database != applied_.database) {
+    auto r = co_await command(protocol::Command::kInitDb, desired.database);
+    if (!r) co_return std::unexpected(r.error());
+    applied_.database = desired.database;
+  }
+  for (const auto& sql : syncStatements(desired, applied_)) {
+    auto r = co_await command(protocol::Command::kQuery, sql);
+    if (!r) {
+      // Part of the state may have been applied: the connection's state is unknown now.
+      broken_ = true;
+      co_return std::unexpected(r.error());
+    }
+  }
+  // Everything succeeded: the connection now carries the session's state.
+  std::string db = applied_.database;
+  applied_ = desired;
+  if (desired.database.empty()) applied_.database = db;
+  co_return std::expected<void, BackendError>{};
+}
+
+}  // namespace sp::proxy

@@ -1,0 +1,73 @@
+// One logged-in connection to a backend MySQL/MariaDB server, with the
+// session state currently applied to it. Owned by a BackendPool while idle and
+// by exactly one client session while borrowed.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+
+#include "conf/config.hpp"
+#include "protocol/constants.hpp"
+#include "protocol/generic_packets.hpp"
+#include "proxy/backend_error.hpp"
+#include "proxy/net.hpp"
+#include "proxy/packet_stream.hpp"
+#include "proxy/session_state.hpp"
+
+namespace sp::proxy {
+
+// Capability bits that change statement semantics, so connections differ by them
+// (a client without CLIENT_MULTI_STATEMENTS must not get a backend that runs "a;b").
+inline constexpr uint32_t kFlavourMask =
+    protocol::cap::kFoundRows | protocol::cap::kMultiStatements | protocol::cap::kIgnoreSpace;
+
+class BackendConnection {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Connects and logs in; `flavour` is a subset of kFlavourMask.
+  static awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> open(
+      const conf::BackendConfig& config, uint32_t flavour, size_t max_packet_bytes);
+
+  PacketStream& stream() { return stream_; }
+  uint32_t capabilities() const { return capabilities_; }
+  uint32_t flavour() const { return flavour_; }
+  uint32_t serverThreadId() const { return thread_id_; }
+  const std::string& serverVersion() const { return server_version_; }
+  SessionState& applied() { return applied_; }
+
+  // Sends one command and reads its whole response (result sets are drained).
+  // Returns the final OK (or EOF status) on success.
+  awaitable<std::expected<protocol::OkPacket, BackendError>> command(protocol::Command cmd,
+                                                                     std::string_view argument);
+  // Applies the session state difference (database, names, variables).
+  awaitable<std::expected<void, BackendError>> sync(const SessionState& desired);
+
+  bool broken() const { return broken_; }
+  void markBroken() { broken_ = true; }
+  Clock::time_point lastUsed() const { return last_used_; }
+  void touch() { last_used_ = Clock::now(); }
+
+  explicit BackendConnection(tcp::socket socket, size_t max_packet_bytes);
+
+ private:
+  awaitable<std::expected<void, BackendError>> login(const conf::BackendConfig& config);
+  BackendError ioError(std::string_view what) const;
+
+  PacketStream stream_;
+  uint32_t capabilities_ = 0;
+  uint32_t flavour_ = 0;
+  uint32_t thread_id_ = 0;
+  std::string server_version_;
+  std::string backend_name_;
+  SessionState applied_;
+  bool broken_ = false;
+  Clock::time_point last_used_ = Clock::now();
+};
+
+// Server ERR packet -> BackendError{kServer}.
+BackendError serverError(protocol::ByteView err_payload);
+
+}  // namespace sp::proxy

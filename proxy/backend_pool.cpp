@@ -1,0 +1,195 @@
+#include "proxy/backend_pool.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace sp::proxy {
+
+namespace {
+constexpr auto kMaxWait = std::chrono::seconds(10);
+constexpr auto kMinBackoff = std::chrono::milliseconds(100);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
+constexpr auto kMaintenancePeriod = std::chrono::seconds(1);
+}  // namespace
+
+BackendPool::BackendPool(asio::any_io_executor executor, conf::BackendConfig config, uint32_t max_size,
+                         uint32_t min_size, size_t max_packet_bytes)
+    : executor_(std::move(executor)),
+      config_(std::move(config)),
+      max_size_(std::max<uint32_t>(1, max_size)),
+      min_size_(std::min(min_size, max_size_)),
+      max_packet_bytes_(max_packet_bytes) {
+  counters_.max = max_size_;
+}
+
+BackendPool::~BackendPool() { *alive_ = false; }
+
+std::unique_ptr<BackendConnection> BackendPool::takeIdle(uint32_t flavour) {
+  for (size_t i = idle_.size(); i-- > 0;) {
+    if (idle_[i]->flavour() == flavour) {
+      auto conn = std::move(idle_[i]);
+      idle_.erase(idle_.begin() + static_cast<ptrdiff_t>(i));
+      return conn;
+    }
+  }
+  return nullptr;
+}
+
+void BackendPool::noteConnectFailure(const BackendError& e) {
+  ++counters_.connect_errors;
+  counters_.last_error = e.message;
+  backoff_ = backoff_.count() == 0 ? kMinBackoff : std::min(backoff_ * 2, std::chrono::milliseconds(kMaxBackoff));
+  down_until_ = Clock::now() + backoff_;
+  spdlog::warn("backend {} ({}:{}) connect failed: {}; retry in {} ms", config_.name, config_.address.host,
+               config_.address.port, e.message, backoff_.count());
+}
+
+void BackendPool::wakeOneWaiter() {
+  if (waiters_.empty()) return;
+  waiters_.front()->cancel();
+  waiters_.pop_front();
+}
+
+awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> BackendPool::acquire(uint32_t flavour) {
+  flavour &= kFlavourMask;
+  const auto deadline = Clock::now() + kMaxWait;
+  bool waited = false;
+  for (;;) {
+    if (stopped_) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "proxy is shutting down"});
+    if (auto conn = takeIdle(flavour)) {
+      auto idle_for = Clock::now() - conn->lastUsed();
+      if (idle_for < std::chrono::milliseconds(config_.ping_interval_ms)) co_return conn;
+      // Idle long enough that the server may have dropped it: check first.
+      auto ping = co_await conn->command(protocol::Command::kPing, {});
+      if (ping) co_return conn;
+      --total_;
+      ++counters_.broken;
+      continue;
+    }
+    if (total_ < max_size_) {
+      if (Clock::now() < down_until_) {
+        co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "",
+                                               "backend is down (" + counters_.last_error + ")"});
+      }
+      ++total_;
+      auto alive = alive_;
+      auto conn = co_await BackendConnection::open(config_, flavour, max_packet_bytes_);
+      if (!*alive) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "pool closed"});
+      if (!conn) {
+        --total_;
+        noteConnectFailure(conn.error());
+        wakeOneWaiter();
+        co_return std::unexpected(conn.error());
+      }
+      ++counters_.connects;
+      backoff_ = std::chrono::milliseconds(0);
+      down_until_ = {};
+      co_return std::move(*conn);
+    }
+    if (!idle_.empty()) {
+      // Full, but an idle connection of another flavour exists: replace it.
+      idle_.erase(idle_.begin());
+      --total_;
+      continue;
+    }
+    if (Clock::now() >= deadline) {
+      co_return std::unexpected(BackendError{BackendError::Kind::kPoolTimeout, 0, "",
+          fmt::format("no free connection within {} s (pool max {})", kMaxWait.count(), max_size_)});
+    }
+    if (!waited) ++counters_.waits;
+    waited = true;
+    asio::steady_timer timer(executor_);
+    timer.expires_at(deadline);
+    waiters_.push_back(&timer);
+    co_await timer.async_wait(kNoThrow);
+    std::erase(waiters_, &timer);
+  }
+}
+
+void BackendPool::release(std::unique_ptr<BackendConnection> conn) {
+  if (!conn) return;
+  if (stopped_ || conn->broken() || !conn->stream().isOpen()) {
+    if (conn->broken()) ++counters_.broken;
+    conn->stream().close();
+    --total_;
+  } else {
+    conn->touch();
+    idle_.push_back(std::move(conn));
+  }
+  wakeOneWaiter();
+}
+
+void BackendPool::start() {
+  asio::co_spawn(executor_, maintain(), asio::detached);
+}
+
+void BackendPool::stop() {
+  stopped_ = true;
+  for (auto& c : idle_) c->stream().close();
+  total_ -= static_cast<uint32_t>(idle_.size());
+  idle_.clear();
+  while (!waiters_.empty()) wakeOneWaiter();
+}
+
+awaitable<void> BackendPool::pingIdle(Clock::time_point now) {
+  // Take the connections due for a ping out of the idle list so no session borrows them meanwhile.
+  std::vector<std::unique_ptr<BackendConnection>> due;
+  auto ping_after = std::chrono::milliseconds(config_.ping_interval_ms);
+  for (size_t i = idle_.size(); i-- > 0;) {
+    if (now - idle_[i]->lastUsed() >= ping_after) {
+      due.push_back(std::move(idle_[i]));
+      idle_.erase(idle_.begin() + static_cast<ptrdiff_t>(i));
+    }
+  }
+  auto alive = alive_;
+  for (auto& c : due) {
+    auto r = co_await c->command(protocol::Command::kPing, {});
+    if (!*alive) co_return;
+    if (!r) c->markBroken();
+    release(std::move(c));
+  }
+}
+
+awaitable<void> BackendPool::maintain() {
+  auto alive = alive_;
+  asio::steady_timer timer(executor_);
+  while (!stopped_) {
+    timer.expires_after(kMaintenancePeriod);
+    co_await timer.async_wait(kNoThrow);
+    if (!*alive || stopped_) co_return;
+    auto now = Clock::now();
+    // Idle timeout: close the least recently used above the minimum.
+    auto idle_limit = std::chrono::milliseconds(config_.idle_timeout_ms);
+    while (total_ > min_size_ && !idle_.empty() && now - idle_.front()->lastUsed() > idle_limit) {
+      idle_.front()->stream().close();
+      idle_.erase(idle_.begin());
+      --total_;
+    }
+    co_await pingIdle(now);
+    if (!*alive || stopped_) co_return;
+    while (total_ < min_size_ && Clock::now() >= down_until_) {
+      ++total_;
+      auto conn = co_await BackendConnection::open(config_, 0, max_packet_bytes_);
+      if (!*alive) co_return;
+      if (!conn) {
+        --total_;
+        noteConnectFailure(conn.error());
+        break;
+      }
+      ++counters_.connects;
+      backoff_ = std::chrono::milliseconds(0);
+      release(std::move(*conn));
+    }
+  }
+}
+
+PoolStats BackendPool::stats() const {
+  PoolStats s = counters_;
+  s.total = total_;
+  s.idle = static_cast<uint32_t>(idle_.size());
+  s.in_use = total_ - s.idle;
+  s.down = Clock::now() < down_until_;
+  return s;
+}
+
+}  // namespace sp::proxy

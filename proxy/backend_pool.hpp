@@ -1,0 +1,72 @@
+// A pool of connections to one backend, owned by one worker thread (so it
+// needs no locks, as in Envoy's per-worker pools). Idle connections are reused
+// most-recently-used first; when the pool is full, acquirers wait; a backend
+// that fails to connect is marked down and retried with exponential backoff,
+// so clients fail fast instead of piling up on a dead server.
+#pragma once
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conf/config.hpp"
+#include "proxy/backend_connection.hpp"
+
+namespace sp::proxy {
+
+struct PoolStats {
+  uint32_t total = 0;      // open + opening connections
+  uint32_t idle = 0;
+  uint32_t in_use = 0;
+  uint32_t max = 0;
+  uint64_t connects = 0;
+  uint64_t connect_errors = 0;
+  uint64_t broken = 0;     // connections discarded because they broke or were left dirty
+  uint64_t waits = 0;      // acquisitions that had to wait for a free connection
+  bool down = false;
+  std::string last_error;
+};
+
+class BackendPool {
+ public:
+  using Clock = std::chrono::steady_clock;
+  BackendPool(asio::any_io_executor executor, conf::BackendConfig config, uint32_t max_size,
+              uint32_t min_size, size_t max_packet_bytes);
+  ~BackendPool();
+
+  const conf::BackendConfig& config() const { return config_; }
+  const std::string& name() const { return config_.name; }
+
+  awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> acquire(uint32_t flavour);
+  // Returns a connection. Broken connections are closed instead of pooled.
+  void release(std::unique_ptr<BackendConnection> conn);
+
+  // Starts the maintenance loop (idle timeout, health pings, minimum size).
+  void start();
+  void stop();
+  PoolStats stats() const;
+
+ private:
+  awaitable<void> maintain();
+  awaitable<void> pingIdle(Clock::time_point now);
+  std::unique_ptr<BackendConnection> takeIdle(uint32_t flavour);
+  void noteConnectFailure(const BackendError& e);
+  void wakeOneWaiter();
+
+  asio::any_io_executor executor_;
+  conf::BackendConfig config_;
+  uint32_t max_size_;
+  uint32_t min_size_;
+  size_t max_packet_bytes_;
+  std::vector<std::unique_ptr<BackendConnection>> idle_;
+  std::deque<asio::steady_timer*> waiters_;
+  uint32_t total_ = 0;
+  bool stopped_ = false;
+  Clock::time_point down_until_{};
+  std::chrono::milliseconds backoff_{0};
+  PoolStats counters_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace sp::proxy

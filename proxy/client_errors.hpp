@@ -1,0 +1,32 @@
+// The MySQL errors the proxy itself sends to clients (errno + SQLSTATE),
+// so clients and drivers react to them as they would to a server's.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "protocol/generic_packets.hpp"
+
+namespace sp::proxy::client_error {
+
+struct Code {
+  uint16_t number;
+  const char* sql_state;
+};
+
+inline constexpr Code kAccessDenied{1045, "28000"};       // ER_ACCESS_DENIED_ERROR
+inline constexpr Code kTooManyConnections{1040, "08004"}; // ER_CON_COUNT_ERROR
+inline constexpr Code kUnknownCommand{1047, "08S01"};     // ER_UNKNOWN_COM_ERROR
+inline constexpr Code kHandshake{1043, "08S01"};          // ER_HANDSHAKE_ERROR
+inline constexpr Code kPacketTooLarge{1153, "08S01"};     // ER_NET_PACKET_TOO_LARGE
+inline constexpr Code kMalformedPacket{1835, "HY000"};    // ER_MALFORMED_PACKET
+inline constexpr Code kBackendUnavailable{2003, "HY000"}; // CR_CONN_HOST_ERROR style
+inline constexpr Code kBackendLost{2013, "HY000"};        // CR_SERVER_LOST style
+inline constexpr Code kNotSupported{1235, "42000"};       // ER_NOT_SUPPORTED_YET
+inline constexpr Code kServerShutdown{1053, "08S01"};     // ER_SERVER_SHUTDOWN
+inline constexpr Code kGeneric{1105, "HY000"};            // ER_UNKNOWN_ERROR
+
+inline protocol::ErrPacket make(Code code, std::string message) {
+  return protocol::ErrPacket{code.number, code.sql_state, std::move(message)};
+}
+
+}  // namespace sp::proxy::client_error

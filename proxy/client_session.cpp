@@ -1,0 +1,330 @@
+#include "proxy/client_session.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "protocol/constants.hpp"
+#include "protocol/generic_packets.hpp"
+#include "proxy/backend_pool.hpp"
+#include "proxy/client_errors.hpp"
+#include "proxy/response_forwarder.hpp"
+#include "proxy/worker.hpp"
+
+namespace sp::proxy {
+
+using protocol::Command;
+namespace status = protocol::status;
+
+ClientSession::ClientSession(Worker& worker, tcp::socket socket, uint32_t connection_id)
+    : worker_(worker),
+      client_(std::move(socket), worker.context().config.server.max_packet_bytes),
+      connection_id_(connection_id) {
+  error_code ec;
+  auto ep = client_.socket().remote_endpoint(ec);
+  peer_ = ec ? std::string("unknown") : fmt::format("{}:{}", ep.address().to_string(), ep.port());
+  worker_.add(this);
+  worker_.context().sessions.fetch_add(1);
+}
+
+ClientSession::~ClientSession() {
+  worker_.remove(this);
+  worker_.context().sessions.fetch_sub(1);
+  if (counted_in_transaction_) worker_.context().sessions_in_transaction.fetch_sub(1);
+}
+
+BackendPool& ClientSession::defaultPool() { return *worker_.defaultPool(); }
+
+void ClientSession::closeIfIdle() {
+  if (idle_) client_.close();
+}
+
+uint16_t ClientSession::statusFlags() const {
+  uint16_t s = 0;
+  if (in_transaction_) s |= status::kInTrans;
+  auto it = desired_.variables.find("autocommit");
+  bool autocommit_off = it != desired_.variables.end() &&
+                        (it->second == "0" || it->second == "OFF" || it->second == "off" || it->second == "'OFF'");
+  if (!autocommit_off) s |= status::kAutocommit;
+  return s;
+}
+
+awaitable<bool> ClientSession::sendOk(uint8_t seq, uint16_t extra_status) {
+  protocol::OkPacket ok;
+  ok.status_flags = statusFlags() | extra_status;
+  protocol::Bytes out;
+  protocol::encode(ok, capabilities_, out);
+  client_.append(out, seq);
+  co_return co_await client_.flush();
+}
+
+awaitable<bool> ClientSession::sendError(uint8_t seq, const protocol::ErrPacket& err) {
+  protocol::Bytes out;
+  protocol::encode(err, out);
+  client_.append(out, seq);
+  co_return co_await client_.flush();
+}
+
+awaitable<void> ClientSession::run() {
+  if (co_await handshake()) {
+    auto& ctx = worker_.context();
+    for (;;) {
+      if (ctx.shutting_down.load()) break;
+      idle_ = true;
+      auto msg = co_await client_.read();
+      idle_ = false;
+      if (!msg) {
+        if (msg.error() == StreamError::kTooLarge) {
+          co_await sendError(0, client_error::make(client_error::kPacketTooLarge,
+                                                   "Got a packet bigger than 'max_allowed_packet' bytes"));
+        }
+        break;
+      }
+      if (msg->first_sequence_id != 0) {
+        co_await sendError(msg->sequence_id + 1, client_error::make(client_error::kMalformedPacket,
+            "shardproxy: command packet with sequence id " + std::to_string(msg->first_sequence_id) + " (expected 0)"));
+        break;
+      }
+      reply_seq_ = static_cast<uint8_t>(msg->sequence_id + 1);
+      ctx.statements.fetch_add(1, std::memory_order_relaxed);
+      if (!co_await dispatch(msg->payload)) break;
+    }
+  }
+  co_await releaseAtEnd();
+  client_.close();
+}
+
+awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
+  if (payload.empty()) {
+    co_await sendError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: empty command packet"));
+    co_return false;
+  }
+  switch (static_cast<Command>(payload[0])) {
+    case Command::kQuit:
+      co_return false;
+    case Command::kQuery:
+      co_return co_await onQuery(payload);
+    case Command::kPing:
+      co_return co_await sendOk(reply_seq_);
+    case Command::kInitDb:
+      co_return co_await onInitDb(payload);
+    case Command::kFieldList:
+      co_return co_await onPassthrough(payload, protocol::ResponseKind::kFieldList, true);
+    case Command::kStatistics:
+      co_return co_await onPassthrough(payload, protocol::ResponseKind::kStatistics, false);
+    case Command::kResetConnection:
+      co_return co_await onResetConnection();
+    case Command::kSetOption:
+      co_return co_await onSetOption(payload);
+    default:
+      co_return co_await sendError(reply_seq_, client_error::make(client_error::kUnknownCommand, "Unknown command"));
+  }
+}
+
+awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool& pool, bool sync_state) {
+  std::unique_ptr<BackendConnection> conn;
+  if (pinned_) {
+    conn = std::move(pinned_);
+  } else {
+    auto r = co_await pool.acquire(capabilities_);
+    if (!r) {
+      const auto& cfg = pool.config();
+      co_await sendError(reply_seq_, client_error::make(
+          r.error().kind == BackendError::Kind::kPoolTimeout ? client_error::kGeneric : client_error::kBackendUnavailable,
+          fmt::format("shardproxy: backend {} ({}:{}) unavailable: {}", cfg.name, cfg.address.host,
+                      cfg.address.port, r.error().message)));
+      co_return nullptr;
+    }
+    conn = std::move(*r);
+  }
+  if (sync_state) {
+    auto s = co_await conn->sync(desired_);
+    if (!s) {
+      const auto& e = s.error();
+      if (e.kind == BackendError::Kind::kServer) {
+        co_await sendError(reply_seq_, protocol::ErrPacket{e.code, e.sql_state, e.message});
+      } else {
+        reportBackendFailure(pool, reply_seq_, false);
+        co_await client_.flush();
+      }
+      giveBack(std::move(conn), pool, 0);
+      co_return nullptr;
+    }
+  }
+  co_return conn;
+}
+
+void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool, uint16_t status_flags) {
+  if (!conn) return;
+  bool was_in_transaction = in_transaction_;
+  in_transaction_ = !conn->broken() && (status_flags & status::kInTrans);
+  if (in_transaction_ != counted_in_transaction_) {
+    worker_.context().sessions_in_transaction.fetch_add(in_transaction_ ? 1 : uint32_t(-1));
+    counted_in_transaction_ = in_transaction_;
+  }
+  if (conn->broken()) {
+    if (was_in_transaction || sticky_ || tables_locked_) {
+      spdlog::info("session {}: pinned backend connection to {} lost", connection_id_, pool.name());
+    }
+    sticky_ = tables_locked_ = false;
+    pinned_pool_ = nullptr;
+    pool.release(std::move(conn));
+    return;
+  }
+  if (in_transaction_ || sticky_ || tables_locked_) {
+    pinned_ = std::move(conn);
+    pinned_pool_ = &pool;
+  } else {
+    pinned_pool_ = nullptr;
+    pool.release(std::move(conn));
+  }
+}
+
+void ClientSession::reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement) {
+  const auto& cfg = pool.config();
+  std::string msg = fmt::format("shardproxy: lost connection to backend {} ({}:{}){}", cfg.name, cfg.address.host,
+                                cfg.address.port, during_statement ? " during query" : "");
+  if (in_transaction_) msg += "; the transaction was rolled back by the loss and must be retried";
+  else if (sticky_ || tables_locked_) msg += "; session state held on that connection (temporary tables, user variables, locks) is lost";
+  protocol::Bytes out;
+  protocol::encode(client_error::make(client_error::kBackendLost, msg), out);
+  client_.append(out, seq);
+}
+
+void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConnection& conn) {
+  using parser::StatementKind;
+  if (info.kind == StatementKind::kSet) {
+    for (const auto& s : info.settings) {
+      desired_.apply(s);
+      conn.applied().apply(s);
+      if (s.kind == parser::SessionSetting::Kind::kUserVariable ||
+          s.kind == parser::SessionSetting::Kind::kNextTransaction) {
+        sticky_ = true;
+      }
+    }
+  } else if (info.kind == StatementKind::kUse) {
+    desired_.database = info.database;
+    conn.applied().database = info.database;
+  } else if (info.kind == StatementKind::kLockTables) {
+    tables_locked_ = true;
+  } else if (info.kind == StatementKind::kUnlockTables) {
+    tables_locked_ = false;
+  } else if (info.kind == StatementKind::kPrepareSql) {
+    sticky_ = true;  // the prepared statement lives on this connection
+  }
+  if (info.creates_temporary_table || info.uses_named_lock || info.uses_user_variable || info.uses_found_rows ||
+      info.multiple_statements) {
+    sticky_ = true;
+  }
+}
+
+awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
+  std::string_view sql = protocol::asText(payload.subspan(1));
+  parser::StatementInfo info = parser::classify(sql);
+  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
+  auto conn = co_await borrow(pool, true);
+  if (!conn) co_return true;
+  conn->stream().append(payload, 0);
+  if (!co_await conn->stream().flush()) {
+    conn->markBroken();
+    reportBackendFailure(pool, reply_seq_, true);
+    giveBack(std::move(conn), pool, 0);
+    co_return co_await client_.flush();
+  }
+  auto result = co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_);
+  if (result.client_failed) {
+    giveBack(std::move(conn), pool, 0);
+    co_return false;
+  }
+  if (result.backend_failed) {
+    reportBackendFailure(pool, result.next_client_seq, true);
+    giveBack(std::move(conn), pool, 0);
+    co_return co_await client_.flush();
+  }
+  if (!result.server_error || info.multiple_statements) recordEffects(info, *conn);
+  giveBack(std::move(conn), pool, result.status_flags);
+  co_return co_await client_.flush();
+}
+
+awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
+  std::string db(protocol::asText(payload.subspan(1)));
+  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
+  auto conn = co_await borrow(pool, false);
+  if (!conn) co_return true;
+  conn->stream().append(payload, 0);
+  if (!co_await conn->stream().flush()) conn->markBroken();
+  auto result = conn->broken() ? ForwardResult{true}
+                               : co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_);
+  if (result.client_failed) {
+    giveBack(std::move(conn), pool, 0);
+    co_return false;
+  }
+  if (result.backend_failed) {
+    reportBackendFailure(pool, result.next_client_seq ? result.next_client_seq : reply_seq_, true);
+  } else if (!result.server_error) {
+    desired_.database = db;
+    conn->applied().database = db;
+  }
+  giveBack(std::move(conn), pool, result.status_flags);
+  co_return co_await client_.flush();
+}
+
+awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state) {
+  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
+  auto conn = co_await borrow(pool, sync_state);
+  if (!conn) co_return true;
+  conn->stream().append(payload, 0);
+  if (!co_await conn->stream().flush()) conn->markBroken();
+  auto result = conn->broken() ? ForwardResult{true} : co_await forwardResponse(*conn, client_, kind, capabilities_, reply_seq_);
+  if (result.client_failed) {
+    giveBack(std::move(conn), pool, 0);
+    co_return false;
+  }
+  if (result.backend_failed) reportBackendFailure(pool, result.next_client_seq ? result.next_client_seq : reply_seq_, true);
+  uint16_t flags = kind == protocol::ResponseKind::kQuery ? result.status_flags : (in_transaction_ ? status::kInTrans : 0);
+  giveBack(std::move(conn), pool, flags);
+  co_return co_await client_.flush();
+}
+
+awaitable<bool> ClientSession::onResetConnection() {
+  if (pinned_) {
+    BackendPool& pool = *pinned_pool_;
+    auto conn = std::move(pinned_);
+    auto r = co_await conn->command(Command::kResetConnection, {});
+    if (!r) conn->markBroken();
+    conn->applied() = SessionState{};
+    conn->applied().names = namesForCollation(kBackendCollation);
+    in_transaction_ = sticky_ = tables_locked_ = false;
+    giveBack(std::move(conn), pool, 0);
+  }
+  in_transaction_ = sticky_ = tables_locked_ = false;
+  desired_ = initial_;
+  co_return co_await sendOk(reply_seq_);
+}
+
+awaitable<bool> ClientSession::onSetOption(protocol::ByteView payload) {
+  // COM_SET_OPTION: int<2> 0 = MULTI_STATEMENTS_ON, 1 = OFF. Answered with EOF.
+  if (payload.size() != 3 || payload[2] != 0 || payload[1] > 1) {
+    co_return co_await sendError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: malformed COM_SET_OPTION"));
+  }
+  if (payload[1] == 0) capabilities_ |= protocol::cap::kMultiStatements;
+  else capabilities_ &= ~protocol::cap::kMultiStatements;
+  protocol::Bytes out;
+  protocol::encode(protocol::EofPacket{0, statusFlags()}, out);
+  client_.append(out, reply_seq_);
+  co_return co_await client_.flush();
+}
+
+awaitable<void> ClientSession::releaseAtEnd() {
+  if (!pinned_) co_return;
+  BackendPool& pool = *pinned_pool_;
+  auto conn = std::move(pinned_);
+  // Roll back and clear whatever the session left on the connection before reuse.
+  auto r = co_await conn->command(Command::kResetConnection, {});
+  if (!r) conn->markBroken();
+  conn->applied() = SessionState{};
+  conn->applied().names = namesForCollation(kBackendCollation);
+  in_transaction_ = sticky_ = tables_locked_ = false;
+  giveBack(std::move(conn), pool, 0);
+}
+
+}  // namespace sp::proxy

@@ -1,0 +1,80 @@
+// One client connection: handshake and authentication, then the command loop.
+// Outside a transaction each statement borrows a backend connection and gives
+// it back once the response is forwarded (multiplexing); a transaction or
+// other connection-bound state (temporary tables, user variables, named
+// locks, LOCK TABLES) pins the connection to the session until it ends.
+// The session never formats packets or parses SQL itself: it calls
+// protocol/ and parser/.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "parser/classify.hpp"
+#include "protocol/response_tracker.hpp"
+#include "proxy/backend_connection.hpp"
+#include "proxy/packet_stream.hpp"
+#include "proxy/session_state.hpp"
+
+namespace sp::proxy {
+
+class Worker;
+class BackendPool;
+
+class ClientSession {
+ public:
+  ClientSession(Worker& worker, tcp::socket socket, uint32_t connection_id);
+  ~ClientSession();
+
+  awaitable<void> run();
+  // Graceful shutdown: close now if idle between statements; otherwise the
+  // session ends after its current statement.
+  void closeIfIdle();
+  bool inTransaction() const { return in_transaction_; }
+
+ private:
+  // client_handshake.cpp
+  awaitable<bool> handshake();
+  awaitable<bool> authenticate(const std::string& user, std::string auth_response,
+                               const std::string& plugin, const std::string& scramble, uint8_t& seq);
+
+  // client_session.cpp
+  awaitable<bool> dispatch(protocol::ByteView payload);
+  awaitable<bool> onQuery(protocol::ByteView payload);
+  awaitable<bool> onInitDb(protocol::ByteView payload);
+  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state);
+  awaitable<bool> onResetConnection();
+  awaitable<bool> onSetOption(protocol::ByteView payload);
+
+  // Borrowing and returning backend connections.
+  awaitable<std::unique_ptr<BackendConnection>> borrow(BackendPool& pool, bool sync_state);
+  void giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool, uint16_t status_flags);
+  awaitable<void> releaseAtEnd();
+  void recordEffects(const parser::StatementInfo& info, BackendConnection& conn);
+  void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement);
+
+  awaitable<bool> sendOk(uint8_t seq, uint16_t extra_status = 0);
+  awaitable<bool> sendError(uint8_t seq, const protocol::ErrPacket& err);
+  uint16_t statusFlags() const;
+  BackendPool& defaultPool();
+
+  Worker& worker_;
+  PacketStream client_;
+  uint32_t connection_id_;
+  uint32_t capabilities_ = 0;  // negotiated with the client
+  uint8_t reply_seq_ = 1;      // sequence id of the first packet answering the current command
+  std::string user_;
+  std::string peer_;
+  SessionState desired_;
+  SessionState initial_;
+
+  std::unique_ptr<BackendConnection> pinned_;
+  BackendPool* pinned_pool_ = nullptr;
+  bool in_transaction_ = false;
+  bool sticky_ = false;        // state that lives on one connection: keep it for the session
+  bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
+  bool idle_ = false;
+  bool counted_in_transaction_ = false;
+};
+
+}  // namespace sp::proxy

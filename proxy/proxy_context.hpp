@@ -1,0 +1,22 @@
+// Process-wide state shared by all worker threads: the configuration (read-only
+// after start-up) and a few atomic counters and flags.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "conf/config.hpp"
+
+namespace sp::proxy {
+
+struct ProxyContext {
+  conf::Config config;
+  std::string server_version = "5.5.5-10.11.0-MariaDB-shardproxy";
+  std::atomic<uint32_t> next_connection_id{1};
+  std::atomic<uint32_t> sessions{0};
+  std::atomic<uint32_t> sessions_in_transaction{0};
+  std::atomic<uint64_t> statements{0};
+  std::atomic<bool> shutting_down{false};
+};
+
+}  // namespace sp::proxy

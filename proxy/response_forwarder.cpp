@@ -1,0 +1,67 @@
+#include "proxy/response_forwarder.hpp"
+
+#include "protocol/constants.hpp"
+#include "protocol/generic_packets.hpp"
+
+namespace sp::proxy {
+
+namespace {
+// Flush to the client at least this often even if the backend keeps data coming.
+constexpr size_t kFlushThreshold = 256 * 1024;
+}  // namespace
+
+awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStream& client,
+                                         protocol::ResponseKind kind, uint32_t client_capabilities,
+                                         uint8_t first_client_seq) {
+  using protocol::ResponseEvent;
+  ForwardResult result;
+  const bool translate_eof = (client_capabilities & protocol::cap::kDeprecateEof) &&
+                             !(backend.capabilities() & protocol::cap::kDeprecateEof);
+  protocol::ResponseTracker tracker(kind, backend.capabilities());
+  PacketStream& in = backend.stream();
+  uint8_t seq = first_client_seq;
+  protocol::Bytes scratch;
+  while (!tracker.done()) {
+    if (!in.hasBufferedPacket() || client.pendingOutput() >= kFlushThreshold) {
+      // About to wait for the backend (or holding a lot): let the client have what we have.
+      if (client.pendingOutput() > 0 && !co_await client.flush()) result.client_failed = true;
+      if (result.client_failed) break;
+    }
+    auto msg = co_await in.read();
+    if (!msg) {
+      result.backend_failed = true;
+      break;
+    }
+    auto ev = tracker.onPacket(msg->payload);
+    if (!ev) {
+      result.backend_failed = true;
+      break;
+    }
+    result.server_error = (*ev == ResponseEvent::kErr);
+    if (translate_eof && *ev == ResponseEvent::kColumnsEof) continue;
+    if (translate_eof && *ev == ResponseEvent::kRowsEnd) {
+      // Classic EOF -> the OK packet with a 0xfe header that ends rows under DEPRECATE_EOF.
+      protocol::OkPacket ok;
+      ok.status_flags = tracker.statusFlags();
+      ok.warnings = tracker.warnings();
+      scratch.clear();
+      protocol::encode(ok, client_capabilities, scratch, protocol::kEofHeader);
+      seq = client.append(scratch, seq);
+      continue;
+    }
+    seq = client.append(msg->payload, seq);
+  }
+  result.status_flags = tracker.statusFlags();
+  result.next_client_seq = seq;
+  if (result.backend_failed) {
+    backend.markBroken();
+  } else if (result.client_failed) {
+    // The rest of the response was never read: the connection is not reusable.
+    backend.markBroken();
+  } else {
+    backend.touch();
+  }
+  co_return result;
+}
+
+}  // namespace sp::proxy

@@ -1,0 +1,26 @@
+// Streams one backend response to the client packet by packet without
+// decoding rows: rewrites sequence ids, translates classic EOF packets for
+// clients that negotiated CLIENT_DEPRECATE_EOF, and flushes to the client
+// whenever the backend's buffered input runs dry (large batches, bounded memory).
+#pragma once
+#include <cstdint>
+
+#include "protocol/response_tracker.hpp"
+#include "proxy/backend_connection.hpp"
+#include "proxy/packet_stream.hpp"
+
+namespace sp::proxy {
+
+struct ForwardResult {
+  bool backend_failed = false;  // the backend connection broke or sent garbage mid-response
+  bool client_failed = false;   // the client went away
+  bool server_error = false;    // the (last) result was an ERR packet
+  uint16_t status_flags = 0;
+  uint8_t next_client_seq = 0;  // sequence id for a packet appended after the response
+};
+
+awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStream& client,
+                                         protocol::ResponseKind kind, uint32_t client_capabilities,
+                                         uint8_t first_client_seq = 1);
+
+}  // namespace sp::proxy

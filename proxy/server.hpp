@@ -1,0 +1,33 @@
+// The proxy process: worker threads, listeners, signal handling and the
+// graceful shutdown sequence (stop accepting, let in-flight statements
+// finish within shutdown_grace_ms, close).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proxy/proxy_context.hpp"
+#include "proxy/worker.hpp"
+
+namespace sp::proxy {
+
+class Server {
+ public:
+  explicit Server(conf::Config config);
+  ~Server();
+
+  // Binds listeners; returns an error message, empty on success.
+  std::string start();
+  // Blocks until SIGTERM/SIGINT, then shuts down gracefully.
+  void runUntilSignalled();
+
+  ProxyContext& context() { return context_; }
+
+ private:
+  void shutdown();
+
+  ProxyContext context_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+}  // namespace sp::proxy

@@ -1,0 +1,106 @@
+#include "proxy/worker.hpp"
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "protocol/generic_packets.hpp"
+#include "protocol/handshake.hpp"
+#include "proxy/client_errors.hpp"
+#include "proxy/client_session.hpp"
+
+namespace sp::proxy {
+
+namespace {
+using ReusePort = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+
+uint32_t share(uint32_t total, unsigned workers) {
+  return total == 0 ? 0 : std::max<uint32_t>(1, (total + workers - 1) / workers);
+}
+}  // namespace
+
+Worker::Worker(ProxyContext& context, unsigned index, unsigned worker_count) : context_(context), index_(index) {
+  const auto& cfg = context_.config;
+  for (const auto& b : cfg.backends) {
+    auto pool = std::make_unique<BackendPool>(io_.get_executor(), b, share(b.max_connections, worker_count),
+                                              share(b.min_connections, worker_count), cfg.server.max_packet_bytes);
+    if (b.name == cfg.default_backend) default_pool_ = pool.get();
+    pools_.emplace(b.name, std::move(pool));
+  }
+}
+
+Worker::~Worker() {
+  stop();
+  join();
+}
+
+BackendPool* Worker::pool(std::string_view name) {
+  auto it = pools_.find(name);
+  return it == pools_.end() ? nullptr : it->second.get();
+}
+
+std::string Worker::listen(const tcp::endpoint& endpoint) {
+  error_code ec;
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.set_option(ReusePort(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  return ec ? ec.message() : std::string();
+}
+
+void Worker::start() {
+  for (auto& [name, pool] : pools_) pool->start();
+  asio::co_spawn(io_, acceptLoop(), asio::detached);
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+void Worker::beginShutdown() {
+  asio::post(io_, [this] {
+    error_code ec;
+    acceptor_.close(ec);
+    // Copy: closing a session may remove it from the set.
+    std::vector<ClientSession*> sessions(sessions_.begin(), sessions_.end());
+    for (auto* s : sessions) s->closeIfIdle();
+  });
+}
+
+void Worker::stop() {
+  asio::post(io_, [this] {
+    for (auto& [name, pool] : pools_) pool->stop();
+    io_.stop();
+  });
+}
+
+void Worker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+awaitable<void> Worker::acceptLoop() {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor_.async_accept(kNoThrow);
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
+      spdlog::warn("accept failed: {}", ec.message());
+      if (ec == asio::error::no_descriptors) {
+        asio::steady_timer t(io_);
+        t.expires_after(std::chrono::milliseconds(100));
+        co_await t.async_wait(kNoThrow);
+      }
+      continue;
+    }
+    uint32_t id = context_.next_connection_id.fetch_add(1);
+    if (context_.sessions.load() >= context_.config.server.max_connections) {
+      // Refuse before the handshake, as MySQL does: a lone ERR packet, then close.
+      auto conn = std::make_shared<PacketStream>(std::move(socket), 1024);
+      protocol::Bytes payload;
+      protocol::encode(client_error::make(client_error::kTooManyConnections, "Too many connections"), payload);
+      conn->append(payload, 0);
+      asio::co_spawn(io_, [conn]() -> awaitable<void> { co_await conn->flush(); conn->close(); }, asio::detached);
+      continue;
+    }
+    auto session = std::make_shared<ClientSession>(*this, std::move(socket), id);
+    asio::co_spawn(io_, [session]() -> awaitable<void> { co_await session->run(); }, asio::detached);
+  }
+}
+
+}  // namespace sp::proxy
