@@ -1,0 +1,193 @@
+"""Session state through the proxy: transactions, USE, SET NAMES, autocommit,
+and isolation between concurrent client sessions even though the proxy
+multiplexes backend connections."""
+import threading
+import unittest
+
+import pymysql
+
+from . import sptest
+
+
+class Transactions(unittest.TestCase):
+    def setUp(self):
+        self.table = sptest.unique_name("it_tx")
+        self.writer = sptest.proxy(autocommit=True)
+        self.reader = sptest.proxy(autocommit=True)
+        self.db0 = sptest.direct(sptest.DB0_PORT)
+        sptest.query(self.writer, f"CREATE TABLE {self.table} (id INT PRIMARY KEY, v VARCHAR(10)) ENGINE=InnoDB")
+
+    def tearDown(self):
+        sptest.query(self.db0, f"DROP TABLE IF EXISTS {self.table}")
+        for c in (self.writer, self.reader, self.db0):
+            c.close()
+
+    def count(self, conn):
+        return sptest.scalar(conn, f"SELECT COUNT(*) FROM {self.table}")
+
+    def test_rollback_is_really_undone(self):
+        sptest.query(self.writer, "BEGIN")
+        sptest.query(self.writer, f"INSERT INTO {self.table} VALUES (1, 'a'), (2, 'b')")
+        self.assertEqual(self.count(self.writer), 2)  # visible inside the transaction
+        self.assertEqual(self.count(self.reader), 0)  # not to another session
+        self.assertEqual(self.count(self.db0), 0)
+        sptest.query(self.writer, "ROLLBACK")
+        self.assertEqual(self.count(self.writer), 0)
+        self.assertEqual(self.count(self.reader), 0)
+        self.assertEqual(self.count(self.db0), 0)
+
+    def test_commit_is_visible_to_other_sessions(self):
+        sptest.query(self.writer, "START TRANSACTION")
+        sptest.query(self.writer, f"INSERT INTO {self.table} VALUES (1, 'a')")
+        sptest.query(self.writer, f"UPDATE {self.table} SET v = 'b' WHERE id = 1")
+        self.assertEqual(self.count(self.reader), 0)
+        sptest.query(self.writer, "COMMIT")
+        self.assertEqual(sptest.query(self.reader, f"SELECT id, v FROM {self.table}"), ((1, "b"),))
+        self.assertEqual(sptest.query(self.db0, f"SELECT id, v FROM {self.table}"), ((1, "b"),))
+
+    def test_driver_level_commit_and_rollback(self):
+        conn = sptest.proxy(autocommit=False)
+        try:
+            sptest.query(conn, f"INSERT INTO {self.table} VALUES (1, 'x')")
+            conn.rollback()
+            self.assertEqual(self.count(self.reader), 0)
+            sptest.query(conn, f"INSERT INTO {self.table} VALUES (2, 'y')")
+            conn.commit()
+            self.assertEqual(sptest.query(self.reader, f"SELECT id FROM {self.table}"), ((2,),))
+        finally:
+            conn.close()
+
+    def test_set_autocommit_0_session(self):
+        conn = sptest.proxy(autocommit=None)  # leave the server default; set it in SQL
+        try:
+            self.assertEqual(sptest.scalar(conn, "SELECT @@autocommit"), 1)
+            sptest.query(conn, "SET autocommit = 0")
+            self.assertEqual(sptest.scalar(conn, "SELECT @@autocommit"), 0)
+            sptest.query(conn, f"INSERT INTO {self.table} VALUES (1, 'a')")
+            self.assertEqual(self.count(self.reader), 0)  # implicit transaction still open
+            sptest.query(conn, "COMMIT")
+            self.assertEqual(self.count(self.reader), 1)
+            sptest.query(conn, f"DELETE FROM {self.table}")
+            sptest.query(conn, "ROLLBACK")
+            self.assertEqual(self.count(self.reader), 1)
+            # Another session is not affected by this one's autocommit setting.
+            self.assertEqual(sptest.scalar(self.reader, "SELECT @@autocommit"), 1)
+        finally:
+            conn.close()
+
+    def test_session_closed_mid_transaction_rolls_back(self):
+        conn = sptest.proxy()
+        sptest.query(conn, "BEGIN")
+        sptest.query(conn, f"INSERT INTO {self.table} VALUES (9, 'gone')")
+        conn.close()
+        # The proxy must not hand that open transaction to anyone else, nor commit it.
+        sptest.wait_until(lambda: self.count(self.db0) == 0, 10, what="row of closed session absent")
+        self.assertEqual(self.count(self.reader), 0)
+
+
+class SessionState(unittest.TestCase):
+    def setUp(self):
+        self.other_db = sptest.unique_name("it_db")
+        self.db0 = sptest.direct(sptest.DB0_PORT)
+        sptest.query(self.db0, f"CREATE DATABASE {self.other_db}")
+        sptest.query(self.db0, f"CREATE TABLE {self.other_db}.t (id INT)")
+        sptest.query(self.db0, f"INSERT INTO {self.other_db}.t VALUES (5)")
+
+    def tearDown(self):
+        sptest.query(self.db0, f"DROP DATABASE IF EXISTS {self.other_db}")
+        self.db0.close()
+
+    def test_use_switches_database(self):
+        conn = sptest.proxy()
+        try:
+            self.assertEqual(sptest.scalar(conn, "SELECT DATABASE()"), "im")
+            sptest.query(conn, f"USE {self.other_db}")
+            self.assertEqual(sptest.scalar(conn, "SELECT DATABASE()"), self.other_db)
+            self.assertEqual(sptest.scalar(conn, "SELECT id FROM t"), 5)
+            conn.select_db("im")  # COM_INIT_DB
+            self.assertEqual(sptest.scalar(conn, "SELECT DATABASE()"), "im")
+            with self.assertRaises(pymysql.err.OperationalError) as ctx:
+                sptest.query(conn, "USE it_no_such_database")
+            self.assertEqual(ctx.exception.args[0], 1049)
+            self.assertEqual(sptest.scalar(conn, "SELECT DATABASE()"), "im")  # unchanged
+        finally:
+            conn.close()
+
+    def test_login_without_database_then_use(self):
+        conn = sptest.proxy(user="nodb", password="nodb_pw", database=None)
+        try:
+            sptest.query(conn, f"USE {self.other_db}")
+            self.assertEqual(sptest.scalar(conn, "SELECT id FROM t"), 5)
+        finally:
+            conn.close()
+
+    def test_set_names(self):
+        conn = sptest.proxy()
+        other = sptest.proxy()
+        try:
+            sptest.query(conn, "SET NAMES latin1")
+            self.assertEqual(sptest.scalar(conn, "SELECT @@character_set_client"), "latin1")
+            self.assertEqual(sptest.scalar(conn, "SELECT @@character_set_results"), "latin1")
+            self.assertEqual(sptest.scalar(other, "SELECT @@character_set_client"), "utf8mb4")
+            sptest.query(conn, "SET NAMES utf8mb4 COLLATE utf8mb4_bin")
+            self.assertEqual(sptest.scalar(conn, "SELECT @@collation_connection"), "utf8mb4_bin")
+            self.assertEqual(sptest.scalar(conn, "SELECT %s", ("ü😀",)), "ü😀")
+        finally:
+            conn.close()
+            other.close()
+
+    def test_concurrent_sessions_keep_separate_state(self):
+        a, b = sptest.proxy(), sptest.proxy()
+        try:
+            sptest.query(a, f"USE {self.other_db}")
+            sptest.query(a, "SET SESSION sql_mode = 'ANSI_QUOTES'")
+            sptest.query(a, "SET @who = 'a'")
+            sptest.query(b, "SET SESSION sql_mode = 'TRADITIONAL'")
+            sptest.query(b, "SET @who = 'b'")
+            for _ in range(20):  # interleaved: a multiplexing proxy must restore each session's state
+                self.assertEqual(sptest.query(a, "SELECT DATABASE(), @@sql_mode, @who"),
+                                 ((self.other_db, "ANSI_QUOTES", "a"),))
+                self.assertEqual(sptest.query(b, "SELECT DATABASE(), @who"), (("im", "b"),))
+                self.assertIn("STRICT_TRANS_TABLES", sptest.scalar(b, "SELECT @@sql_mode"))
+            # The modes really apply: "x" is an identifier for a, a string for b.
+            with self.assertRaises(pymysql.err.OperationalError) as ctx:
+                sptest.query(a, 'SELECT "x"')
+            self.assertEqual(ctx.exception.args[0], 1054)
+            self.assertEqual(sptest.scalar(b, 'SELECT "x"'), "x")
+            fresh = sptest.proxy()
+            try:
+                self.assertEqual(sptest.query(fresh, "SELECT DATABASE(), @who"), (("im", None),))
+            finally:
+                fresh.close()
+        finally:
+            a.close()
+            b.close()
+
+    def test_parallel_sessions_in_threads(self):
+        errors = []
+
+        def worker(n):
+            try:
+                conn = sptest.proxy()
+                try:
+                    sptest.query(conn, f"SET @n = {n}")
+                    for i in range(30):
+                        got = sptest.query(conn, "SELECT @n, %s", (i,))
+                        if got != ((n, i),):
+                            errors.append(f"session {n} round {i}: {got!r}")
+                            return
+                finally:
+                    conn.close()
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(f"session {n}: {e!r}")
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        self.assertEqual(errors, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
