@@ -187,7 +187,11 @@ void encode(const AuthSwitchRequest& m, Bytes& out) {
   Writer w(out);
   w.u8(kAuthSwitchHeader);
   w.nulString(m.plugin_name);
-  w.nulString(m.plugin_data);  // servers terminate the scramble with a NUL
+  // Servers terminate the scramble with a NUL (MySQL's client insists on a
+  // 21-byte native-password switch). Decoding strips it; a caller that already
+  // put it into plugin_data does not get a second one.
+  w.raw(m.plugin_data);
+  if (m.plugin_data.empty() || m.plugin_data.back() != '\0') w.u8(0);
 }
 
 DecodeResult<AuthSwitchRequest> decodeAuthSwitchRequest(ByteView payload) {

@@ -46,7 +46,7 @@ bool isSslRequest(ByteView payload);
 
 struct AuthSwitchRequest {
   std::string plugin_name;  // string<NUL> after the 0xfe header
-  std::string plugin_data;  // string<EOF>, trailing NUL stripped
+  std::string plugin_data;  // string<EOF>: decode strips the trailing NUL, encode adds it (once)
   bool operator==(const AuthSwitchRequest&) const = default;
 };
 void encode(const AuthSwitchRequest& m, Bytes& out);

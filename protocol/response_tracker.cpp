@@ -65,7 +65,9 @@ DecodeResult<ResponseEvent> ResponseTracker::onColumn(ByteView payload) {
   if (kind_ == ResponseKind::kFieldList) {
     // COM_FIELD_LIST has no column count: definitions run until EOF or ERR.
     if (isErrPacket(payload)) return onErr(payload);
-    if (isEofPacket(payload)) return onEnd(payload, ResponseEvent::kColumnsEof);
+    // Reported like the end of rows: it is the marker that ends the response,
+    // in the same EOF / 0xfe-OK form (a relay translating styles treats both alike).
+    if (isEofPacket(payload)) return onEnd(payload, ResponseEvent::kRowsEnd);
     SP_TRY_VOID(decodeColumnDefinition41(payload, mariadb_capabilities_));
     state_ = State::kColumns;
     return ResponseEvent::kColumnDef;

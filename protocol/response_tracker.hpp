@@ -16,10 +16,10 @@ enum class ResponseEvent : uint8_t {
   kLocalInfile,  // 0xfb LOCAL INFILE request (the proxy refuses these)
   kColumnCount,  // start of a result set
   kColumnDef,    // one column definition
-  kColumnsEof,   // the EOF after the column definitions (classic EOF style only);
-                 // also the terminator of a COM_FIELD_LIST response (either style)
+  kColumnsEof,   // the EOF after the column definitions (classic EOF style only)
   kRow,          // one row (text or binary; not decoded)
-  kRowsEnd,      // EOF, or the 0xfe OK under DEPRECATE_EOF, ending the rows
+  kRowsEnd,      // EOF, or the 0xfe OK under DEPRECATE_EOF, ending the rows; also the
+                 // same marker ending a COM_FIELD_LIST response
   kStatistics,   // the plain-text answer to COM_STATISTICS
 };
 

@@ -241,6 +241,15 @@ TEST(AuthSwitchRequest, Encode) {
   EXPECT_EQ(out, hex(kSwitchBytes));
 }
 
+TEST(AuthSwitchRequest, EncodeDoesNotDoubleTheNul) {
+  Bytes out;
+  encode(AuthSwitchRequest{"mysql_native_password", std::string("12345678901234567890\0", 21)}, out);
+  EXPECT_EQ(out, hex(kSwitchBytes));
+  out.clear();
+  encode(AuthSwitchRequest{"p", ""}, out);
+  EXPECT_EQ(out, hex("fe 7000 00"));
+}
+
 TEST(AuthSwitchRequest, Decode) {
   Bytes in = hex(kSwitchBytes);
   auto m = decodeAuthSwitchRequest(ExactBuffer(in).view());

@@ -129,13 +129,13 @@ TEST(ResponseTracker, LocalInfileThenOk) {
 TEST(ResponseTracker, FieldListClassic) {
   ResponseTracker t(ResponseKind::kFieldList, kClassic);
   std::string with_default = std::string(kColumnId) + "0130";
-  run(t, {{with_default.c_str(), Ev::kColumnDef}, {kColumnId, Ev::kColumnDef}, {"fe 0000 0200", Ev::kColumnsEof}});
+  run(t, {{with_default.c_str(), Ev::kColumnDef}, {kColumnId, Ev::kColumnDef}, {"fe 0000 0200", Ev::kRowsEnd}});
   EXPECT_EQ(t.statusFlags(), status::kAutocommit);
 }
 
 TEST(ResponseTracker, FieldListDeprecateEof) {
   ResponseTracker t(ResponseKind::kFieldList, kDeprecate);
-  run(t, {{kColumnId, Ev::kColumnDef}, {"fe 00 00 0200 0000", Ev::kColumnsEof}});
+  run(t, {{kColumnId, Ev::kColumnDef}, {"fe 00 00 0200 0000", Ev::kRowsEnd}});
 }
 
 TEST(ResponseTracker, FieldListError) {
