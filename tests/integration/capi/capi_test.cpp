@@ -1,0 +1,203 @@
+// libmariadb (the C client API most drivers sit on) through the proxy:
+// connect, queries, NULLs, binary values, errors with SQLSTATE, transactions,
+// COM_INIT_DB, streamed results. Ports come from the environment ctest sets.
+#include <gtest/gtest.h>
+#include <mysql.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+unsigned envPort(const char* name, unsigned fallback) {
+  const char* value = std::getenv(name);
+  return value ? static_cast<unsigned>(std::strtoul(value, nullptr, 10)) : fallback;
+}
+
+const unsigned kProxyPort = envPort("SP_PROXY_PORT", 16033);
+const unsigned kDb0Port = envPort("SP_DB0_PORT", 3307);
+
+struct MysqlCloser {
+  void operator()(MYSQL* m) const { mysql_close(m); }
+};
+using Connection = std::unique_ptr<MYSQL, MysqlCloser>;
+struct ResultFree {
+  void operator()(MYSQL_RES* r) const { mysql_free_result(r); }
+};
+using Result = std::unique_ptr<MYSQL_RES, ResultFree>;
+
+// Returns the handle even on failure so the caller can read mysql_errno().
+Connection connectTo(unsigned port, const char* user, const char* password, const char* db,
+                     bool* ok) {
+  Connection conn(mysql_init(nullptr));
+  unsigned timeout = 10;
+  mysql_options(conn.get(), MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+  mysql_options(conn.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  *ok = mysql_real_connect(conn.get(), "127.0.0.1", user, password, db, port, nullptr, 0) != nullptr;
+  return conn;
+}
+
+class CApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bool ok = false;
+    conn_ = connectTo(kProxyPort, "app", "app_pw", "im", &ok);
+    ASSERT_TRUE(ok) << "connect through proxy on port " << kProxyPort << ": " << mysql_error(conn_.get());
+    table_ = "it_capi_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+  void TearDown() override {
+    if (conn_) exec("DROP TABLE IF EXISTS " + table_);
+  }
+
+  bool exec(const std::string& sql) {
+    return mysql_real_query(conn_.get(), sql.data(), sql.size()) == 0;
+  }
+  // All rows of a query, NULL as "<null>".
+  std::vector<std::vector<std::string>> rows(const std::string& sql) {
+    std::vector<std::vector<std::string>> out;
+    EXPECT_TRUE(exec(sql)) << sql << ": " << mysql_error(conn_.get());
+    Result res(mysql_store_result(conn_.get()));
+    if (!res) return out;
+    const unsigned columns = mysql_num_fields(res.get());
+    while (MYSQL_ROW row = mysql_fetch_row(res.get())) {
+      unsigned long* lengths = mysql_fetch_lengths(res.get());
+      std::vector<std::string> values;
+      for (unsigned i = 0; i < columns; ++i) {
+        values.push_back(row[i] ? std::string(row[i], lengths[i]) : std::string("<null>"));
+      }
+      out.push_back(std::move(values));
+    }
+    return out;
+  }
+  std::string scalar(const std::string& sql) {
+    auto r = rows(sql);
+    return r.size() == 1 && r[0].size() == 1 ? r[0][0] : "<not one value>";
+  }
+
+  Connection conn_;
+  std::string table_;
+};
+
+TEST_F(CApi, SelectValuesAndNulls) {
+  ASSERT_TRUE(exec("SELECT 1 AS one, 'a' AS letter, NULL AS nothing, 2.50 AS num"));
+  Result res(mysql_store_result(conn_.get()));
+  ASSERT_NE(res, nullptr);
+  ASSERT_EQ(mysql_num_fields(res.get()), 4u);
+  EXPECT_EQ(mysql_num_rows(res.get()), 1u);
+  MYSQL_FIELD* fields = mysql_fetch_fields(res.get());
+  EXPECT_STREQ(fields[0].name, "one");
+  EXPECT_EQ(fields[0].type, MYSQL_TYPE_LONG);
+  EXPECT_STREQ(fields[2].name, "nothing");
+  EXPECT_EQ(fields[3].type, MYSQL_TYPE_NEWDECIMAL);
+  MYSQL_ROW row = mysql_fetch_row(res.get());
+  ASSERT_NE(row, nullptr);
+  EXPECT_STREQ(row[0], "1");
+  EXPECT_STREQ(row[1], "a");
+  EXPECT_EQ(row[2], nullptr);
+  EXPECT_STREQ(row[3], "2.50");
+  EXPECT_EQ(mysql_fetch_row(res.get()), nullptr);
+}
+
+TEST_F(CApi, ServerInfoAndPing) {
+  EXPECT_NE(std::string(mysql_get_server_info(conn_.get())), "");
+  EXPECT_EQ(mysql_ping(conn_.get()), 0) << mysql_error(conn_.get());
+  EXPECT_EQ(scalar("SELECT DATABASE()"), "im");
+}
+
+TEST_F(CApi, DmlCountsInsertIdAndBinary) {
+  ASSERT_TRUE(exec("CREATE TABLE " + table_ +
+                   " (id INT AUTO_INCREMENT PRIMARY KEY, v VARBINARY(64), s VARCHAR(20))"))
+      << mysql_error(conn_.get());
+  const std::string binary("a\0b\x01\xff'\"\\\n\r\x1a", 11);
+  std::string escaped(binary.size() * 2 + 1, '\0');
+  escaped.resize(mysql_real_escape_string(conn_.get(), escaped.data(), binary.data(), binary.size()));
+  ASSERT_TRUE(exec("INSERT INTO " + table_ + " (v, s) VALUES ('" + escaped + "', 'x'), ('', NULL)"))
+      << mysql_error(conn_.get());
+  EXPECT_EQ(mysql_affected_rows(conn_.get()), 2u);
+  EXPECT_EQ(mysql_insert_id(conn_.get()), 1u);
+  ASSERT_TRUE(exec("UPDATE " + table_ + " SET s = 'y' WHERE s IS NULL"));
+  EXPECT_EQ(mysql_affected_rows(conn_.get()), 1u);
+  auto r = rows("SELECT v, s, LENGTH(v) FROM " + table_ + " ORDER BY id");
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0][0], binary);
+  EXPECT_EQ(r[0][2], "11");
+  EXPECT_EQ(r[1], (std::vector<std::string>{"", "y", "0"}));
+}
+
+TEST_F(CApi, ErrorsCarryErrnoAndSqlstate) {
+  EXPECT_FALSE(exec("SELEC 1"));
+  EXPECT_EQ(mysql_errno(conn_.get()), 1064u);
+  EXPECT_STREQ(mysql_sqlstate(conn_.get()), "42000");
+  EXPECT_FALSE(exec("SELECT * FROM it_capi_no_such_table"));
+  EXPECT_EQ(mysql_errno(conn_.get()), 1146u);
+  EXPECT_STREQ(mysql_sqlstate(conn_.get()), "42S02");
+  EXPECT_EQ(scalar("SELECT 'usable'"), "usable");
+}
+
+TEST_F(CApi, WrongPasswordAndUnknownUser) {
+  for (const char* user : {"app", "it_capi_nobody"}) {
+    bool ok = true;
+    Connection bad = connectTo(kProxyPort, user, "wrong_pw", "im", &ok);
+    EXPECT_FALSE(ok) << user;
+    EXPECT_EQ(mysql_errno(bad.get()), 1045u) << user << ": " << mysql_error(bad.get());
+    EXPECT_STREQ(mysql_sqlstate(bad.get()), "28000") << user;
+  }
+}
+
+TEST_F(CApi, TransactionsRollbackAndCommit) {
+  ASSERT_TRUE(exec("CREATE TABLE " + table_ + " (id INT PRIMARY KEY) ENGINE=InnoDB"));
+  bool ok = false;
+  Connection other = connectTo(kDb0Port, "proxy", "proxy_pw", "im", &ok);
+  ASSERT_TRUE(ok) << mysql_error(other.get());
+  auto countFromOther = [&] {
+    const std::string sql = "SELECT COUNT(*) FROM " + table_;
+    EXPECT_EQ(mysql_real_query(other.get(), sql.data(), sql.size()), 0) << mysql_error(other.get());
+    Result res(mysql_store_result(other.get()));
+    MYSQL_ROW row = res ? mysql_fetch_row(res.get()) : nullptr;
+    return row && row[0] ? std::string(row[0]) : std::string("?");
+  };
+  ASSERT_EQ(mysql_autocommit(conn_.get(), 0), 0);
+  ASSERT_TRUE(exec("INSERT INTO " + table_ + " VALUES (1)"));
+  EXPECT_EQ(countFromOther(), "0");
+  ASSERT_EQ(mysql_rollback(conn_.get()), 0);
+  EXPECT_EQ(scalar("SELECT COUNT(*) FROM " + table_), "0");
+  ASSERT_TRUE(exec("INSERT INTO " + table_ + " VALUES (2)"));
+  ASSERT_EQ(mysql_commit(conn_.get()), 0);
+  EXPECT_EQ(countFromOther(), "1");
+  ASSERT_EQ(mysql_autocommit(conn_.get(), 1), 0);
+}
+
+TEST_F(CApi, SelectDbChangesDatabase) {
+  ASSERT_EQ(mysql_select_db(conn_.get(), "information_schema"), 0) << mysql_error(conn_.get());
+  EXPECT_EQ(scalar("SELECT DATABASE()"), "information_schema");
+  EXPECT_NE(mysql_select_db(conn_.get(), "it_capi_no_such_db"), 0);
+  EXPECT_EQ(mysql_errno(conn_.get()), 1049u);
+  ASSERT_EQ(mysql_select_db(conn_.get(), "im"), 0);
+  EXPECT_EQ(scalar("SELECT DATABASE()"), "im");
+}
+
+TEST_F(CApi, StreamedLargeResult) {
+  ASSERT_TRUE(exec("SELECT seq, REPEAT('x', 100) FROM seq_1_to_100000"));
+  Result res(mysql_use_result(conn_.get()));
+  ASSERT_NE(res, nullptr);
+  unsigned long long count = 0, sum = 0;
+  while (MYSQL_ROW row = mysql_fetch_row(res.get())) {
+    ++count;
+    sum += std::strtoull(row[0], nullptr, 10);
+    ASSERT_EQ(mysql_fetch_lengths(res.get())[1], 100u);
+  }
+  EXPECT_EQ(mysql_errno(conn_.get()), 0u) << mysql_error(conn_.get());
+  EXPECT_EQ(count, 100000u);
+  EXPECT_EQ(sum, 100000ull * 100001ull / 2);
+}
+
+TEST_F(CApi, Utf8mb4RoundTrip) {
+  const std::string text = "ok \xF0\x9F\x98\x80 \xE4\xB8\xAD";  // "ok 😀 中"
+  EXPECT_EQ(scalar("SELECT '" + text + "'"), text);
+  EXPECT_EQ(scalar("SELECT CHAR_LENGTH('" + text + "')"), "6");
+}
+
+}  // namespace
