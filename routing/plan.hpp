@@ -1,0 +1,60 @@
+// The planner's output: where a statement goes and the SQL each target
+// receives, or why it is refused. Plans point into the CompiledShardMap they
+// were made with (Plan::table), so the caller keeps that snapshot alive.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parser/ast.hpp"
+#include "routing/month.hpp"
+#include "routing/route_error.hpp"
+#include "routing/shard_map.hpp"
+#include "routing/values.hpp"
+
+namespace sp::routing {
+
+struct RouteTarget {
+  std::string backend;
+  std::string shard;           // shard name; empty for unsharded / directly named physical tables
+  std::string physical_table;  // the routed table's physical name; empty when unsharded
+  std::string sql;             // what the backend receives
+};
+
+enum class PlanKind : uint8_t {
+  kPassthrough,  // touches no sharded table: default backend, SQL unchanged
+  kRoute,        // single target (a shard, or the backend of a directly named physical table)
+  kRefused,
+};
+
+struct Plan {
+  PlanKind kind = PlanKind::kRefused;
+  std::vector<RouteTarget> targets;  // one for kPassthrough / kRoute
+  std::optional<Refusal> refusal;    // kRefused
+  const TableRule* table = nullptr;  // the sharded table routed, if any
+  std::vector<uint64_t> key_values;  // shard key values found, sorted
+  std::optional<MonthRange> months;  // month tables: the months the statement may touch
+  // The key predicates contradict each other (conv_id = 1 AND conv_id = 2):
+  // no row matches, so any one shard answers correctly (with the right
+  // column metadata) and the plan sends it to one.
+  bool provably_empty = false;
+  bool depends_on_params = false;  // a `?` value decided the plan: do not reuse it for other values
+};
+
+struct PlannerInput {
+  const CompiledShardMap& map;
+  std::string_view default_backend;
+  std::span<const ParamValue> params = {};  // prepared statements: the bound values
+};
+
+// Plans a parsed statement; `sql` is the text it was parsed from.
+Plan planStatement(const parser::Statement& statement, std::string_view sql, const PlannerInput& input);
+
+// Parses and plans. A statement that does not parse is refused when its
+// tokens name a sharded table (logical or physical), else passed through.
+Plan planQuery(std::string_view sql, const PlannerInput& input);
+
+}  // namespace sp::routing

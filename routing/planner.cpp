@@ -1,0 +1,299 @@
+// Single-shard planning of SELECT / UPDATE / DELETE and the dispatch shared
+// with INSERT (planner_insert.cpp). Rules and error codes: docs/routing.md.
+#include <algorithm>
+
+#include "parser/lexer.hpp"
+#include "parser/parse.hpp"
+#include "routing/conditions.hpp"
+#include "routing/planner_detail.hpp"
+
+namespace sp::routing {
+namespace detail {
+
+Plan refuse(RouteErrorCode code, std::string message) {
+  Plan plan;
+  plan.kind = PlanKind::kRefused;
+  plan.refusal = Refusal{code, std::move(message)};
+  return plan;
+}
+
+std::string_view verbOf(parser::StatementKind kind) {
+  switch (kind) {
+    case parser::StatementKind::kSelect: return "SELECT";
+    case parser::StatementKind::kInsert: return "INSERT";
+    case parser::StatementKind::kReplace: return "REPLACE";
+    case parser::StatementKind::kUpdate: return "UPDATE";
+    case parser::StatementKind::kDelete: return "DELETE";
+    default: return "statement";
+  }
+}
+
+std::string keyHint(const TableRule& rule) {
+  return rule.key + " = <value> or " + rule.key + " IN (...)";
+}
+
+Plan routeToShard(const RoutingContext& ctx, uint32_t shard_index, std::vector<TextEdit> edits) {
+  const Shard& shard = ctx.rule->shards[shard_index];
+  for (const TableUse* other : ctx.unsharded) {
+    if (ctx.input.default_backend != shard.backend) {
+      return refuse(RouteErrorCode::kCrossShardJoin,
+                    "shardproxy: " + std::string(verbOf(ctx.statement.kind)) + " joins sharded table " +
+                        ctx.rule->name + " (shard " + shard.name + " on backend " + shard.backend +
+                        ") with unsharded table " + std::string(other->name->table.value) + " on backend " +
+                        std::string(ctx.input.default_backend) +
+                        ": a join must stay on one backend; query the tables separately");
+    }
+  }
+  for (const auto& p : ctx.physical) {
+    if (p.shard->backend != shard.backend) {
+      return refuse(RouteErrorCode::kCrossShardJoin,
+                    "shardproxy: statement combines " + ctx.rule->name + " shard " + shard.name + " (backend " +
+                        shard.backend + ") with " + p.shard->physical_table + " (backend " + p.shard->backend +
+                        "): a statement must stay on one backend");
+    }
+  }
+  renameTable(ctx.refs, ctx.use->name->table.value, shard.physical_table, edits);
+  Plan plan;
+  plan.kind = PlanKind::kRoute;
+  plan.table = ctx.rule;
+  plan.targets.push_back({shard.backend, shard.name, shard.physical_table, applyEdits(ctx.sql, std::move(edits))});
+  return plan;
+}
+
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
+
+ColumnMatcher matcherFor(const RoutingContext& ctx, std::string_view column) {
+  bool aliased = ctx.use->alias && !ctx.use->alias->empty();
+  return {column, aliased ? ctx.use->alias->value : ctx.use->name->table.value};
+}
+
+const parser::Expr* whereOf(const parser::Statement& st) {
+  if (st.select) return st.select->where.get();
+  if (st.update) return st.update->where.get();
+  if (st.del) return st.del->where.get();
+  return nullptr;
+}
+
+// UPDATE may not move rows: the key and month columns decide where a row lives.
+std::optional<Plan> checkUpdateSet(const RoutingContext& ctx) {
+  const auto& st = ctx.statement;
+  for (const auto& a : st.update->set) {
+    std::string_view col = a.column.column.value;
+    bool month_col = ctx.rule->month && (equalsIgnoreCase(col, ctx.rule->month->column) ||
+                                         equalsIgnoreCase(col, ctx.rule->month->time_column));
+    if (equalsIgnoreCase(col, ctx.rule->key) || month_col) {
+      return refuse(RouteErrorCode::kShardKeyUpdate,
+                    "shardproxy: UPDATE on sharded table " + ctx.rule->name + " sets " + std::string(col) +
+                        ", which decides where the row lives: delete the row and insert it again instead");
+    }
+  }
+  return std::nullopt;
+}
+
+// How the added month predicate names the month column: through the alias,
+// through the physical name when other tables are in the statement, else bare.
+std::string monthColumnRef(const RoutingContext& ctx, std::string_view physical) {
+  const std::string& column = ctx.rule->month->column;
+  if (ctx.use->alias && !ctx.use->alias->empty()) return std::string(ctx.use->alias->range.text(ctx.sql)) + "." + column;
+  if (ctx.refs.tables.size() > 1) return std::string(physical) + "." + column;
+  return column;
+}
+
+// Month tables: both bounds required, span limited; adds the month-column
+// predicate when the month column alone does not bound both sides.
+std::optional<Plan> applyMonthRule(const RoutingContext& ctx, const parser::Expr* where, std::string_view physical,
+                                   Plan& info, std::vector<TextEdit>& edits) {
+  const MonthRule& rule = *ctx.rule->month;
+  MonthConstraint months = extractMonths(where, ctx.sql, matcherFor(ctx, rule.column),
+                                         matcherFor(ctx, rule.time_column), ctx.input.params);
+  info.depends_on_params |= months.depends_on_params;
+  if (months.refusal) return refuse(months.refusal->code, months.refusal->message);
+  const MonthRange& r = months.combined;
+  std::string verb(verbOf(ctx.statement.kind));
+  std::string what = rule.column + (rule.time_column.empty() ? "" : " or " + rule.time_column);
+  if (!r.lo || !r.hi) {
+    std::string missing = !r.lo && !r.hi ? "a lower and an upper bound" : !r.lo ? "a lower bound" : "an upper bound";
+    return refuse(RouteErrorCode::kMissingMonthBound,
+                  "shardproxy: " + verb + " on sharded table " + ctx.rule->name + " needs " + missing + " on " +
+                      what + " in the WHERE clause (e.g. " + rule.column + " >= '2025-01-01' AND " + rule.column +
+                      " < '2025-04-01'), spanning at most " + std::to_string(rule.max_span_months) + " months");
+  }
+  if (!r.isEmpty() && *r.span() > rule.max_span_months) {
+    return refuse(RouteErrorCode::kMonthSpanTooLong,
+                  "shardproxy: " + verb + " on sharded table " + ctx.rule->name + " spans " +
+                      std::to_string(*r.span()) + " months (" + formatMonthStart(*r.lo) + " to " +
+                      formatMonthStart(*r.hi) + "), more than max_span_months = " +
+                      std::to_string(rule.max_span_months) + ": split the query by month range");
+  }
+  info.months = r;
+  bool month_bounded = months.from_month_column.lo && months.from_month_column.hi;
+  if (!month_bounded && !r.isEmpty() && where) {
+    bool needs_parens = !(where->kind == parser::ExprKind::kBinary && where->binary_op == parser::BinaryOp::kAnd);
+    std::string predicate = monthPredicate(monthColumnRef(ctx, physical), r);
+    if (needs_parens) edits.push_back({where->range.begin, where->range.begin, "("});
+    edits.push_back({where->range.end, where->range.end, (needs_parens ? ") AND " : " AND ") + predicate});
+  }
+  return std::nullopt;
+}
+
+Plan planFiltered(const RoutingContext& ctx) {
+  if (ctx.statement.update) {
+    if (auto refusal = checkUpdateSet(ctx)) return *refusal;
+  }
+  const parser::Expr* where = whereOf(ctx.statement);
+  std::string verb(verbOf(ctx.statement.kind));
+  KeyConstraint key = extractKey(where, ctx.sql, matcherFor(ctx, ctx.rule->key), ctx.rule->name, ctx.input.params);
+  if (key.refusal) return refuse(key.refusal->code, key.refusal->message);
+  if (key.kind == KeyConstraint::Kind::kNone) {
+    return refuse(RouteErrorCode::kMissingKey, "shardproxy: " + verb + " on sharded table " + ctx.rule->name +
+                                                   " needs " + keyHint(*ctx.rule) + " in the WHERE clause");
+  }
+  std::vector<uint32_t> shards;
+  for (uint64_t v : key.values) shards.push_back(ctx.rule->shardIndexOf(v));
+  std::sort(shards.begin(), shards.end());
+  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  if (shards.size() > 1) {
+    std::string names;
+    for (uint32_t s : shards) names += (names.empty() ? "" : ", ") + ctx.rule->shards[s].name;
+    return refuse(RouteErrorCode::kMultiShard, "shardproxy: " + verb + " on sharded table " + ctx.rule->name +
+                                                   ": the " + ctx.rule->key + " values are on shards " + names +
+                                                   "; one statement must stay on one shard (split the IN list)");
+  }
+  // No value can match (kEmpty): the SQL itself is contradictory, so shard 0 answers "no rows".
+  uint32_t shard = shards.empty() ? 0 : shards[0];
+  Plan info;
+  info.depends_on_params = key.depends_on_params;
+  std::vector<TextEdit> edits;
+  if (ctx.rule->month) {
+    if (auto refusal = applyMonthRule(ctx, where, ctx.rule->shards[shard].physical_table, info, edits)) {
+      return *refusal;
+    }
+  }
+  Plan plan = routeToShard(ctx, shard, std::move(edits));
+  if (plan.kind != PlanKind::kRoute) return plan;
+  plan.key_values = std::move(key.values);
+  plan.months = info.months;
+  plan.depends_on_params = info.depends_on_params;
+  plan.provably_empty = key.kind == KeyConstraint::Kind::kEmpty;
+  return plan;
+}
+
+}  // namespace
+}  // namespace sp::routing
+
+namespace sp::routing {
+namespace {
+
+using namespace detail;
+
+Plan passthrough(std::string_view sql, std::string_view backend) {
+  Plan plan;
+  plan.kind = PlanKind::kPassthrough;
+  plan.targets.push_back({std::string(backend), "", "", std::string(sql)});
+  return plan;
+}
+
+// The first sharded table (logical or physical) named by any identifier token.
+std::optional<std::string> shardedNameIn(std::string_view sql, const CompiledShardMap& map) {
+  for (const auto& token : parser::tokenize(sql)) {
+    if (token.kind != parser::TokenKind::kIdentifier && token.kind != parser::TokenKind::kQuotedIdentifier) continue;
+    std::string name = parser::unquoteIdentifier(token.text(sql));
+    if (map.findTable(name) || map.findPhysical(name)) return name;
+  }
+  return std::nullopt;
+}
+
+// Only directly named physical tables (msg_07) and unsharded tables.
+Plan planPhysical(const RoutingContext& ctx) {
+  const PhysicalTableRef& first = ctx.physical.front();
+  const std::string& backend = first.shard->backend;
+  for (const auto& p : ctx.physical) {
+    if (p.shard->backend != backend) {
+      return refuse(RouteErrorCode::kCrossBackend, "shardproxy: statement names " + first.shard->physical_table +
+                                                       " (backend " + backend + ") and " + p.shard->physical_table +
+                                                       " (backend " + p.shard->backend +
+                                                       "): a statement must stay on one backend");
+    }
+  }
+  if (!ctx.unsharded.empty() && ctx.input.default_backend != backend) {
+    return refuse(RouteErrorCode::kCrossBackend,
+                  "shardproxy: statement names " + first.shard->physical_table + " (backend " + backend +
+                      ") and unsharded table " + std::string(ctx.unsharded.front()->name->table.value) +
+                      " (backend " + std::string(ctx.input.default_backend) + "): a statement must stay on one backend");
+  }
+  Plan plan;
+  plan.kind = PlanKind::kRoute;
+  plan.table = first.table;
+  plan.targets.push_back({backend, first.shard->name, first.shard->physical_table, std::string(ctx.sql)});
+  return plan;
+}
+
+}  // namespace
+
+Plan planStatement(const parser::Statement& st, std::string_view sql, const PlannerInput& input) {
+  if (!st.select && !st.insert && !st.update && !st.del) {
+    if (auto name = shardedNameIn(sql, input.map)) {
+      return refuse(RouteErrorCode::kUnsupported,
+                    "shardproxy: this statement names sharded table " + *name +
+                        "; only SELECT, INSERT, REPLACE, UPDATE and DELETE are routed (create or alter the "
+                        "physical tables on their backends, e.g. with scripts/schema)");
+    }
+    return passthrough(sql, input.default_backend);
+  }
+  RoutingContext ctx{st, sql, input, collectRefs(st), nullptr, nullptr, {}, {}};
+  std::vector<const TableUse*> sharded;
+  for (const auto& use : ctx.refs.tables) {
+    if (const TableRule* rule = input.map.findTable(use.name->table.value)) {
+      sharded.push_back(&use);
+      if (!ctx.rule) ctx.rule = rule;
+    } else if (auto physical = input.map.findPhysical(use.name->table.value)) {
+      ctx.physical.push_back(*physical);
+    } else {
+      ctx.unsharded.push_back(&use);
+    }
+  }
+  if (sharded.empty()) return ctx.physical.empty() ? passthrough(sql, input.default_backend) : planPhysical(ctx);
+  std::string verb(verbOf(st.kind));
+  for (const TableUse* use : sharded) {
+    if (use->nested) {
+      return refuse(RouteErrorCode::kUnsupported,
+                    "shardproxy: " + verb + " uses sharded table " + std::string(use->name->table.value) +
+                        " inside a subquery, derived table or UNION, which is not supported: query it directly "
+                        "with " + keyHint(*input.map.findTable(use->name->table.value)));
+    }
+  }
+  bool multi_table_write = (st.del && (!st.del->targets.empty() || st.del->from.size() != 1 ||
+                                       st.del->from[0]->kind != parser::TableRefKind::kTable)) ||
+                           (st.update && (st.update->tables.size() != 1 ||
+                                          st.update->tables[0]->kind != parser::TableRefKind::kTable));
+  if (multi_table_write) {
+    return refuse(RouteErrorCode::kUnsupported,
+                  "shardproxy: multi-table " + verb + " on sharded table " + std::string(sharded[0]->name->table.value) +
+                      " is not supported: write one " + verb + " per table");
+  }
+  if (sharded.size() > 1) {
+    return refuse(RouteErrorCode::kCrossShardJoin,
+                  "shardproxy: " + verb + " joins sharded table " + std::string(sharded[0]->name->table.value) +
+                      " with sharded table " + std::string(sharded[1]->name->table.value) +
+                      ": rows of different shards cannot be joined; query each table separately");
+  }
+  ctx.use = sharded.front();
+  if (st.insert) return planInsert(ctx);
+  return planFiltered(ctx);
+}
+
+Plan planQuery(std::string_view sql, const PlannerInput& input) {
+  auto parsed = parser::parse(sql);
+  if (parsed) return planStatement(*parsed, sql, input);
+  if (auto name = shardedNameIn(sql, input.map)) {
+    return refuse(RouteErrorCode::kParseError, "shardproxy: cannot parse a statement that names sharded table " +
+                                                   *name + " (" + parsed.error().message + ")");
+  }
+  return passthrough(sql, input.default_backend);
+}
+
+}  // namespace sp::routing

@@ -1,0 +1,36 @@
+// Internal to the planner (planner.cpp, planner_insert.cpp).
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "routing/ast_refs.hpp"
+#include "routing/plan.hpp"
+#include "routing/rewrite.hpp"
+
+namespace sp::routing::detail {
+
+// One statement being planned against one sharded table.
+struct RoutingContext {
+  const parser::Statement& statement;
+  std::string_view sql;
+  const PlannerInput& input;
+  StatementRefs refs;
+  const TableRule* rule = nullptr;           // the sharded table
+  const TableUse* use = nullptr;             // its (single) reference
+  std::vector<const TableUse*> unsharded;    // other tables: live on default_backend
+  std::vector<PhysicalTableRef> physical;    // directly named physical tables
+};
+
+Plan refuse(RouteErrorCode code, std::string message);
+std::string_view verbOf(parser::StatementKind kind);
+// "conv_id = <value> or conv_id IN (...)"
+std::string keyHint(const TableRule& rule);
+
+// Checks co-location with the other tables, renames the logical table to the
+// shard's physical table, applies `edits` and builds the single-target plan.
+Plan routeToShard(const RoutingContext& ctx, uint32_t shard_index, std::vector<TextEdit> edits);
+
+Plan planInsert(const RoutingContext& ctx);
+
+}  // namespace sp::routing::detail

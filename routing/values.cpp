@@ -1,0 +1,127 @@
+#include "routing/values.hpp"
+
+#include <charconv>
+
+#include "parser/lexer.hpp"
+
+namespace sp::routing {
+namespace {
+
+using parser::Expr;
+using parser::ExprKind;
+using parser::LiteralKind;
+
+constexpr uint64_t kExactDoubleLimit = uint64_t(1) << 53;  // integers below are exact doubles
+
+KeyValue parseUnsigned(std::string_view digits) {
+  if (digits.empty()) return {ValueStatus::kInexact, 0};
+  for (char c : digits) {
+    if (c < '0' || c > '9') return {ValueStatus::kInexact, 0};
+  }
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec == std::errc::result_out_of_range) return {ValueStatus::kOutOfRange, 0};
+  if (ec != std::errc() || end != digits.data() + digits.size()) return {ValueStatus::kInexact, 0};
+  return {ValueStatus::kValue, v};
+}
+
+// "42.000" -> 42 (a DECIMAL compares exactly); "4.2" is no integer.
+KeyValue parseDecimalLiteral(std::string_view text) {
+  size_t dot = text.find('.');
+  std::string_view frac = dot == std::string_view::npos ? "" : text.substr(dot + 1);
+  for (char c : frac) {
+    if (c != '0') return {ValueStatus::kInexact, 0};
+  }
+  std::string_view whole = text.substr(0, dot);
+  return parseUnsigned(whole.empty() ? "0" : whole);
+}
+
+// A quoted number compared with an integer column: compared as DOUBLE by
+// MySQL, so it is exact only for plain digits below 2^53.
+KeyValue fromQuotedText(std::string_view content) {
+  KeyValue v = parseUnsigned(content);
+  if (v.status == ValueStatus::kOutOfRange) v.status = ValueStatus::kInexact;
+  if (v.status == ValueStatus::kValue && v.value >= kExactDoubleLimit) return {ValueStatus::kInexact, 0};
+  return v;
+}
+
+KeyValue fromParam(const ParamValue& p) {
+  switch (p.kind) {
+    case ParamValue::Kind::kNull: return {ValueStatus::kNull, 0};
+    case ParamValue::Kind::kUnsigned: return {ValueStatus::kValue, p.u};
+    case ParamValue::Kind::kSigned:
+      return p.i < 0 ? KeyValue{ValueStatus::kNegative, 0} : KeyValue{ValueStatus::kValue, uint64_t(p.i)};
+    case ParamValue::Kind::kDouble: {
+      if (p.d < 0) return {ValueStatus::kNegative, 0};
+      auto whole = static_cast<uint64_t>(p.d);
+      bool exact = p.d < double(kExactDoubleLimit) && double(whole) == p.d;
+      return exact ? KeyValue{ValueStatus::kValue, whole} : KeyValue{ValueStatus::kInexact, 0};
+    }
+    case ParamValue::Kind::kString: return fromQuotedText(p.s);
+  }
+  return {ValueStatus::kInexact, 0};
+}
+
+// The parser folds a minus sign into numeric literals ("-5"): -0 is 0, any
+// other negative value is reported as such.
+KeyValue signedNumber(std::string_view text, KeyValue (*parse)(std::string_view)) {
+  if (text.empty() || text[0] != '-') return parse(text);
+  KeyValue v = parse(text.substr(1));
+  if (v.status == ValueStatus::kValue && v.value == 0) return v;
+  return v.status == ValueStatus::kInexact ? v : KeyValue{ValueStatus::kNegative, 0};
+}
+
+KeyValue fromLiteral(const Expr& e, std::string_view sql, std::span<const ParamValue> params) {
+  std::string_view text = e.range.text(sql);
+  switch (e.literal_kind) {
+    case LiteralKind::kInteger: return signedNumber(text, parseUnsigned);
+    case LiteralKind::kDecimal: return signedNumber(text, parseDecimalLiteral);
+    case LiteralKind::kString: return fromQuotedText(parser::unquoteString(text));
+    case LiteralKind::kNull: return {ValueStatus::kNull, 0};
+    case LiteralKind::kTrue: return {ValueStatus::kValue, 1};
+    case LiteralKind::kFalse: return {ValueStatus::kValue, 0};
+    case LiteralKind::kPlaceholder:
+      if (e.placeholder_index >= params.size()) return {ValueStatus::kNeedsParam, 0};
+      return fromParam(params[e.placeholder_index]);
+    case LiteralKind::kFloat:
+    case LiteralKind::kHex:
+    case LiteralKind::kBit: return {ValueStatus::kInexact, 0};
+  }
+  return {ValueStatus::kInexact, 0};
+}
+
+}  // namespace
+
+KeyValue keyValueOf(const Expr& expr, std::string_view sql, std::span<const ParamValue> params) {
+  if (expr.kind == ExprKind::kLiteral) return fromLiteral(expr, sql, params);
+  if (expr.kind != ExprKind::kUnary || expr.args.size() != 1) return {ValueStatus::kNotLiteral, 0};
+  if (expr.unary_op == parser::UnaryOp::kPlus) return keyValueOf(*expr.args[0], sql, params);
+  if (expr.unary_op != parser::UnaryOp::kNegate) return {ValueStatus::kNotLiteral, 0};
+  KeyValue inner = keyValueOf(*expr.args[0], sql, params);
+  if (inner.status != ValueStatus::kValue) {
+    // -NULL is NULL; -(-5) and friends are expressions we do not evaluate.
+    return inner.status == ValueStatus::kNull ? inner : KeyValue{ValueStatus::kInexact, 0};
+  }
+  return inner.value == 0 ? inner : KeyValue{ValueStatus::kNegative, 0};
+}
+
+DateBound dateValueOf(const Expr& expr, std::string_view sql, std::span<const ParamValue> params) {
+  if (expr.kind != ExprKind::kLiteral) return {ValueStatus::kNotLiteral, {}};
+  std::string content;
+  switch (expr.literal_kind) {
+    case LiteralKind::kString: content = parser::unquoteString(expr.range.text(sql)); break;
+    case LiteralKind::kNull: return {ValueStatus::kNull, {}};
+    case LiteralKind::kPlaceholder:
+      if (expr.placeholder_index >= params.size()) return {ValueStatus::kNeedsParam, {}};
+      if (params[expr.placeholder_index].kind == ParamValue::Kind::kNull) return {ValueStatus::kNull, {}};
+      if (params[expr.placeholder_index].kind != ParamValue::Kind::kString) return {ValueStatus::kInexact, {}};
+      content = params[expr.placeholder_index].s;
+      break;
+    default: return {ValueStatus::kInexact, {}};
+  }
+  auto parsed = parseDateTime(content);
+  if (!parsed) return {ValueStatus::kInexact, {}};
+  return {ValueStatus::kValue, *parsed};
+}
+
+}  // namespace sp::routing

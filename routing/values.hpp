@@ -1,0 +1,56 @@
+// Exact conversion of SQL literals (and bound `?` parameters) to shard-key
+// values and month-bound dates. Anything MySQL could compare in a way that
+// does not match exactly one unsigned 64-bit value is reported, never guessed:
+// the planner refuses it instead of misrouting.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "parser/ast.hpp"
+#include "routing/month.hpp"
+
+namespace sp::routing {
+
+// A bound parameter of a prepared statement (decoded by the proxy).
+struct ParamValue {
+  enum class Kind : uint8_t { kNull, kSigned, kUnsigned, kDouble, kString };
+  Kind kind = Kind::kNull;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double d = 0;
+  std::string s;  // kString: the bytes, unquoted
+};
+
+enum class ValueStatus : uint8_t {
+  kValue,        // exact value available
+  kNull,         // SQL NULL: compares as unknown, matches no row
+  kNotLiteral,   // a column, function or expression: gives no key
+  kNeedsParam,   // a `?` with no parameter values supplied
+  kNegative,     // a negative integer (key columns are unsigned)
+  kOutOfRange,   // integer above 18446744073709551615
+  kInexact,      // quoted, decimal, float, hex or bit value not mapping to exactly one integer
+};
+
+struct KeyValue {
+  ValueStatus status = ValueStatus::kNotLiteral;
+  uint64_t value = 0;
+};
+
+// The key value of `expr` compared with an integer key column:
+//   42 -> 42; '42' -> 42 (MySQL compares a string with an integer column as
+//   DOUBLE, so only values below 2^53 are exact); 42.000 -> 42; TRUE -> 1;
+//   -5 -> kNegative; NULL -> kNull; 4.2, 1e3, '4x', X'2A' -> kInexact.
+KeyValue keyValueOf(const parser::Expr& expr, std::string_view sql, std::span<const ParamValue> params);
+
+struct DateBound {
+  ValueStatus status = ValueStatus::kNotLiteral;  // kInexact: a literal that is not a valid date
+  DateTimeValue value;
+};
+
+// A DATE/DATETIME bound: a string literal (or string parameter) accepted by parseDateTime.
+DateBound dateValueOf(const parser::Expr& expr, std::string_view sql, std::span<const ParamValue> params);
+
+}  // namespace sp::routing

@@ -1,0 +1,151 @@
+// Golden planner cases: tests/unit/routing/golden/*.txt hold
+//   # comment
+//   sql> <query on one line>
+//     <expected plan, indented two spaces>
+// separated by blank lines. Run with SP_REGENERATE_GOLDEN=1 to rewrite the
+// expected plans after a deliberate change (then review the diff).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "routing/plan.hpp"
+
+namespace sp::routing {
+namespace {
+
+const std::string kGoldenDir = std::string(SP_SOURCE_DIR) + "/tests/unit/routing/golden";
+
+std::shared_ptr<const CompiledShardMap> goldenMap() {
+  static const std::vector<std::string> kBackends = {"db0", "db1"};
+  auto map = loadShardMap(kGoldenDir + "/shard_map.yaml", kBackends);
+  if (!map) ADD_FAILURE() << formatShardMapIssues(map.error(), "shard_map.yaml");
+  return map ? *map : nullptr;
+}
+
+std::string renderPlan(const Plan& plan) {
+  std::ostringstream out;
+  switch (plan.kind) {
+    case PlanKind::kPassthrough: out << "passthrough " << plan.targets[0].backend; break;
+    case PlanKind::kRoute: {
+      const RouteTarget& t = plan.targets[0];
+      out << "route " << t.backend << " shard=" << (t.shard.empty() ? "-" : t.shard) << " table=" << t.physical_table;
+      if (!plan.key_values.empty()) {
+        out << " keys=";
+        for (size_t i = 0; i < plan.key_values.size(); ++i) out << (i ? "," : "") << plan.key_values[i];
+      }
+      if (plan.months) {
+        out << " months=" << (plan.months->isEmpty() ? "empty" : formatMonthStart(*plan.months->lo) + ".." +
+                                                                     formatMonthStart(*plan.months->hi));
+      }
+      if (plan.provably_empty) out << " empty";
+      break;
+    }
+    case PlanKind::kRefused: {
+      RouteErrorInfo info = routeErrorInfo(plan.refusal->code);
+      out << "refused " << info.mysql_errno << " " << info.sqlstate << " " << info.name << "\n"
+          << plan.refusal->message;
+      break;
+    }
+  }
+  if (plan.kind != PlanKind::kRefused && plan.targets[0].sql != "") out << "\n" << plan.targets[0].sql;
+  return out.str();
+}
+
+// Queries are one line in the files; "\\n" stands for a newline inside one.
+std::string unescape(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == 'n') {
+      out += '\n';
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  return out;
+}
+
+struct GoldenCase {
+  std::vector<std::string> comments;
+  std::string sql;
+  std::string expected;
+  int line = 0;
+};
+
+std::vector<GoldenCase> readCases(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<GoldenCase> cases;
+  GoldenCase current;
+  std::string line;
+  int number = 0;
+  auto flush = [&] {
+    if (!current.sql.empty() || !current.comments.empty()) cases.push_back(std::move(current));
+    current = GoldenCase{};
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) {
+      flush();
+    } else if (line.starts_with("#")) {
+      current.comments.push_back(line);
+    } else if (line.starts_with("sql> ")) {
+      current.sql = unescape(line.substr(5));
+      current.line = number;
+    } else if (line.starts_with("  ")) {
+      current.expected += (current.expected.empty() ? "" : "\n") + line.substr(2);
+    } else {
+      ADD_FAILURE() << path << ":" << number << ": unexpected line: " << line;
+    }
+  }
+  flush();
+  return cases;
+}
+
+void writeCases(const std::string& path, const std::vector<GoldenCase>& cases) {
+  std::ofstream out(path);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (i) out << "\n";
+    for (const auto& c : cases[i].comments) out << c << "\n";
+    if (cases[i].sql.empty()) continue;
+    out << "sql> " << escape(cases[i].sql) << "\n";
+    std::istringstream lines(cases[i].expected);
+    std::string line;
+    while (std::getline(lines, line)) out << "  " << line << "\n";
+  }
+}
+
+TEST(PlannerGolden, AllFiles) {
+  auto map = goldenMap();
+  ASSERT_TRUE(map);
+  PlannerInput input{*map, "db0", {}};
+  bool regenerate = std::getenv("SP_REGENERATE_GOLDEN") != nullptr;
+  size_t total = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kGoldenDir)) {
+    if (entry.path().extension() != ".txt") continue;
+    std::string path = entry.path().string();
+    auto cases = readCases(path);
+    for (auto& c : cases) {
+      if (c.sql.empty()) continue;
+      ++total;
+      std::string actual = renderPlan(planQuery(c.sql, input));
+      if (regenerate) c.expected = actual;
+      else EXPECT_EQ(actual, c.expected) << entry.path().filename().string() << ":" << c.line << ": " << c.sql;
+    }
+    if (regenerate) writeCases(path, cases);
+  }
+  EXPECT_GE(total, 200u) << "golden corpus shrank";
+}
+
+}  // namespace
+}  // namespace sp::routing
