@@ -35,12 +35,18 @@ std::string quoteText(std::string_view text) {
 struct KeyValues {
   std::vector<uint64_t> values;
   bool depends_on_params = false;
+  bool unknown = false;  // pins nothing (e.g. a `?` without a value)
   std::optional<Refusal> refusal;
 };
 
 // Folds one value into `out`; false when the conjunct cannot pin the key.
+bool isPlaceholder(const Expr& e) {
+  return e.kind == ExprKind::kLiteral && e.literal_kind == parser::LiteralKind::kPlaceholder;
+}
+
 bool addKeyValue(const Expr& value_expr, std::string_view sql, std::span<const ParamValue> params,
                  std::string_view table, const ColumnMatcher& key, KeyValues& out) {
+  out.depends_on_params |= isPlaceholder(value_expr);
   KeyValue v = keyValueOf(value_expr, sql, params);
   switch (v.status) {
     case ValueStatus::kValue: out.values.push_back(v.value); return true;
@@ -74,7 +80,7 @@ std::optional<KeyValues> keyValuesOf(const Expr& e, std::string_view sql, const 
     const Expr* value = isColumn(*e.args[0], key) ? e.args[1].get() : isColumn(*e.args[1], key) ? e.args[0].get() : nullptr;
     if (!value || isColumn(*value, key)) return std::nullopt;
     if (!addKeyValue(*value, sql, params, table, key, out) && !out.refusal) {
-      return out.depends_on_params ? std::optional(KeyValues{{}, true, {}}) : std::nullopt;
+      return out.depends_on_params ? std::optional(KeyValues{{}, true, true, {}}) : std::nullopt;
     }
     return out;
   }
@@ -82,7 +88,7 @@ std::optional<KeyValues> keyValuesOf(const Expr& e, std::string_view sql, const 
     for (size_t i = 1; i < e.args.size(); ++i) {
       if (!addKeyValue(*e.args[i], sql, params, table, key, out)) {
         if (out.refusal) return out;
-        return out.depends_on_params ? std::optional(KeyValues{{}, true, {}}) : std::nullopt;
+        return out.depends_on_params ? std::optional(KeyValues{{}, true, true, {}}) : std::nullopt;
       }
     }
     return out;
@@ -121,7 +127,7 @@ KeyConstraint extractKey(const Expr* where, std::string_view sql, const ColumnMa
       result.refusal = std::move(values->refusal);
       return;
     }
-    if (values->depends_on_params && values->values.empty()) return;  // unknown until executed
+    if (values->unknown) return;  // e.g. a `?` whose value is not known yet
     std::sort(values->values.begin(), values->values.end());
     values->values.erase(std::unique(values->values.begin(), values->values.end()), values->values.end());
     if (!allowed) {
@@ -162,6 +168,7 @@ struct MonthScan {
   }
 
   std::optional<MonthRange> rangeOf(bool is_month, CompareOp op, const Expr& value) {
+    out.depends_on_params |= isPlaceholder(value);
     DateBound d = dateValueOf(value, sql, params);
     switch (d.status) {
       case ValueStatus::kValue:

@@ -36,6 +36,21 @@ TEST(Crc32, MatchesZlibVectors) {
   for (const auto& c : cases) EXPECT_EQ(crc32(c.input), c.expected) << "input size " << c.input.size();
 }
 
+TEST(Crc32, MatchesMariaDb) {
+  // MariaDB 10.11.19 on the test cluster:
+  //   SELECT CRC32(''), CRC32('a'), CRC32('123456789'), CRC32('channel:1'),
+  //          CRC32(CONCAT('channel:', 18446744073709551615)),
+  //          CRC32(CONCAT('channel:', 88001)) % 64, CRC32(CONCAT('channel:', 9223372036854775807)) % 64
+  //   -> 0  3904355907  3421780262  2157320608  3378454856  60  30
+  EXPECT_EQ(crc32(""), 0u);
+  EXPECT_EQ(crc32("a"), 3904355907u);
+  EXPECT_EQ(crc32("123456789"), 3421780262u);
+  EXPECT_EQ(crc32("channel:1"), 2157320608u);
+  EXPECT_EQ(crc32("channel:18446744073709551615"), 3378454856u);
+  EXPECT_EQ(crc32("channel:88001") % 64, 60u);
+  EXPECT_EQ(crc32("channel:9223372036854775807") % 64, 30u);
+}
+
 TEST(Crc32, ChainingEqualsWholeAtEverySplit) {
   std::string text = bytes0To255Times4().substr(0, 300) + "channel:18446744073709551615";
   uint32_t whole = crc32(text);
