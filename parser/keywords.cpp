@@ -1,6 +1,7 @@
 #include "parser/keywords.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <array>
 
 namespace sp::parser {
@@ -18,13 +19,24 @@ constexpr std::array kKeywordsById = {
     SP_PARSER_KEYWORDS(SP_PARSER_KEYWORD_ENTRY)};
 #undef SP_PARSER_KEYWORD_ENTRY
 
-// Sorted by name at compile time so lookup is a binary search over a flat
-// table: no hashing, no allocation, no static-initialisation order issues.
-constexpr auto kKeywordsByName = [] {
-  auto sorted = kKeywordsById;
-  std::sort(sorted.begin() + 1, sorted.end(),
-            [](const KeywordEntry& a, const KeywordEntry& b) { return a.name < b.name; });
-  return sorted;
+constexpr uint32_t hashWord(std::string_view upper) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (char c : upper) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+  return h;
+}
+
+// Open-addressing table built at compile time: one hash and usually one
+// comparison per word, no allocation, no static-initialisation order issues.
+constexpr size_t kHashSize = 1024;  // power of two, > 4x the keyword count
+static_assert(kHashSize > 4 * kKeywordsById.size());
+constexpr auto kHashTable = [] {
+  std::array<uint16_t, kHashSize> table{};
+  for (size_t i = 1; i < kKeywordsById.size(); ++i) {
+    size_t slot = hashWord(kKeywordsById[i].name) & (kHashSize - 1);
+    while (table[slot] != 0) slot = (slot + 1) & (kHashSize - 1);
+    table[slot] = static_cast<uint16_t>(i);
+  }
+  return table;
 }();
 
 constexpr size_t kMaxKeywordLength = [] {
@@ -42,12 +54,12 @@ Keyword lookupKeyword(std::string_view word) {
     char c = word[i];
     upper[i] = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
   }
-  std::string_view key(upper, word.size());
-  auto first = kKeywordsByName.begin() + 1;
-  auto it = std::lower_bound(first, kKeywordsByName.end(), key,
-                             [](const KeywordEntry& e, std::string_view k) { return e.name < k; });
-  if (it == kKeywordsByName.end() || it->name != key) return Keyword::kNone;
-  return it->id;
+  const std::string_view key(upper, word.size());
+  for (size_t slot = hashWord(key) & (kHashSize - 1);; slot = (slot + 1) & (kHashSize - 1)) {
+    const uint16_t index = kHashTable[slot];
+    if (index == 0) return Keyword::kNone;
+    if (kKeywordsById[index].name == key) return kKeywordsById[index].id;
+  }
 }
 
 std::string_view keywordName(Keyword keyword) {

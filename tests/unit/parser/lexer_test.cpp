@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,21 @@ TEST(Lexer, KeywordLookup) {
   EXPECT_EQ(keywordName(Keyword::kSELECT), "SELECT");
   EXPECT_TRUE(isReservedKeyword(Keyword::kFROM));
   EXPECT_FALSE(isReservedKeyword(Keyword::kVALUE));
+}
+
+TEST(Lexer, EveryKeywordRoundTrips) {
+#define SP_CHECK_KEYWORD(name, reserved)                                  \
+  {                                                                       \
+    std::string lower(#name);                                             \
+    for (char& c : lower) c = static_cast<char>(std::tolower(c));         \
+    EXPECT_EQ(lookupKeyword(#name), Keyword::k##name) << #name;           \
+    EXPECT_EQ(lookupKeyword(lower), Keyword::k##name) << lower;           \
+    EXPECT_EQ(keywordName(Keyword::k##name), #name);                      \
+    EXPECT_EQ(isReservedKeyword(Keyword::k##name), reserved) << #name;    \
+    EXPECT_EQ(lookupKeyword(std::string(#name) + "X"), Keyword::kNone);   \
+  }
+  SP_PARSER_KEYWORDS(SP_CHECK_KEYWORD)
+#undef SP_CHECK_KEYWORD
 }
 
 TEST(Lexer, EndIsSticky) {
