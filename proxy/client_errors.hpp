@@ -24,6 +24,7 @@ inline constexpr Code kBackendLost{2013, "HY000"};        // CR_SERVER_LOST styl
 inline constexpr Code kNotSupported{1235, "42000"};       // ER_NOT_SUPPORTED_YET
 inline constexpr Code kServerShutdown{1053, "08S01"};     // ER_SERVER_SHUTDOWN
 inline constexpr Code kGeneric{1105, "HY000"};            // ER_UNKNOWN_ERROR
+inline constexpr Code kCrossBackend{9120, "HY000"};       // shardproxy: state bound to another backend
 
 inline protocol::ErrPacket make(Code code, std::string message) {
   return protocol::ErrPacket{code.number, code.sql_state, std::move(message)};

@@ -90,7 +90,7 @@ awaitable<bool> ClientSession::authenticate(const std::string& user, std::string
                                             uint8_t& seq) {
   if (plugin != protocol::kNativePasswordPlugin) {
     // e.g. a MySQL 8 client offering caching_sha2_password: switch it to native.
-    protocol::AuthSwitchRequest sw{std::string(protocol::kNativePasswordPlugin), scramble + std::string(1, '\0')};
+    protocol::AuthSwitchRequest sw{std::string(protocol::kNativePasswordPlugin), scramble};
     protocol::Bytes out;
     protocol::encode(sw, out);
     client_.append(out, seq);

@@ -7,7 +7,10 @@
 #include "protocol/generic_packets.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
+#include "parser/explain_shards.hpp"
+#include "proxy/local_result.hpp"
 #include "proxy/response_forwarder.hpp"
+#include "routing/plan.hpp"
 #include "proxy/worker.hpp"
 
 namespace sp::proxy {
@@ -40,7 +43,7 @@ void ClientSession::closeIfIdle() {
 
 uint16_t ClientSession::statusFlags() const {
   uint16_t s = 0;
-  if (in_transaction_) s |= status::kInTrans;
+  if (in_transaction_ || pending_begin_) s |= status::kInTrans;
   auto it = desired_.variables.find("autocommit");
   bool autocommit_off = it != desired_.variables.end() &&
                         (it->second == "0" || it->second == "OFF" || it->second == "off" || it->second == "'OFF'");
@@ -155,27 +158,36 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
 
 void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool, uint16_t status_flags) {
   if (!conn) return;
-  bool was_in_transaction = in_transaction_;
-  in_transaction_ = !conn->broken() && (status_flags & status::kInTrans);
-  if (in_transaction_ != counted_in_transaction_) {
-    worker_.context().sessions_in_transaction.fetch_add(in_transaction_ ? 1 : uint32_t(-1));
-    counted_in_transaction_ = in_transaction_;
-  }
+  // A sticky connection on another backend stays pinned as it is; route()
+  // refuses statements that would open a transaction or sticky state here.
+  const bool other_pinned = pinned_ != nullptr;
   if (conn->broken()) {
-    if (was_in_transaction || sticky_ || tables_locked_) {
-      spdlog::info("session {}: pinned backend connection to {} lost", connection_id_, pool.name());
+    if (!other_pinned) {
+      if (in_transaction_ || sticky_ || tables_locked_) {
+        spdlog::info("session {}: pinned backend connection to {} lost", connection_id_, pool.name());
+      }
+      in_transaction_ = sticky_ = tables_locked_ = false;
+      pinned_pool_ = nullptr;
     }
-    sticky_ = tables_locked_ = false;
-    pinned_pool_ = nullptr;
     pool.release(std::move(conn));
-    return;
-  }
-  if (in_transaction_ || sticky_ || tables_locked_) {
-    pinned_ = std::move(conn);
-    pinned_pool_ = &pool;
+  } else if (other_pinned) {
+    if (status_flags & status::kInTrans) conn->markBroken();  // never pool an open transaction
+    pool.release(std::move(conn));
   } else {
-    pinned_pool_ = nullptr;
-    pool.release(std::move(conn));
+    in_transaction_ = status_flags & status::kInTrans;
+    if (in_transaction_ || sticky_ || tables_locked_) {
+      pinned_ = std::move(conn);
+      pinned_pool_ = &pool;
+    } else {
+      pinned_pool_ = nullptr;
+      pool.release(std::move(conn));
+    }
+  }
+  if (!in_transaction_ && !pending_begin_) transaction_map_.reset();
+  bool counted = in_transaction_ || pending_begin_;
+  if (counted != counted_in_transaction_) {
+    worker_.context().sessions_in_transaction.fetch_add(counted ? 1 : uint32_t(-1));
+    counted_in_transaction_ = counted;
   }
 }
 
@@ -217,12 +229,145 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
   }
 }
 
+namespace {
+
+// Statements that only change or end session state never name tables.
+bool isSessionControl(parser::StatementKind kind) {
+  using K = parser::StatementKind;
+  switch (kind) {
+    case K::kEmpty:
+    case K::kSet:
+    case K::kUse:
+    case K::kBegin:
+    case K::kCommit:
+    case K::kRollback:
+    case K::kSavepoint:
+    case K::kUnlockTables:
+      return true;
+    default:
+      return false;
+  }
+}
+
+protocol::ErrPacket refusalToErr(const routing::Refusal& r) {
+  auto info = routing::routeErrorInfo(r.code);
+  return protocol::ErrPacket{info.mysql_errno, std::string(info.sqlstate), r.message};
+}
+
+}  // namespace
+
+std::shared_ptr<const routing::CompiledShardMap> ClientSession::mapSnapshot() {
+  if (transaction_map_) return transaction_map_;
+  auto map = worker_.context().shard_map.load();
+  if (in_transaction_ || pending_begin_) transaction_map_ = map;
+  return map;
+}
+
+std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession::route(
+    std::string_view sql, const parser::StatementInfo& info) {
+  BackendPool* current = pinned_pool_ ? pinned_pool_ : &defaultPool();
+  if (isSessionControl(info.kind)) return StatementTarget{current, {}};
+  auto map = mapSnapshot();
+  if (!map) return StatementTarget{current, {}};
+  const auto& cfg = worker_.context().config;
+  routing::Plan plan = routing::planQuery(sql, routing::PlannerInput{*map, cfg.default_backend});
+  StatementTarget target{current, {}};
+  switch (plan.kind) {
+    case routing::PlanKind::kRefused:
+      return refusalToErr(*plan.refusal);
+    case routing::PlanKind::kPassthrough:
+      return target;
+    case routing::PlanKind::kRoute: {
+      const auto& t = plan.targets.front();
+      target.pool = worker_.pool(t.backend);
+      if (!target.pool) {
+        return client_error::make(client_error::kGeneric, "shardproxy: shard map names unknown backend " + t.backend);
+      }
+      if (t.sql != sql) target.sql = t.sql;
+      break;
+    }
+  }
+  if (pinned_pool_ && target.pool != pinned_pool_) {
+    // The pinned connection holds a transaction, table locks or session
+    // state on one backend; the statement belongs on another.
+    if (in_transaction_ || tables_locked_ || pending_begin_ || !(statusFlags() & status::kAutocommit)) {
+      return client_error::make(client_error::kCrossBackend, fmt::format(
+          "shardproxy: this transaction is bound to backend {}, but the statement routes to backend {}; "
+          "transactions spanning backends are not supported: COMMIT first, or keep the transaction on one backend",
+          pinned_pool_->name(), target.pool->name()));
+    }
+    if (info.uses_user_variable || info.creates_temporary_table || info.uses_named_lock || info.uses_found_rows ||
+        info.multiple_statements || info.kind == parser::StatementKind::kLockTables ||
+        info.kind == parser::StatementKind::kPrepareSql) {
+      return client_error::make(client_error::kCrossBackend, fmt::format(
+          "shardproxy: this session keeps connection-bound state (user variables, temporary tables, locks or "
+          "prepared SQL) on backend {}, and this statement would need such state on backend {}",
+          pinned_pool_->name(), target.pool->name()));
+    }
+  }
+  return target;
+}
+
 awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   std::string_view sql = protocol::asText(payload.subspan(1));
+  if (auto inner = parser::explainShardsTarget(sql)) co_return co_await onExplainShards(*inner);
   parser::StatementInfo info = parser::classify(sql);
-  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
-  auto conn = co_await borrow(pool, true);
+  using K = parser::StatementKind;
+  if (!pinned_ && !info.multiple_statements) {
+    if (info.kind == K::kBegin) {
+      pending_begin_ = std::string(sql);
+      transaction_map_.reset();
+      mapSnapshot();
+      co_return co_await sendOk(reply_seq_);
+    }
+    if ((info.kind == K::kCommit || info.kind == K::kRollback) && pending_begin_) {
+      // Nothing ran since BEGIN: there is nothing to commit or roll back.
+      pending_begin_.reset();
+      transaction_map_.reset();
+      co_return co_await sendOk(reply_seq_);
+    }
+  }
+  auto routed = route(sql, info);
+  if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) co_return co_await sendError(reply_seq_, *err);
+  auto& target = std::get<StatementTarget>(routed);
+  if (target.sql.empty()) co_return co_await runOn(*target.pool, payload, info);
+  protocol::Bytes rewritten;
+  rewritten.reserve(target.sql.size() + 1);
+  rewritten.push_back(static_cast<uint8_t>(Command::kQuery));
+  rewritten.insert(rewritten.end(), target.sql.begin(), target.sql.end());
+  co_return co_await runOn(*target.pool, rewritten, info);
+}
+
+awaitable<bool> ClientSession::runOn(BackendPool& pool, protocol::ByteView payload, const parser::StatementInfo& info) {
+  bool use_pinned = pinned_pool_ == &pool;
+  std::unique_ptr<BackendConnection> conn;
+  if (use_pinned) {
+    conn = co_await borrow(pool, true);
+  } else {
+    // A sticky connection on another backend stays put; this statement borrows on its own.
+    auto keep = std::move(pinned_);
+    auto* keep_pool = pinned_pool_;
+    pinned_pool_ = nullptr;
+    conn = co_await borrow(pool, true);
+    pinned_ = std::move(keep);
+    pinned_pool_ = keep_pool;
+  }
   if (!conn) co_return true;
+  if (pending_begin_) {
+    auto r = co_await conn->command(Command::kQuery, *pending_begin_);
+    if (!r) {
+      if (r.error().kind == BackendError::Kind::kServer) {
+        co_await sendError(reply_seq_, protocol::ErrPacket{r.error().code, r.error().sql_state, r.error().message});
+      } else {
+        reportBackendFailure(pool, reply_seq_, false);
+        co_await client_.flush();
+      }
+      pending_begin_.reset();
+      giveBack(std::move(conn), pool, 0);
+      co_return true;
+    }
+    pending_begin_.reset();
+  }
   conn->stream().append(payload, 0);
   if (!co_await conn->stream().flush()) {
     conn->markBroken();
@@ -242,6 +387,30 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   }
   if (!result.server_error || info.multiple_statements) recordEffects(info, *conn);
   giveBack(std::move(conn), pool, result.status_flags);
+  co_return co_await client_.flush();
+}
+
+awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
+  LocalResult result;
+  result.columns = {"shard", "backend", "physical_table", "sql"};
+  auto map = mapSnapshot();
+  if (!map) {
+    result.rows.push_back({std::nullopt, worker_.context().config.default_backend, std::nullopt, std::string(statement)});
+  } else {
+    routing::Plan plan = routing::planQuery(statement, routing::PlannerInput{*map, worker_.context().config.default_backend});
+    if (plan.kind == routing::PlanKind::kRefused) {
+      auto err = refusalToErr(*plan.refusal);
+      result.rows.push_back({std::nullopt, std::nullopt, std::nullopt,
+                             fmt::format("ERROR {} ({}): {}", err.error_code, err.sql_state, err.message)});
+    }
+    for (const auto& t : plan.targets) {
+      auto opt = [](const std::string& s) { return s.empty() ? std::optional<std::string>() : std::optional<std::string>(s); };
+      result.rows.push_back({opt(t.shard), t.backend, opt(t.physical_table), t.sql});
+    }
+  }
+  protocol::Bytes out;
+  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_);
+  client_.appendFramedBytes(out);
   co_return co_await client_.flush();
 }
 

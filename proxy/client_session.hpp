@@ -10,7 +10,11 @@
 #include <memory>
 #include <string>
 
+#include <optional>
+#include <variant>
+
 #include "parser/classify.hpp"
+#include "routing/shard_map.hpp"
 #include "protocol/response_tracker.hpp"
 #include "proxy/backend_connection.hpp"
 #include "proxy/packet_stream.hpp"
@@ -41,6 +45,8 @@ class ClientSession {
   // client_session.cpp
   awaitable<bool> dispatch(protocol::ByteView payload);
   awaitable<bool> onQuery(protocol::ByteView payload);
+  awaitable<bool> onExplainShards(std::string_view statement);
+  awaitable<bool> runOn(BackendPool& pool, protocol::ByteView payload, const parser::StatementInfo& info);
   awaitable<bool> onInitDb(protocol::ByteView payload);
   awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state);
   awaitable<bool> onResetConnection();
@@ -58,6 +64,16 @@ class ClientSession {
   uint16_t statusFlags() const;
   BackendPool& defaultPool();
 
+  // Where a statement goes (routing.md): a pool and the SQL to send there
+  // (empty = the client's text unchanged), or the ERR that refuses it.
+  struct StatementTarget {
+    BackendPool* pool = nullptr;
+    std::string sql;
+  };
+  std::variant<StatementTarget, protocol::ErrPacket> route(std::string_view sql, const parser::StatementInfo& info);
+  // The map this statement plans against: a transaction keeps the snapshot it started with.
+  std::shared_ptr<const routing::CompiledShardMap> mapSnapshot();
+
   Worker& worker_;
   PacketStream client_;
   uint32_t connection_id_;
@@ -71,6 +87,11 @@ class ClientSession {
   std::unique_ptr<BackendConnection> pinned_;
   BackendPool* pinned_pool_ = nullptr;
   bool in_transaction_ = false;
+  // BEGIN / START TRANSACTION not yet sent: it goes to the backend of the
+  // transaction's first statement, so a transaction on a shard's backend
+  // does not start on the default backend.
+  std::optional<std::string> pending_begin_;
+  std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
   bool sticky_ = false;        // state that lives on one connection: keep it for the session
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;

@@ -34,6 +34,8 @@ class PacketStream {
 
   // Frames `payload` starting at `seq` into the output buffer; returns the next seq.
   uint8_t append(protocol::ByteView payload, uint8_t seq);
+  // Appends bytes that are already framed (header + payload).
+  void appendFramedBytes(protocol::ByteView framed) { out_.insert(out_.end(), framed.begin(), framed.end()); }
   // Sends everything appended so far.
   awaitable<bool> flush();
   size_t pendingOutput() const { return out_.size(); }

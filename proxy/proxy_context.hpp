@@ -5,7 +5,10 @@
 #include <cstdint>
 #include <string>
 
+#include <memory>
+
 #include "conf/config.hpp"
+#include "routing/shard_map.hpp"
 
 namespace sp::proxy {
 
@@ -17,6 +20,10 @@ struct ProxyContext {
   std::atomic<uint32_t> sessions_in_transaction{0};
   std::atomic<uint64_t> statements{0};
   std::atomic<bool> shutting_down{false};
+
+  // The shard map in force. Each statement plans against one snapshot; a
+  // reload publishes a new immutable map (null: no sharded tables).
+  std::atomic<std::shared_ptr<const routing::CompiledShardMap>> shard_map;
 };
 
 }  // namespace sp::proxy

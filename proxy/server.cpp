@@ -17,6 +17,15 @@ Server::~Server() {
 
 std::string Server::start() {
   const auto& cfg = context_.config;
+  if (!cfg.shard_map_path.empty()) {
+    std::vector<std::string> backends;
+    for (const auto& b : cfg.backends) backends.push_back(b.name);
+    auto map = routing::loadShardMap(cfg.shard_map_path, backends);
+    if (!map) return "invalid shard map:\n" + routing::formatShardMapIssues(map.error(), cfg.shard_map_path);
+    context_.shard_map.store(*map);
+    spdlog::info("shard map {} version {} loaded ({} sharded tables, checksum {})", cfg.shard_map_path,
+                 (*map)->version(), (*map)->tables().size(), (*map)->checksum().substr(0, 12));
+  }
   unsigned threads = cfg.server.threads ? cfg.server.threads : std::max(1u, std::thread::hardware_concurrency());
   error_code ec;
   auto address = asio::ip::make_address(cfg.server.listen.host, ec);
