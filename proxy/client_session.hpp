@@ -39,8 +39,6 @@ class ClientSession {
  private:
   // client_handshake.cpp
   awaitable<bool> handshake();
-  awaitable<bool> authenticate(const std::string& user, std::string auth_response,
-                               const std::string& plugin, const std::string& scramble, uint8_t& seq);
 
   // client_session.cpp
   awaitable<bool> dispatch(protocol::ByteView payload);

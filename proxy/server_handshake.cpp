@@ -1,0 +1,105 @@
+#include "proxy/server_handshake.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "protocol/auth.hpp"
+#include "protocol/constants.hpp"
+#include "protocol/generic_packets.hpp"
+#include "protocol/handshake.hpp"
+#include "proxy/client_errors.hpp"
+
+namespace sp::proxy {
+
+namespace cap = protocol::cap;
+
+namespace {
+
+// No SSL or compression yet, no LOCAL INFILE, no SESSION_TRACK (sessions are
+// multiplexed over backend connections). LONG_PASSWORD stays set, so MariaDB
+// clients do not send MariaDB extended capabilities.
+constexpr uint32_t kServerCapabilities =
+    cap::kLongPassword | cap::kFoundRows | cap::kLongFlag | cap::kConnectWithDb | cap::kIgnoreSpace |
+    cap::kProtocol41 | cap::kInteractive | cap::kTransactions | cap::kSecureConnection |
+    cap::kMultiStatements | cap::kMultiResults | cap::kPsMultiResults | cap::kPluginAuth |
+    cap::kConnectAttrs | cap::kPluginAuthLenencClientData | cap::kDeprecateEof;
+
+awaitable<void> sendErr(PacketStream& client, uint8_t seq, client_error::Code code, std::string message) {
+  protocol::Bytes out;
+  protocol::encode(client_error::make(code, std::move(message)), out);
+  client.append(out, seq);
+  co_await client.flush();
+}
+
+const conf::UserAccount* findAccount(const std::vector<conf::UserAccount>& accounts, std::string_view name) {
+  for (const auto& a : accounts) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+uint32_t serverCapabilities() { return kServerCapabilities; }
+
+awaitable<std::optional<LoginResult>> acceptLogin(PacketStream& client, const LoginRequest& request) {
+  const std::string scramble = protocol::makeScramble();
+  protocol::HandshakeV10 hs;
+  hs.server_version = std::string(request.server_version);
+  hs.connection_id = request.connection_id;
+  hs.auth_plugin_data = scramble;
+  hs.capabilities = kServerCapabilities;
+  hs.character_set = protocol::kCollationUtf8mb4GeneralCi;
+  hs.status_flags = protocol::status::kAutocommit;
+  hs.auth_plugin_name = std::string(protocol::kNativePasswordPlugin);
+  protocol::Bytes out;
+  protocol::encode(hs, out);
+  client.append(out, 0);
+  if (!co_await client.flush()) co_return std::nullopt;
+
+  auto msg = co_await client.read();
+  if (!msg) co_return std::nullopt;
+  uint8_t seq = msg->sequence_id + 1;
+  if (protocol::isSslRequest(msg->payload)) {
+    co_await sendErr(client, seq, client_error::kHandshake, "shardproxy: TLS is not supported on this listener");
+    co_return std::nullopt;
+  }
+  auto resp = protocol::decodeHandshakeResponse41(msg->payload);
+  if (!resp || !(resp->capabilities & cap::kProtocol41)) {
+    co_await sendErr(client, seq, client_error::kHandshake, "Bad handshake");
+    co_return std::nullopt;
+  }
+  std::string auth_response = resp->auth_response;
+  bool plugin_auth = resp->capabilities & cap::kPluginAuth;
+  if (plugin_auth && resp->auth_plugin_name != protocol::kNativePasswordPlugin) {
+    // e.g. a MySQL 8 client offering caching_sha2_password: switch it to native.
+    protocol::AuthSwitchRequest sw{std::string(protocol::kNativePasswordPlugin), scramble};
+    out.clear();
+    protocol::encode(sw, out);
+    client.append(out, seq);
+    if (!co_await client.flush()) co_return std::nullopt;
+    auto reply = co_await client.read();
+    if (!reply) co_return std::nullopt;
+    auth_response = std::string(protocol::asText(reply->payload));
+    seq = reply->sequence_id + 1;
+  }
+  const auto* account = findAccount(*request.accounts, resp->username);
+  if (!account || !protocol::verifyNativePassword(account->password, scramble, auth_response)) {
+    std::string_view host = request.peer.substr(0, request.peer.rfind(':'));
+    spdlog::info("connection {}: access denied for user '{}' from {}", request.connection_id, resp->username,
+                 request.peer);
+    co_await sendErr(client, seq, client_error::kAccessDenied,
+                     fmt::format("Access denied for user '{}'@'{}' (using password: {})", resp->username, host,
+                                 auth_response.empty() ? "NO" : "YES"));
+    co_return std::nullopt;
+  }
+  LoginResult result;
+  result.account = account;
+  result.capabilities = resp->capabilities & kServerCapabilities;
+  if (result.capabilities & cap::kConnectWithDb) result.database = resp->database;
+  result.collation = resp->character_set;
+  result.next_seq = seq;
+  co_return result;
+}
+
+}  // namespace sp::proxy

@@ -1,0 +1,39 @@
+// The server side of the MySQL connection phase, shared by the application
+// listener and the admin listener: greeting, HandshakeResponse41, switch to
+// mysql_native_password when the client offers another plugin, password check
+// against a list of accounts. On failure the ERR has been sent.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conf/config.hpp"
+#include "proxy/net.hpp"
+#include "proxy/packet_stream.hpp"
+
+namespace sp::proxy {
+
+struct LoginRequest {
+  uint32_t connection_id = 0;
+  std::string_view server_version;
+  const std::vector<conf::UserAccount>* accounts = nullptr;
+  std::string_view peer;  // "host:port", for messages
+};
+
+struct LoginResult {
+  const conf::UserAccount* account = nullptr;
+  uint32_t capabilities = 0;  // negotiated
+  std::string database;       // from CONNECT_WITH_DB, may be empty
+  uint8_t collation = 0;      // the client's handshake character set
+  uint8_t next_seq = 0;       // sequence id for the OK (or ERR) that ends the login
+};
+
+// The capabilities the proxy offers clients.
+uint32_t serverCapabilities();
+
+// Runs the exchange up to (not including) the final OK, which the caller
+// sends after its own checks. nullopt: the login failed or the client left.
+awaitable<std::optional<LoginResult>> acceptLogin(PacketStream& client, const LoginRequest& request);
+
+}  // namespace sp::proxy
