@@ -153,19 +153,26 @@ TEST(Lexer, KeywordLookup) {
   EXPECT_FALSE(isReservedKeyword(Keyword::kVALUE));
 }
 
+struct KeywordRow {
+  std::string_view name;
+  Keyword id;
+  bool reserved;
+};
+
+#define SP_KEYWORD_ROW(name, reserved) KeywordRow{#name, Keyword::k##name, reserved},
+const KeywordRow kAllKeywords[] = {SP_PARSER_KEYWORDS(SP_KEYWORD_ROW)};
+#undef SP_KEYWORD_ROW
+
 TEST(Lexer, EveryKeywordRoundTrips) {
-#define SP_CHECK_KEYWORD(name, reserved)                                  \
-  {                                                                       \
-    std::string lower(#name);                                             \
-    for (char& c : lower) c = static_cast<char>(std::tolower(c));         \
-    EXPECT_EQ(lookupKeyword(#name), Keyword::k##name) << #name;           \
-    EXPECT_EQ(lookupKeyword(lower), Keyword::k##name) << lower;           \
-    EXPECT_EQ(keywordName(Keyword::k##name), #name);                      \
-    EXPECT_EQ(isReservedKeyword(Keyword::k##name), reserved) << #name;    \
-    EXPECT_EQ(lookupKeyword(std::string(#name) + "X"), Keyword::kNone);   \
+  for (const KeywordRow& row : kAllKeywords) {
+    std::string lower(row.name);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(lookupKeyword(row.name), row.id) << row.name;
+    EXPECT_EQ(lookupKeyword(lower), row.id) << lower;
+    EXPECT_EQ(keywordName(row.id), row.name);
+    EXPECT_EQ(isReservedKeyword(row.id), row.reserved) << row.name;
+    EXPECT_EQ(lookupKeyword(std::string(row.name) + "X"), Keyword::kNone) << row.name;
   }
-  SP_PARSER_KEYWORDS(SP_CHECK_KEYWORD)
-#undef SP_CHECK_KEYWORD
 }
 
 TEST(Lexer, EndIsSticky) {
