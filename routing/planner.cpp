@@ -53,6 +53,7 @@ Plan routeToShard(const RoutingContext& ctx, uint32_t shard_index, std::vector<T
     }
   }
   renameTable(ctx.refs, ctx.use->name->table.value, shard.physical_table, edits);
+  if (ctx.edits_out) *ctx.edits_out = edits;
   Plan plan;
   plan.kind = PlanKind::kRoute;
   plan.table = ctx.rule;
@@ -235,6 +236,11 @@ Plan planPhysical(const RoutingContext& ctx) {
 }  // namespace
 
 Plan planStatement(const parser::Statement& st, std::string_view sql, const PlannerInput& input) {
+  return detail::planStatementWithEdits(st, sql, input, nullptr);
+}
+
+Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_view sql, const PlannerInput& input,
+                                    std::vector<TextEdit>* edits_out) {
   if (!st.select && !st.insert && !st.update && !st.del) {
     if (auto name = shardedNameIn(sql, input.map)) {
       return refuse(RouteErrorCode::kUnsupported,
@@ -244,7 +250,7 @@ Plan planStatement(const parser::Statement& st, std::string_view sql, const Plan
     }
     return passthrough(sql, input.default_backend);
   }
-  RoutingContext ctx{st, sql, input, collectRefs(st), nullptr, nullptr, {}, {}};
+  RoutingContext ctx{st, sql, input, collectRefs(st), nullptr, nullptr, {}, {}, edits_out};
   std::vector<const TableUse*> sharded;
   for (const auto& use : ctx.refs.tables) {
     if (const TableRule* rule = input.map.findTable(use.name->table.value)) {

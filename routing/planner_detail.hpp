@@ -20,6 +20,7 @@ struct RoutingContext {
   const TableUse* use = nullptr;             // its (single) reference
   std::vector<const TableUse*> unsharded;    // other tables: live on default_backend
   std::vector<PhysicalTableRef> physical;    // directly named physical tables
+  std::vector<TextEdit>* edits_out = nullptr;  // when set, receives the edits behind the routed SQL
 };
 
 Plan refuse(RouteErrorCode code, std::string message);
@@ -32,5 +33,11 @@ std::string keyHint(const TableRule& rule);
 Plan routeToShard(const RoutingContext& ctx, uint32_t shard_index, std::vector<TextEdit> edits);
 
 Plan planInsert(const RoutingContext& ctx);
+
+// planStatement, also handing out the edits that turned `sql` into the routed
+// SQL (empty when the SQL is unchanged); the plan cache re-applies them to the
+// original text of a normalized query.
+Plan planStatementWithEdits(const parser::Statement& statement, std::string_view sql, const PlannerInput& input,
+                            std::vector<TextEdit>* edits_out);
 
 }  // namespace sp::routing::detail

@@ -45,8 +45,11 @@ KeyValue fromQuotedText(std::string_view content) {
   return v;
 }
 
+KeyValue fromLiteralText(LiteralKind kind, std::string_view text);
+
 KeyValue fromParam(const ParamValue& p) {
   switch (p.kind) {
+    case ParamValue::Kind::kLiteral: return fromLiteralText(p.literal_kind, p.literal_text);
     case ParamValue::Kind::kNull: return {ValueStatus::kNull, 0};
     case ParamValue::Kind::kUnsigned: return {ValueStatus::kValue, p.u};
     case ParamValue::Kind::kSigned:
@@ -71,23 +74,26 @@ KeyValue signedNumber(std::string_view text, KeyValue (*parse)(std::string_view)
   return v.status == ValueStatus::kInexact ? v : KeyValue{ValueStatus::kNegative, 0};
 }
 
-KeyValue fromLiteral(const Expr& e, std::string_view sql, std::span<const ParamValue> params) {
-  std::string_view text = e.range.text(sql);
-  switch (e.literal_kind) {
+KeyValue fromLiteralText(LiteralKind kind, std::string_view text) {
+  switch (kind) {
     case LiteralKind::kInteger: return signedNumber(text, parseUnsigned);
     case LiteralKind::kDecimal: return signedNumber(text, parseDecimalLiteral);
     case LiteralKind::kString: return fromQuotedText(parser::unquoteString(text));
     case LiteralKind::kNull: return {ValueStatus::kNull, 0};
     case LiteralKind::kTrue: return {ValueStatus::kValue, 1};
     case LiteralKind::kFalse: return {ValueStatus::kValue, 0};
-    case LiteralKind::kPlaceholder:
-      if (e.placeholder_index >= params.size()) return {ValueStatus::kNeedsParam, 0};
-      return fromParam(params[e.placeholder_index]);
+    case LiteralKind::kPlaceholder: return {ValueStatus::kNeedsParam, 0};
     case LiteralKind::kFloat:
     case LiteralKind::kHex:
     case LiteralKind::kBit: return {ValueStatus::kInexact, 0};
   }
   return {ValueStatus::kInexact, 0};
+}
+
+KeyValue fromLiteral(const Expr& e, std::string_view sql, std::span<const ParamValue> params) {
+  if (e.literal_kind != LiteralKind::kPlaceholder) return fromLiteralText(e.literal_kind, e.range.text(sql));
+  if (e.placeholder_index >= params.size()) return {ValueStatus::kNeedsParam, 0};
+  return fromParam(params[e.placeholder_index]);
 }
 
 }  // namespace
@@ -111,12 +117,22 @@ DateBound dateValueOf(const Expr& expr, std::string_view sql, std::span<const Pa
   switch (expr.literal_kind) {
     case LiteralKind::kString: content = parser::unquoteString(expr.range.text(sql)); break;
     case LiteralKind::kNull: return {ValueStatus::kNull, {}};
-    case LiteralKind::kPlaceholder:
+    case LiteralKind::kPlaceholder: {
       if (expr.placeholder_index >= params.size()) return {ValueStatus::kNeedsParam, {}};
-      if (params[expr.placeholder_index].kind == ParamValue::Kind::kNull) return {ValueStatus::kNull, {}};
-      if (params[expr.placeholder_index].kind != ParamValue::Kind::kString) return {ValueStatus::kInexact, {}};
-      content = params[expr.placeholder_index].s;
+      const ParamValue& p = params[expr.placeholder_index];
+      bool literal = p.kind == ParamValue::Kind::kLiteral;
+      if (p.kind == ParamValue::Kind::kNull || (literal && p.literal_kind == LiteralKind::kNull)) {
+        return {ValueStatus::kNull, {}};
+      }
+      if (literal && p.literal_kind == LiteralKind::kString) {
+        content = parser::unquoteString(p.literal_text);
+      } else if (p.kind == ParamValue::Kind::kString) {
+        content = p.s;
+      } else {
+        return {ValueStatus::kInexact, {}};
+      }
       break;
+    }
     default: return {ValueStatus::kInexact, {}};
   }
   auto parsed = parseDateTime(content);

@@ -16,12 +16,17 @@ namespace sp::routing {
 
 // A bound parameter of a prepared statement (decoded by the proxy).
 struct ParamValue {
-  enum class Kind : uint8_t { kNull, kSigned, kUnsigned, kDouble, kString };
+  enum class Kind : uint8_t {
+    kNull, kSigned, kUnsigned, kDouble, kString,
+    kLiteral,  // a literal lifted out of the SQL text by the plan cache: judged exactly as the literal
+  };
   Kind kind = Kind::kNull;
   int64_t i = 0;
   uint64_t u = 0;
   double d = 0;
   std::string s;  // kString: the bytes, unquoted
+  parser::LiteralKind literal_kind = parser::LiteralKind::kNull;  // kLiteral
+  std::string_view literal_text;  // kLiteral: the token as written (points into the query)
 };
 
 enum class ValueStatus : uint8_t {

@@ -1,0 +1,136 @@
+#include "routing/plan_cache.hpp"
+
+#include <algorithm>
+
+#include "parser/lexer.hpp"
+#include "parser/parse.hpp"
+#include "routing/planner_detail.hpp"
+
+namespace sp::routing {
+namespace {
+
+using parser::LiteralKind;
+using parser::TokenKind;
+
+std::optional<LiteralKind> literalKindOf(TokenKind kind) {
+  switch (kind) {
+    case TokenKind::kInteger: return LiteralKind::kInteger;
+    case TokenKind::kDecimal: return LiteralKind::kDecimal;
+    case TokenKind::kFloat: return LiteralKind::kFloat;
+    case TokenKind::kString: return LiteralKind::kString;
+    case TokenKind::kHexString: return LiteralKind::kHex;
+    case TokenKind::kBitString: return LiteralKind::kBit;
+    default: return std::nullopt;
+  }
+}
+
+// Maps a position of the normalized text (always a token boundary) back to the original SQL.
+std::optional<uint32_t> mapPosition(const NormalizedQuery& q, uint32_t pos, bool is_end) {
+  auto it = std::lower_bound(q.spans.begin(), q.spans.end(), pos, [&](const auto& span, uint32_t p) {
+    return (is_end ? span.norm_end : span.norm_begin) < p;
+  });
+  if (it == q.spans.end() || (is_end ? it->norm_end : it->norm_begin) != pos) return std::nullopt;
+  return is_end ? it->orig_end : it->orig_begin;
+}
+
+}  // namespace
+
+struct PlanCache::Entry {
+  std::string text;  // the normalized text the statement's views point into
+  std::optional<parser::Statement> statement;  // empty: the normalized text does not parse
+};
+
+NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue> params) {
+  NormalizedQuery q;
+  auto tokens = parser::tokenize(sql);
+  q.text.reserve(sql.size());
+  q.spans.reserve(tokens.size());
+  uint32_t placeholder = 0;
+  for (const auto& token : tokens) {
+    if (token.kind == TokenKind::kEnd) break;
+    if (token.isError()) q.cacheable = false;
+    if (!q.text.empty()) q.text += ' ';
+    auto begin = static_cast<uint32_t>(q.text.size());
+    if (auto kind = literalKindOf(token.kind)) {
+      q.text += '?';
+      ParamValue p;
+      p.kind = ParamValue::Kind::kLiteral;
+      p.literal_kind = *kind;
+      p.literal_text = token.text(sql);
+      q.params.push_back(p);
+    } else {
+      q.text += token.text(sql);
+      if (token.kind == TokenKind::kPlaceholder) {
+        q.params.push_back(placeholder < params.size() ? params[placeholder] : ParamValue{});
+        if (placeholder >= params.size()) q.cacheable = false;  // planQuery would see "no value"
+        ++placeholder;
+      }
+    }
+    q.spans.push_back({begin, static_cast<uint32_t>(q.text.size()), token.begin, token.end});
+  }
+  return q;
+}
+
+void PlanCache::clear() {
+  index_.clear();
+  lru_.clear();
+}
+
+std::shared_ptr<const PlanCache::Entry> PlanCache::lookup(const std::string& key) {
+  auto it = index_.find(key);
+  if (it == index_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second.second);
+  return it->second.first;
+}
+
+void PlanCache::insert(const std::string& key, std::shared_ptr<const Entry> entry) {
+  if (capacity_ == 0) return;
+  if (index_.size() >= capacity_) {
+    index_.erase(lru_.back());
+    lru_.pop_back();
+  }
+  lru_.push_front(key);
+  index_.emplace(key, std::pair{std::move(entry), lru_.begin()});
+}
+
+Plan PlanCache::plan(std::string_view sql, const PlannerInput& input) {
+  NormalizedQuery q = normalizeQuery(sql, input.params);
+  if (!q.cacheable) return planQuery(sql, input);
+  std::shared_ptr<const Entry> entry = lookup(q.text);
+  if (entry) {
+    ++hits_;
+  } else {
+    ++misses_;
+    auto fresh = std::make_shared<Entry>();
+    fresh->text = q.text;
+    auto parsed = parser::parse(fresh->text);
+    if (parsed) fresh->statement = std::move(*parsed);
+    entry = fresh;
+    insert(q.text, entry);
+  }
+  // Shapes the parser rejects once `?` stands in for a literal (e.g. CHAR(10)) are planned directly.
+  if (!entry->statement) return planQuery(sql, input);
+  PlannerInput normalized{input.map, input.default_backend, q.params};
+  std::vector<TextEdit> edits;
+  Plan plan = detail::planStatementWithEdits(*entry->statement, entry->text, normalized, &edits);
+  if (plan.kind == PlanKind::kRefused) {
+    // Messages quote the values as written: plan the original text for the exact wording.
+    return planQuery(sql, input);
+  }
+  for (auto& e : edits) {
+    // Tokens are separated by one space in the normalized text, so a position
+    // is either a token's begin or a token's end, never both.
+    auto begin = mapPosition(q, e.begin, false);
+    if (!begin && e.begin == e.end) begin = mapPosition(q, e.begin, true);
+    auto end = e.begin == e.end ? begin : mapPosition(q, e.end, true);
+    if (!begin || !end) return planQuery(sql, input);  // not on a token boundary: never guess
+    e.begin = *begin;
+    e.end = *end;
+  }
+  for (auto& target : plan.targets) target.sql = applyEdits(sql, edits);
+  plan.depends_on_params = false;
+  for (const auto& e : q.params) plan.depends_on_params |= e.kind != ParamValue::Kind::kLiteral;
+  return plan;
+}
+
+}  // namespace sp::routing

@@ -1,0 +1,63 @@
+// Plan cache keyed by a statement's normalized form: literals replaced by `?`,
+// comments and spacing dropped. Repeated shapes skip the parser (the costly
+// part); the cached tree of the normalized text is planned again on every use
+// with the literals passed as parameters that the planner judges exactly like
+// the literals themselves, so a cached entry never depends on a shard map
+// snapshot or on literal values. The routed SQL is always the client's own
+// text with the planner's edits mapped back onto it: byte for byte the same
+// result as planQuery().
+//
+// Not thread-safe: use one cache per worker thread (no locks on the hot path).
+#pragma once
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "routing/plan.hpp"
+
+namespace sp::routing {
+
+// The normalized form of a statement and how to get back to the original.
+struct NormalizedQuery {
+  std::string text;                 // e.g. "SELECT * FROM msg WHERE conv_id = ? AND seq > ?"
+  std::vector<ParamValue> params;   // one per `?` of `text`, in order (literal or bound parameter)
+  // Per significant token: [begin, end) in `text` and in the original SQL.
+  struct TokenSpan {
+    uint32_t norm_begin, norm_end, orig_begin, orig_end;
+  };
+  std::vector<TokenSpan> spans;
+  bool cacheable = true;  // false when the text has lexer errors
+};
+
+// `params` are the statement's own bound `?` values (prepared statements).
+NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue> params);
+
+class PlanCache {
+ public:
+  explicit PlanCache(size_t capacity = 4096) : capacity_(capacity) {}
+
+  // Same result as planQuery(sql, input), through the cache.
+  Plan plan(std::string_view sql, const PlannerInput& input);
+
+  size_t size() const { return index_.size(); }
+  uint64_t hits() const { return hits_; }
+  uint64_t misses() const { return misses_; }
+  void clear();
+
+ private:
+  struct Entry;
+  std::shared_ptr<const Entry> lookup(const std::string& key);
+  void insert(const std::string& key, std::shared_ptr<const Entry> entry);
+
+  size_t capacity_;
+  std::list<std::string> lru_;  // most recent first
+  std::unordered_map<std::string, std::pair<std::shared_ptr<const Entry>, std::list<std::string>::iterator>> index_;
+  uint64_t hits_ = 0;
+  uint64_t misses_ = 0;
+};
+
+}  // namespace sp::routing

@@ -1,0 +1,137 @@
+// The plan cache must give exactly planQuery()'s result: checked over the
+// whole golden corpus (first use = miss, second = hit), plus shape sharing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "routing/plan_cache.hpp"
+
+namespace sp::routing {
+namespace {
+
+const std::string kGoldenDir = std::string(SP_SOURCE_DIR) + "/tests/unit/routing/golden";
+
+std::shared_ptr<const CompiledShardMap> testMap() {
+  static const std::vector<std::string> kBackends = {"db0", "db1"};
+  auto map = loadShardMap(kGoldenDir + "/shard_map.yaml", kBackends);
+  EXPECT_TRUE(map.has_value());
+  return map ? *map : nullptr;
+}
+
+std::string unescape(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == 'n') {
+      out += '\n';
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> goldenQueries() {
+  std::vector<std::string> out;
+  for (const auto& entry : std::filesystem::directory_iterator(kGoldenDir)) {
+    if (entry.path().extension() != ".txt") continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.starts_with("sql> ")) out.push_back(unescape(line.substr(5)));
+    }
+  }
+  return out;
+}
+
+void expectSamePlan(const Plan& a, const Plan& b, const std::string& sql) {
+  ASSERT_EQ(a.kind, b.kind) << sql;
+  if (a.kind == PlanKind::kRefused) {
+    EXPECT_EQ(a.refusal->code, b.refusal->code) << sql;
+    EXPECT_EQ(a.refusal->message, b.refusal->message) << sql;
+    return;
+  }
+  ASSERT_EQ(a.targets.size(), b.targets.size()) << sql;
+  EXPECT_EQ(a.targets[0].backend, b.targets[0].backend) << sql;
+  EXPECT_EQ(a.targets[0].shard, b.targets[0].shard) << sql;
+  EXPECT_EQ(a.targets[0].physical_table, b.targets[0].physical_table) << sql;
+  EXPECT_EQ(a.targets[0].sql, b.targets[0].sql) << sql;
+  EXPECT_EQ(a.key_values, b.key_values) << sql;
+  EXPECT_EQ(a.months, b.months) << sql;
+  EXPECT_EQ(a.provably_empty, b.provably_empty) << sql;
+  EXPECT_EQ(a.table, b.table) << sql;
+}
+
+TEST(PlanCache, MatchesPlanQueryOnTheGoldenCorpus) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  PlannerInput input{*map, "db0", {}};
+  PlanCache cache(1024);
+  auto queries = goldenQueries();
+  ASSERT_GE(queries.size(), 200u);
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& sql : queries) expectSamePlan(cache.plan(sql, input), planQuery(sql, input), sql);
+  }
+  EXPECT_GT(cache.hits(), queries.size() / 2);
+}
+
+TEST(PlanCache, OneShapeServesDifferentLiterals) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  PlannerInput input{*map, "db0", {}};
+  PlanCache cache;
+  Plan a = cache.plan("SELECT * FROM msg WHERE conv_id = 7 /* first */", input);
+  Plan b = cache.plan("select * FROM msg   WHERE conv_id = 18446744073709551615", input);  // other case: other shape
+  Plan c = cache.plan("SELECT  *  FROM msg WHERE conv_id = 18446744073709551615 -- x", input);
+  EXPECT_EQ(cache.misses(), 2u);
+  EXPECT_EQ(cache.hits(), 1u);
+  EXPECT_EQ(a.targets[0].sql, "SELECT * FROM msg_07 WHERE conv_id = 7 /* first */");
+  EXPECT_EQ(b.targets[0].sql, "select * FROM msg_15   WHERE conv_id = 18446744073709551615");
+  EXPECT_EQ(c.targets[0].sql, "SELECT  *  FROM msg_15 WHERE conv_id = 18446744073709551615 -- x");
+  EXPECT_EQ(c.targets[0].backend, "db1");
+}
+
+TEST(PlanCache, MonthPredicateIsMappedOntoTheOriginalText) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  PlannerInput input{*map, "db0", {}};
+  PlanCache cache;
+  const char* first = "SELECT * FROM tg_channel_message WHERE peer_id = 1 AND message_time >= '2025-01-01' "
+                      "AND message_time < '2025-02-01' ORDER BY message_id";
+  const char* second = "SELECT * FROM tg_channel_message WHERE peer_id = 7 AND message_time >= '2025-03-15 10:00:00' "
+                       "AND message_time < '2025-05-01'   /* c */ ORDER BY message_id";
+  cache.plan(first, input);
+  Plan p = cache.plan(second, input);
+  EXPECT_EQ(cache.hits(), 1u);
+  ASSERT_EQ(p.kind, PlanKind::kRoute);
+  EXPECT_EQ(p.targets[0].sql,
+            "SELECT * FROM tg_channel_message_s01 WHERE peer_id = 7 AND message_time >= '2025-03-15 10:00:00' "
+            "AND message_time < '2025-05-01' AND message_month >= '2025-03-01' AND message_month < '2025-05-01'"
+            "   /* c */ ORDER BY message_id");
+}
+
+TEST(PlanCache, BoundParametersAndEviction) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  PlanCache cache(2);
+  std::vector<ParamValue> params(1);
+  params[0].kind = ParamValue::Kind::kUnsigned;
+  params[0].u = 9;
+  PlannerInput input{*map, "db0", params};
+  Plan p = cache.plan("SELECT * FROM msg WHERE conv_id = ?", input);
+  ASSERT_EQ(p.kind, PlanKind::kRoute);
+  EXPECT_EQ(p.targets[0].sql, "SELECT * FROM msg_09 WHERE conv_id = ?");
+  EXPECT_TRUE(p.depends_on_params);
+  PlannerInput plain{*map, "db0", {}};
+  cache.plan("SELECT 1", plain);
+  cache.plan("SELECT 2 FROM conv", plain);
+  EXPECT_EQ(cache.size(), 2u);
+  cache.plan("SELECT * FROM msg WHERE conv_id = ?", input);  // evicted: a miss again
+  EXPECT_EQ(cache.misses(), 4u);
+}
+
+}  // namespace
+}  // namespace sp::routing
