@@ -10,19 +10,49 @@ namespace sp::protocol {
 
 ResponseTracker::ResponseTracker(ResponseKind kind, uint32_t capabilities,
                                  uint32_t mariadb_capabilities)
-    : kind_(kind), capabilities_(capabilities), mariadb_capabilities_(mariadb_capabilities) {}
+    : kind_(kind),
+      capabilities_(capabilities),
+      mariadb_capabilities_(mariadb_capabilities),
+      state_(kind == ResponseKind::kNone    ? State::kDone
+             : kind == ResponseKind::kFetch ? State::kRows
+                                            : State::kFirst) {}
+
+ResponseKind responseKindOf(Command command) {
+  switch (command) {
+    case Command::kFieldList: return ResponseKind::kFieldList;
+    case Command::kStatistics: return ResponseKind::kStatistics;
+    case Command::kStmtPrepare: return ResponseKind::kPrepare;
+    case Command::kStmtFetch: return ResponseKind::kFetch;
+    case Command::kStmtClose:
+    case Command::kStmtSendLongData:
+    case Command::kQuit: return ResponseKind::kNone;
+    default: return ResponseKind::kQuery;
+  }
+}
 
 DecodeResult<ResponseEvent> ResponseTracker::onPacket(ByteView payload) {
   if (payload.empty()) return std::unexpected(DecodeError::kIncomplete);
   switch (state_) {
     case State::kFirst:
       return onFirst(payload);
+    case State::kParams:
+      return onParam(payload);
+    case State::kParamsEof: {
+      if (!isEofPacket(payload)) return std::unexpected(DecodeError::kProtocolValue);
+      SP_TRY_VOID(takeEof(payload));
+      state_ = prepareColumnsOrDone();
+      return ResponseEvent::kParamsEof;
+    }
     case State::kColumns:
       return onColumn(payload);
     case State::kColumnsEof: {
       if (!isEofPacket(payload)) return std::unexpected(DecodeError::kProtocolValue);
       SP_TRY_VOID(takeEof(payload));
-      state_ = State::kRows;
+      // A prepare response has no rows: its column section ends it. So does an
+      // execute that opened a cursor (rows come with COM_STMT_FETCH); under
+      // DEPRECATE_EOF that answer ends with a 0xfe OK, reported as kRowsEnd.
+      bool no_rows = kind_ == ResponseKind::kPrepare || (status_flags_ & status::kCursorExists);
+      state_ = no_rows ? State::kDone : State::kRows;
       return ResponseEvent::kColumnsEof;
     }
     case State::kRows:
@@ -41,7 +71,11 @@ DecodeResult<ResponseEvent> ResponseTracker::onFirst(ByteView payload) {
       return ResponseEvent::kStatistics;
     case ResponseKind::kFieldList:
       return onColumn(payload);
+    case ResponseKind::kPrepare:
+      return onPrepareOk(payload);
     case ResponseKind::kQuery:
+    case ResponseKind::kFetch:
+    case ResponseKind::kNone:
       break;
   }
   if (payload[0] == kOkHeader) {
@@ -61,6 +95,35 @@ DecodeResult<ResponseEvent> ResponseTracker::onFirst(ByteView payload) {
   return ResponseEvent::kColumnCount;
 }
 
+DecodeResult<ResponseEvent> ResponseTracker::onPrepareOk(ByteView payload) {
+  SP_TRY(ok, decodeStmtPrepareOk(payload));
+  prepare_ok_ = ok;
+  warnings_ = ok.warnings;
+  // MySQL 8's optional metadata: metadata_follows 0 means no definitions at all.
+  if (ok.metadata_follows && *ok.metadata_follows == 0) {
+    state_ = State::kDone;
+  } else {
+    columns_left_ = ok.num_params;
+    state_ = columns_left_ > 0 ? State::kParams : prepareColumnsOrDone();
+  }
+  return ResponseEvent::kPrepareOk;
+}
+
+// Parameter definitions are column definitions (name "?"); columns_left_
+// counts the parameters left while in kParams.
+DecodeResult<ResponseEvent> ResponseTracker::onParam(ByteView payload) {
+  SP_TRY_VOID(decodeColumnDefinition41(payload, mariadb_capabilities_));
+  if (--columns_left_ == 0) {
+    state_ = (capabilities_ & cap::kDeprecateEof) ? prepareColumnsOrDone() : State::kParamsEof;
+  }
+  return ResponseEvent::kParamDef;
+}
+
+ResponseTracker::State ResponseTracker::prepareColumnsOrDone() {
+  columns_left_ = prepare_ok_.num_columns;
+  return columns_left_ > 0 ? State::kColumns : State::kDone;
+}
+
 DecodeResult<ResponseEvent> ResponseTracker::onColumn(ByteView payload) {
   if (kind_ == ResponseKind::kFieldList) {
     // COM_FIELD_LIST has no column count: definitions run until EOF or ERR.
@@ -78,7 +141,8 @@ DecodeResult<ResponseEvent> ResponseTracker::onColumn(ByteView payload) {
 }
 
 ResponseTracker::State ResponseTracker::afterColumns() const {
-  return (capabilities_ & cap::kDeprecateEof) ? State::kRows : State::kColumnsEof;
+  if (!(capabilities_ & cap::kDeprecateEof)) return State::kColumnsEof;
+  return kind_ == ResponseKind::kPrepare ? State::kDone : State::kRows;
 }
 
 DecodeResult<ResponseEvent> ResponseTracker::onRow(ByteView payload) {

@@ -5,6 +5,8 @@
 #pragma once
 #include <cstdint>
 
+#include "protocol/constants.hpp"
+#include "protocol/prepared.hpp"
 #include "protocol/wire.hpp"
 
 namespace sp::protocol {
@@ -21,13 +23,26 @@ enum class ResponseEvent : uint8_t {
   kRowsEnd,      // EOF, or the 0xfe OK under DEPRECATE_EOF, ending the rows; also the
                  // same marker ending a COM_FIELD_LIST response
   kStatistics,   // the plain-text answer to COM_STATISTICS
+  kPrepareOk,    // COM_STMT_PREPARE_OK (see prepareOk())
+  kParamDef,     // one parameter definition of a prepare response
+  kParamsEof,    // the EOF after the parameter definitions (classic EOF style only)
 };
 
 enum class ResponseKind : uint8_t {
   kQuery,       // COM_QUERY and other commands answered by OK/ERR/result sets
   kFieldList,   // COM_FIELD_LIST: column definitions then EOF, no column count
   kStatistics,  // COM_STATISTICS: one string packet
+  kPrepare,     // COM_STMT_PREPARE: PREPARE_OK, parameter definitions (+EOF),
+                // column definitions (+EOF); or ERR
+  kFetch,       // COM_STMT_FETCH: binary rows then the end marker; or ERR
+  kNone,        // no response at all (COM_STMT_CLOSE, COM_STMT_SEND_LONG_DATA,
+                // COM_QUIT): done() from the start; the caller must not read
 };
+
+// The response kind a command gets. COM_STMT_EXECUTE and COM_STMT_RESET are
+// kQuery: an execute answers like a query, with binary rows; one that opened a
+// cursor ends after its column definitions (status SERVER_STATUS_CURSOR_EXISTS).
+ResponseKind responseKindOf(Command command);
 
 class ResponseTracker {
  public:
@@ -50,10 +65,15 @@ class ResponseTracker {
   uint64_t affectedRows() const { return affected_rows_; }
   uint64_t lastInsertId() const { return last_insert_id_; }
   uint16_t warnings() const { return warnings_; }
+  // kPrepare: the PREPARE_OK once kPrepareOk was returned.
+  const StmtPrepareOk& prepareOk() const { return prepare_ok_; }
 
  private:
-  enum class State : uint8_t { kFirst, kColumns, kColumnsEof, kRows, kDone };
+  enum class State : uint8_t { kFirst, kParams, kParamsEof, kColumns, kColumnsEof, kRows, kDone };
   DecodeResult<ResponseEvent> onFirst(ByteView payload);
+  DecodeResult<ResponseEvent> onPrepareOk(ByteView payload);
+  DecodeResult<ResponseEvent> onParam(ByteView payload);
+  State prepareColumnsOrDone();
   DecodeResult<ResponseEvent> onColumn(ByteView payload);
   DecodeResult<ResponseEvent> onRow(ByteView payload);
   DecodeResult<ResponseEvent> onErr(ByteView payload);
@@ -70,6 +90,7 @@ class ResponseTracker {
   uint16_t warnings_ = 0;
   uint64_t affected_rows_ = 0;
   uint64_t last_insert_id_ = 0;
+  StmtPrepareOk prepare_ok_;
 };
 
 }  // namespace sp::protocol
