@@ -15,10 +15,16 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 stop() {
   local run_dir="$1" pid deadline
   pid="$(cat "$run_dir/shardproxy.pid" 2>/dev/null || true)"
-  if ! alive "$pid"; then
+  if [[ -z "$pid" ]]; then
     log "not running"
-    rm -f "$run_dir/shardproxy.pid"
     return 0
+  fi
+  if ! alive "$pid"; then
+    # It was started by us and is gone: it died during the tests.
+    log "shardproxy (pid $pid) exited before it was asked to stop; log tail:"
+    tail -n 40 "$run_dir/shardproxy.log" >&2 || true
+    rm -f "$run_dir/shardproxy.pid"
+    return 1
   fi
   log "stopping pid $pid"
   kill -TERM "$pid" 2>/dev/null || true

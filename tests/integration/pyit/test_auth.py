@@ -39,8 +39,14 @@ class Authentication(unittest.TestCase):
         self.assertEqual(code, 1045)
 
     def test_unknown_database_at_login_fails(self):
-        with self.assertRaises(pymysql.err.MySQLError):
-            login("app", "app_pw", database="it_no_such_database_zz")()
+        code, sqlstate, _ = sptest.capture_sqlstate(login("app", "app_pw", database="it_no_such_database_zz"))
+        self.assertEqual((code, sqlstate), (1049, "42000"))
+        # The proxy is still there for the next client.
+        conn = sptest.proxy()
+        try:
+            self.assertEqual(sptest.scalar(conn, "SELECT 1"), 1)
+        finally:
+            conn.close()
 
     def test_failed_logins_do_not_disturb_others(self):
         conn = sptest.proxy()

@@ -68,6 +68,8 @@ class BackendFailure(unittest.TestCase):
 
     def test_backend_server_stopped_mid_query_then_restarted(self):
         port = str(sptest.DB0_PORT)
+        # Warm the pools: several backend connections sit idle when db0 goes away.
+        self.assertEqual(self.concurrent_selects(8, "SELECT SLEEP(0.3)"), [])
         victim = sptest.proxy(read_timeout=60)
         try:
             marker = f"it_stop_{uuid.uuid4().hex[:8]}"
@@ -92,6 +94,32 @@ class BackendFailure(unittest.TestCase):
         started = time.monotonic()
         sptest.wait_until(works, 30, interval_s=0.5, what="a working session after db0 restart")
         print(f"recovered {time.monotonic() - started:.1f}s after db0 restart")
+        # From then on every new session works at its first statement: the
+        # connections that died with the old server are not handed out again.
+        self.assertEqual(self.concurrent_selects(8, "SELECT 6"), [])
+        for _ in range(8):
+            self.assertTrue(works())
+
+    def concurrent_selects(self, sessions, sql):
+        """Runs sql in that many fresh sessions at once; returns the errors."""
+        errors = []
+
+        def one():
+            try:
+                conn = sptest.proxy(read_timeout=30)
+                try:
+                    sptest.query(conn, sql)
+                finally:
+                    conn.close()
+            except Exception as e:  # noqa: BLE001 - collected
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=one) for _ in range(sessions)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        return errors
 
 
 if __name__ == "__main__":
