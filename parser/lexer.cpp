@@ -346,13 +346,14 @@ std::string unquoteIdentifier(std::string_view text) {
   return out;
 }
 
-std::string unquoteString(std::string_view text) {
-  const size_t open = text.find_first_of("'\"");
-  if (open == std::string_view::npos || text.size() < open + 2) return std::string(text);
-  const char quote = text[open];
-  const std::string_view body = text.substr(open + 1, text.size() - open - 2);
-  std::string out;
-  out.reserve(body.size());
+namespace {
+
+// Appends the decoded body of one string token ('..', "..", _cs'..', N'..').
+void appendStringBody(std::string_view token, std::string& out) {
+  const size_t open = token.find_first_of("'\"");
+  if (open == std::string_view::npos || token.size() < open + 2) return;
+  const char quote = token[open];
+  const std::string_view body = token.substr(open + 1, token.size() - open - 2);
   for (size_t i = 0; i < body.size(); ++i) {
     const char c = body[i];
     if (c == quote && i + 1 < body.size() && body[i + 1] == quote) {
@@ -374,7 +375,24 @@ std::string unquoteString(std::string_view text) {
       out.push_back(c);
     }
   }
-  return out;
+}
+
+}  // namespace
+
+std::string unquoteString(std::string_view text) {
+  // A literal's text may hold several adjacent strings ('a' 'b'), a charset
+  // introducer (_utf8mb4 'x') or a type word (DATE '2024-01-01'): the value
+  // is the concatenation of every string token in it.
+  std::string out;
+  out.reserve(text.size());
+  bool any = false;
+  Lexer lexer(text);
+  for (Token t = lexer.nextSignificant(); !t.is(TokenKind::kEnd); t = lexer.nextSignificant()) {
+    if (!t.is(TokenKind::kString)) continue;
+    appendStringBody(t.text(text), out);
+    any = true;
+  }
+  return any ? out : std::string(text);
 }
 
 }  // namespace sp::parser

@@ -108,7 +108,10 @@ std::string_view tokenKindName(TokenKind kind);
 std::string unquoteIdentifier(std::string_view text);
 // Content of a kString token: introducer dropped, quotes stripped, doubled
 // quotes and backslash escapes resolved (\n, \t, \0, \Z, \\, \', \", \b, \r;
-// \% and \_ keep their backslash as MySQL does).
+// \% and \_ keep their backslash as MySQL does). Also accepts the text of a
+// kString literal expression: adjacent strings ('a' 'b' -> "ab") and prefixes
+// (_utf8mb4 'x', DATE '2024-01-01') are handled. Text without any string
+// token is returned unchanged.
 std::string unquoteString(std::string_view text);
 
 }  // namespace sp::parser

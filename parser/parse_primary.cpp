@@ -19,6 +19,11 @@ constexpr std::array<std::string_view, 20> kIntervalUnits = {
     "HOUR_SECOND", "HOUR_MINUTE", "DAY_MICROSECOND", "DAY_SECOND", "DAY_MINUTE", "DAY_HOUR",
     "YEAR_MONTH"};
 
+// Charset introducers written with a space before the string (_utf8mb4 'x');
+// without a space the lexer already made them part of the string token.
+constexpr std::array<std::string_view, 9> kIntroducers = {
+    "_UTF8MB4", "_UTF8MB3", "_UTF8", "_LATIN1", "_BINARY", "_ASCII", "_UTF16", "_UTF32", "_UCS2"};
+
 // Reserved words that are still function names when followed by '('.
 bool isReservedFunctionName(Keyword k) {
   switch (k) {
@@ -150,6 +155,18 @@ ExprPtr Parser::parseWord() {
       }
       break;
     default: break;
+  }
+  if (token.is(TokenKind::kIdentifier) && peekIs(TokenKind::kString, 1)) {
+    // DATE '2024-01-01', TIMESTAMP '...', _utf8mb4 'x': one string literal
+    // whose text includes the prefix (unquoteString() gives the content).
+    bool prefix = peekWord("DATE") || peekWord("TIME") || peekWord("TIMESTAMP");
+    for (std::string_view name : kIntroducers) prefix = prefix || peekWord(name);
+    if (prefix) {
+      advance();
+      ExprPtr literal = parseLiteral();
+      literal->range.begin = token.begin;
+      return literal;
+    }
   }
   if (token.is(TokenKind::kIdentifier) && call &&
       (!isReservedKeyword(token.keyword) || isReservedFunctionName(token.keyword))) {

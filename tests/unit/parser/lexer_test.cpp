@@ -190,6 +190,11 @@ TEST(Lexer, UnquoteHelpers) {
   EXPECT_EQ(unquoteString(R"("x""y")"), "x\"y");
   EXPECT_EQ(unquoteString("_utf8mb4'z'"), "z");
   EXPECT_EQ(unquoteString(R"('50\%')"), "50\\%");
+  EXPECT_EQ(unquoteString("'a' 'b'\n\"c\""), "abc");
+  EXPECT_EQ(unquoteString("_utf8mb4 'x'"), "x");
+  EXPECT_EQ(unquoteString("DATE '2024-01-01'"), "2024-01-01");
+  EXPECT_EQ(unquoteString("'a' /* 'no' */ 'b'"), "ab");
+  EXPECT_EQ(unquoteString("no_quotes"), "no_quotes");
 }
 
 TEST(Lexer, NeverLoopsOnGarbage) {
