@@ -36,7 +36,8 @@ awaitable<bool> ClientSession::handshake() {
       if (!r && !refused) conn->markBroken();
       defaultPool().release(std::move(conn));
       if (refused) {
-        co_await sendError(seq, protocol::ErrPacket{r.error().code, r.error().sql_state, r.error().message});
+        queueError(seq, protocol::ErrPacket{r.error().code, r.error().sql_state, r.error().message});
+        co_await client_.flush();
         co_return false;
       }
     }

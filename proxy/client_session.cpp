@@ -60,11 +60,12 @@ awaitable<bool> ClientSession::sendOk(uint8_t seq, uint16_t extra_status) {
   co_return co_await client_.flush();
 }
 
-awaitable<bool> ClientSession::sendError(uint8_t seq, const protocol::ErrPacket& err) {
+// Not a coroutine on purpose: callers build ERR packets from temporaries, and
+// GCC 12 mishandles some temporaries inside co_await expressions.
+void ClientSession::queueError(uint8_t seq, const protocol::ErrPacket& err) {
   protocol::Bytes out;
   protocol::encode(err, out);
   client_.append(out, seq);
-  co_return co_await client_.flush();
 }
 
 awaitable<void> ClientSession::run() {
@@ -77,14 +78,16 @@ awaitable<void> ClientSession::run() {
       idle_ = false;
       if (!msg) {
         if (msg.error() == StreamError::kTooLarge) {
-          co_await sendError(0, client_error::make(client_error::kPacketTooLarge,
-                                                   "Got a packet bigger than 'max_allowed_packet' bytes"));
+          queueError(0, client_error::make(client_error::kPacketTooLarge,
+                                           "Got a packet bigger than 'max_allowed_packet' bytes"));
+          co_await client_.flush();
         }
         break;
       }
       if (msg->first_sequence_id != 0) {
-        co_await sendError(msg->sequence_id + 1, client_error::make(client_error::kMalformedPacket,
+        queueError(msg->sequence_id + 1, client_error::make(client_error::kMalformedPacket,
             "shardproxy: command packet with sequence id " + std::to_string(msg->first_sequence_id) + " (expected 0)"));
+        co_await client_.flush();
         break;
       }
       reply_seq_ = static_cast<uint8_t>(msg->sequence_id + 1);
@@ -98,7 +101,8 @@ awaitable<void> ClientSession::run() {
 
 awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
   if (payload.empty()) {
-    co_await sendError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: empty command packet"));
+    queueError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: empty command packet"));
+    co_await client_.flush();
     co_return false;
   }
   switch (static_cast<Command>(payload[0])) {
@@ -119,7 +123,8 @@ awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
     case Command::kSetOption:
       co_return co_await onSetOption(payload);
     default:
-      co_return co_await sendError(reply_seq_, client_error::make(client_error::kUnknownCommand, "Unknown command"));
+      queueError(reply_seq_, client_error::make(client_error::kUnknownCommand, "Unknown command"));
+      co_return co_await client_.flush();
   }
 }
 
@@ -131,10 +136,11 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
     auto r = co_await pool.acquire(capabilities_);
     if (!r) {
       const auto& cfg = pool.config();
-      co_await sendError(reply_seq_, client_error::make(
+      queueError(reply_seq_, client_error::make(
           r.error().kind == BackendError::Kind::kPoolTimeout ? client_error::kGeneric : client_error::kBackendUnavailable,
           fmt::format("shardproxy: backend {} ({}:{}) unavailable: {}", cfg.name, cfg.address.host,
                       cfg.address.port, r.error().message)));
+      co_await client_.flush();
       co_return nullptr;
     }
     conn = std::move(*r);
@@ -144,7 +150,8 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
     if (!s) {
       const auto& e = s.error();
       if (e.kind == BackendError::Kind::kServer) {
-        co_await sendError(reply_seq_, protocol::ErrPacket{e.code, e.sql_state, e.message});
+        queueError(reply_seq_, protocol::ErrPacket{e.code, e.sql_state, e.message});
+        co_await client_.flush();
       } else {
         reportBackendFailure(pool, reply_seq_, false);
         co_await client_.flush();
@@ -328,7 +335,10 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     }
   }
   auto routed = route(sql, info);
-  if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) co_return co_await sendError(reply_seq_, *err);
+  if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
+    queueError(reply_seq_, *err);
+    co_return co_await client_.flush();
+  }
   auto& target = std::get<StatementTarget>(routed);
   if (target.sql.empty()) co_return co_await runOn(*target.pool, payload, info);
   protocol::Bytes rewritten;
@@ -357,7 +367,8 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, protocol::ByteView paylo
     auto r = co_await conn->command(Command::kQuery, *pending_begin_);
     if (!r) {
       if (r.error().kind == BackendError::Kind::kServer) {
-        co_await sendError(reply_seq_, protocol::ErrPacket{r.error().code, r.error().sql_state, r.error().message});
+        queueError(reply_seq_, protocol::ErrPacket{r.error().code, r.error().sql_state, r.error().message});
+        co_await client_.flush();
       } else {
         reportBackendFailure(pool, reply_seq_, false);
         co_await client_.flush();
@@ -421,8 +432,11 @@ awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
   if (!conn) co_return true;
   conn->stream().append(payload, 0);
   if (!co_await conn->stream().flush()) conn->markBroken();
-  auto result = conn->broken() ? ForwardResult{true}
-                               : co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_);
+  ForwardResult result;
+  result.backend_failed = true;
+  if (!conn->broken()) {
+    result = co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_);
+  }
   if (result.client_failed) {
     giveBack(std::move(conn), pool, 0);
     co_return false;
@@ -443,7 +457,9 @@ awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protoco
   if (!conn) co_return true;
   conn->stream().append(payload, 0);
   if (!co_await conn->stream().flush()) conn->markBroken();
-  auto result = conn->broken() ? ForwardResult{true} : co_await forwardResponse(*conn, client_, kind, capabilities_, reply_seq_);
+  ForwardResult result;
+  result.backend_failed = true;
+  if (!conn->broken()) result = co_await forwardResponse(*conn, client_, kind, capabilities_, reply_seq_);
   if (result.client_failed) {
     giveBack(std::move(conn), pool, 0);
     co_return false;
@@ -473,7 +489,8 @@ awaitable<bool> ClientSession::onResetConnection() {
 awaitable<bool> ClientSession::onSetOption(protocol::ByteView payload) {
   // COM_SET_OPTION: int<2> 0 = MULTI_STATEMENTS_ON, 1 = OFF. Answered with EOF.
   if (payload.size() != 3 || payload[2] != 0 || payload[1] > 1) {
-    co_return co_await sendError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: malformed COM_SET_OPTION"));
+    queueError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: malformed COM_SET_OPTION"));
+    co_return co_await client_.flush();
   }
   if (payload[1] == 0) capabilities_ |= protocol::cap::kMultiStatements;
   else capabilities_ &= ~protocol::cap::kMultiStatements;

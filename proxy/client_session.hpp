@@ -58,7 +58,7 @@ class ClientSession {
   void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement);
 
   awaitable<bool> sendOk(uint8_t seq, uint16_t extra_status = 0);
-  awaitable<bool> sendError(uint8_t seq, const protocol::ErrPacket& err);
+  void queueError(uint8_t seq, const protocol::ErrPacket& err);
   uint16_t statusFlags() const;
   BackendPool& defaultPool();
 

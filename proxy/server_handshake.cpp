@@ -24,11 +24,12 @@ constexpr uint32_t kServerCapabilities =
     cap::kMultiStatements | cap::kMultiResults | cap::kPsMultiResults | cap::kPluginAuth |
     cap::kConnectAttrs | cap::kPluginAuthLenencClientData | cap::kDeprecateEof;
 
-awaitable<void> sendErr(PacketStream& client, uint8_t seq, client_error::Code code, std::string message) {
+// Queues an ERR; not a coroutine, so temporaries in the arguments stay out of
+// co_await expressions (GCC 12 mishandles some of those).
+void queueErr(PacketStream& client, uint8_t seq, client_error::Code code, std::string message) {
   protocol::Bytes out;
   protocol::encode(client_error::make(code, std::move(message)), out);
   client.append(out, seq);
-  co_await client.flush();
 }
 
 const conf::UserAccount* findAccount(const std::vector<conf::UserAccount>& accounts, std::string_view name) {
@@ -61,12 +62,14 @@ awaitable<std::optional<LoginResult>> acceptLogin(PacketStream& client, const Lo
   if (!msg) co_return std::nullopt;
   uint8_t seq = msg->sequence_id + 1;
   if (protocol::isSslRequest(msg->payload)) {
-    co_await sendErr(client, seq, client_error::kHandshake, "shardproxy: TLS is not supported on this listener");
+    queueErr(client, seq, client_error::kHandshake, "shardproxy: TLS is not supported on this listener");
+    co_await client.flush();
     co_return std::nullopt;
   }
   auto resp = protocol::decodeHandshakeResponse41(msg->payload);
   if (!resp || !(resp->capabilities & cap::kProtocol41)) {
-    co_await sendErr(client, seq, client_error::kHandshake, "Bad handshake");
+    queueErr(client, seq, client_error::kHandshake, "Bad handshake");
+    co_await client.flush();
     co_return std::nullopt;
   }
   std::string auth_response = resp->auth_response;
@@ -88,9 +91,10 @@ awaitable<std::optional<LoginResult>> acceptLogin(PacketStream& client, const Lo
     std::string_view host = request.peer.substr(0, request.peer.rfind(':'));
     spdlog::info("connection {}: access denied for user '{}' from {}", request.connection_id, resp->username,
                  request.peer);
-    co_await sendErr(client, seq, client_error::kAccessDenied,
-                     fmt::format("Access denied for user '{}'@'{}' (using password: {})", resp->username, host,
-                                 auth_response.empty() ? "NO" : "YES"));
+    queueErr(client, seq, client_error::kAccessDenied,
+             fmt::format("Access denied for user '{}'@'{}' (using password: {})", resp->username, host,
+                         auth_response.empty() ? "NO" : "YES"));
+    co_await client.flush();
     co_return std::nullopt;
   }
   LoginResult result;
