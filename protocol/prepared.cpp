@@ -120,7 +120,10 @@ EncodeResult encode(const StmtExecute& m, Bytes& out) {
   size_t bitmap_at = out.size();
   w.zeros(nullBitmapSize(m.values.size()));
   for (size_t i = 0; i < m.values.size(); ++i) {
-    if (isNull(m.values[i])) out[bitmap_at + i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+    // Long-data parameters get the NULL bit too, as libmariadb sends them
+    // (servers ignore the bit when long data was sent).
+    bool flagged = isNull(m.values[i]) || std::holds_alternative<LongDataValue>(m.values[i]);
+    if (flagged) out[bitmap_at + i / 8] |= static_cast<uint8_t>(1u << (i % 8));
   }
   w.u8(m.new_params_bound ? 1 : 0);
   if (m.new_params_bound) {
@@ -171,10 +174,12 @@ DecodeResult<void> readParams(Reader& r, StmtExecute& m, const StmtParamState& s
   m.values.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     bool is_null = (static_cast<uint8_t>(bitmap[i / 8]) >> (i % 8)) & 1;
-    if (is_null || m.types[i].type == ColumnType::kNull) {
-      m.values.emplace_back(NullValue{});
-    } else if (state.hasLongData(i)) {
+    // Long data wins over the NULL bit (libmariadb sets the bit for long-data
+    // parameters; servers use the long data).
+    if (state.hasLongData(i)) {
       m.values.emplace_back(LongDataValue{});
+    } else if (is_null || m.types[i].type == ColumnType::kNull) {
+      m.values.emplace_back(NullValue{});
     } else {
       SP_TRY(v, decodeBinaryValue(r, m.types[i]));
       m.values.push_back(v);

@@ -75,10 +75,13 @@ struct StmtExecute {
   bool operator==(const StmtExecute&) const = default;
 };
 // Needs types.size() == values.size() (the parameter count). The NULL bitmap
-// comes from the values; a value that does not fit its type is kProtocolValue.
+// comes from the values (NullValue, and LongDataValue like libmariadb does);
+// a value that does not fit its type is kProtocolValue, with nothing appended.
 EncodeResult encode(const StmtExecute& m, Bytes& out);
-// Values view the payload. kProtocolValue when new_params_bound is 0 and the
-// state has no bound types. Bits of the NULL bitmap beyond num_params and bits
+// Values view the payload. A parameter with long data in `state` is
+// LongDataValue whatever its NULL bit says (servers do the same); a NULL-typed
+// one is NullValue. kProtocolValue when new_params_bound is 0 and the state has
+// no bound types. Bits of the NULL bitmap beyond num_params and bits
 // of the type flag other than 0x80 are ignored (as servers do).
 DecodeResult<StmtExecute> decodeStmtExecute(ByteView payload, const StmtParamState& state);
 // After a successful execute decode: remember its types, clear long data.
