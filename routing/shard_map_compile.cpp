@@ -100,6 +100,13 @@ class Compiler {
                       TableDraft& draft);
   void parseBucketShards(std::span<const MapEntry> entries, const std::string& path, const NameTemplate* tpl,
                          TableDraft& draft);
+  // Buckets claimed so far (-1: none) and the owners' names, for overlap messages.
+  struct BucketOwners {
+    std::vector<int> owner;
+    std::vector<std::string> names;
+  };
+  Shard parseBucketShard(const MapEntry& entry, const std::string& path, const NameTemplate* tpl,
+                         std::optional<uint64_t> buckets, BucketOwners& owners, bool& ok);
   void parseHotKeys(const YAML::Node& node, const std::string& path, TableRule& rule);
   bool checkBackend(const YAML::Node& node, const std::string& path, const std::string& name);
   void assign(std::vector<int>& owner, const std::vector<BucketRange>& ranges, int owner_id,
@@ -319,6 +326,44 @@ void Compiler::parseModShards(std::span<const MapEntry> entries, const std::stri
   draft.shards_complete = true;
 }
 
+Shard Compiler::parseBucketShard(const MapEntry& entry, const std::string& path, const NameTemplate* tpl,
+                                 std::optional<uint64_t> buckets, BucketOwners& owners, bool& ok) {
+  auto index = static_cast<uint32_t>(owners.names.size() - 1);
+  Shard shard{index, entry.key, tpl ? tpl->expand(entry.key) : "", "", {}};
+  if (!isShardName(entry.key)) {
+    sink_.add(path, entry.key_node, "shard name '" + entry.key + "' must be 1-32 letters, digits or _");
+    ok = false;
+  }
+  if (!expectMap(sink_, entry.value, path)) {
+    ok = false;
+    return shard;
+  }
+  auto fields = mapEntries(sink_, entry.value, path);
+  reportUnknownKeys(sink_, fields, path, kBucketShardKeys);
+  if (const auto* be = findEntry(fields, "backend")) {
+    auto backend = readString(sink_, be->value, joinPath(path, "backend"));
+    if (backend && checkBackend(be->value, joinPath(path, "backend"), *backend)) shard.backend = *backend;
+    else ok = false;
+  } else {
+    sink_.add(joinPath(path, "backend"), entry.value, "missing required key 'backend'");
+    ok = false;
+  }
+  const auto* bk = findEntry(fields, "buckets");
+  if (!bk) {
+    sink_.add(joinPath(path, "buckets"), entry.value, "missing required key 'buckets' (e.g. \"0-15\")");
+    return shard;
+  }
+  auto text = readString(sink_, bk->value, joinPath(path, "buckets"));
+  if (!text || !buckets) return shard;
+  auto ranges = parseRanges(*text, *buckets - 1);
+  if (!ranges) {
+    sink_.add(joinPath(path, "buckets"), bk->value, "bucket list '" + *text + "': " + ranges.error());
+    return shard;
+  }
+  assign(owners.owner, *ranges, static_cast<int>(index), owners.names, joinPath(path, "buckets"), bk->value, "buckets");
+  return shard;
+}
+
 void Compiler::parseBucketShards(std::span<const MapEntry> entries, const std::string& path,
                                  const NameTemplate* tpl, TableDraft& draft) {
   TableRule& rule = draft.rule;
@@ -347,42 +392,13 @@ void Compiler::parseBucketShards(std::span<const MapEntry> entries, const std::s
   auto shard_entries = mapEntries(sink_, shards->value, shards_path);
   std::sort(shard_entries.begin(), shard_entries.end(),
             [](const MapEntry& a, const MapEntry& b) { return a.key < b.key; });
-  std::vector<int> owner(buckets.value_or(0), kUnowned);
-  std::vector<std::string> names;
+  BucketOwners owners{std::vector<int>(buckets.value_or(0), kUnowned), {}};
   bool ok = buckets.has_value();
   for (const auto& entry : shard_entries) {
-    std::string entry_path = joinPath(shards_path, entry.key);
-    if (!isShardName(entry.key)) {
-      sink_.add(entry_path, entry.key_node, "shard name '" + entry.key + "' must be 1-32 letters, digits or _");
-      ok = false;
-    }
-    names.push_back(entry.key);
-    Shard shard{static_cast<uint32_t>(names.size() - 1), entry.key, tpl ? tpl->expand(entry.key) : "", "", {}};
-    if (!expectMap(sink_, entry.value, entry_path)) { ok = false; continue; }
-    auto fields = mapEntries(sink_, entry.value, entry_path);
-    reportUnknownKeys(sink_, fields, entry_path, kBucketShardKeys);
-    if (const auto* be = findEntry(fields, "backend")) {
-      auto backend = readString(sink_, be->value, joinPath(entry_path, "backend"));
-      if (backend && checkBackend(be->value, joinPath(entry_path, "backend"), *backend)) shard.backend = *backend;
-      else ok = false;
-    } else {
-      sink_.add(joinPath(entry_path, "backend"), entry.value, "missing required key 'backend'");
-      ok = false;
-    }
-    const auto* bk = findEntry(fields, "buckets");
-    auto text = bk ? readString(sink_, bk->value, joinPath(entry_path, "buckets")) : std::nullopt;
-    if (!bk) sink_.add(joinPath(entry_path, "buckets"), entry.value, "missing required key 'buckets' (e.g. \"0-15\")");
-    if (text && buckets) {
-      auto ranges = parseRanges(*text, *buckets - 1);
-      if (!ranges) {
-        sink_.add(joinPath(entry_path, "buckets"), bk->value, "bucket list '" + *text + "': " + ranges.error());
-      } else {
-        assign(owner, *ranges, static_cast<int>(shard.index), names, joinPath(entry_path, "buckets"), bk->value,
-               "buckets");
-      }
-    }
-    rule.shards.push_back(std::move(shard));
+    owners.names.push_back(entry.key);
+    rule.shards.push_back(parseBucketShard(entry, joinPath(shards_path, entry.key), tpl, buckets, owners, ok));
   }
+  std::vector<int>& owner = owners.owner;
   if (shard_entries.empty()) sink_.add(shards_path, shards->value, "a bucket table needs at least one shard");
   if (buckets) reportUnassigned(owner, shards_path, shards->key_node, "buckets", "shard");
   if (const auto* h = findEntry(entries, "hot_keys")) parseHotKeys(h->value, joinPath(path, "hot_keys"), rule);
