@@ -210,5 +210,117 @@ TEST(ResponseTracker, UnexpectedPackets) {
   }
 }
 
+
+// ---------------------------------------------------------------- prepared statements
+
+// Captured from MariaDB 10.11: PREPARE_OK for 1 column / 2 params, a `?`
+// definition, and the CONCAT(?, ?) column definition.
+const char* kPrepareOk1Col2Params = "00 03000000 0100 0200 00 0000";
+const char* kParamDef = "03646566000000013f000c3f0000000000068000000000";
+const char* kConcatColumn = "036465660000000c434f4e434154283f2c203f29000c3f0000000000fd8000270000";
+
+TEST(ResponseTracker, PrepareClassicEof) {
+  ResponseTracker t(ResponseKind::kPrepare, kClassic);
+  run(t, {{kPrepareOk1Col2Params, Ev::kPrepareOk},
+          {kParamDef, Ev::kParamDef},
+          {kParamDef, Ev::kParamDef},
+          {"fe 0000 0200", Ev::kParamsEof},
+          {kConcatColumn, Ev::kColumnDef},
+          {"fe 0000 0200", Ev::kColumnsEof}});
+  EXPECT_EQ(t.prepareOk(), (StmtPrepareOk{3, 1, 2, 0, std::nullopt}));
+  EXPECT_EQ(t.statusFlags(), status::kAutocommit);
+}
+
+TEST(ResponseTracker, PrepareDeprecateEof) {
+  ResponseTracker t(ResponseKind::kPrepare, kDeprecate);
+  run(t, {{kPrepareOk1Col2Params, Ev::kPrepareOk},
+          {kParamDef, Ev::kParamDef},
+          {kParamDef, Ev::kParamDef},
+          {kConcatColumn, Ev::kColumnDef}});
+}
+
+TEST(ResponseTracker, PrepareOnlyParamsOrOnlyColumnsOrNothing) {
+  ResponseTracker params_only(ResponseKind::kPrepare, kClassic);
+  run(params_only, {{"00 07000000 0000 0100 00 0000", Ev::kPrepareOk},
+                    {kParamDef, Ev::kParamDef},
+                    {"fe 0000 0200", Ev::kParamsEof}});
+  ResponseTracker columns_only(ResponseKind::kPrepare, kClassic);
+  run(columns_only, {{"00 07000000 0100 0000 00 0000", Ev::kPrepareOk},
+                     {kConcatColumn, Ev::kColumnDef},
+                     {"fe 0000 0200", Ev::kColumnsEof}});
+  ResponseTracker nothing(ResponseKind::kPrepare, kClassic);
+  run(nothing, {{"00 06000000 0000 0000 00 0100", Ev::kPrepareOk}});
+  EXPECT_EQ(nothing.warnings(), 1);
+  // MySQL 8 optional metadata: metadata_follows 0 means no definitions at all.
+  ResponseTracker no_metadata(ResponseKind::kPrepare, kDeprecate);
+  run(no_metadata, {{"00 07000000 0100 0100 00 0000 00", Ev::kPrepareOk}});
+}
+
+TEST(ResponseTracker, PrepareErr) {
+  ResponseTracker t(ResponseKind::kPrepare, kClassic);
+  run(t, {{kErr, Ev::kErr}});
+}
+
+TEST(ResponseTracker, PrepareMalformed) {
+  {
+    ResponseTracker t(ResponseKind::kPrepare, kClassic);  // an OK packet is not a PREPARE_OK
+    EXPECT_FALSE(t.onPacket(hex("00 00 00 0200 0000")).has_value());
+  }
+  {
+    ResponseTracker t(ResponseKind::kPrepare, kClassic);  // the params EOF is missing
+    ASSERT_TRUE(t.onPacket(hex("00 07000000 0100 0100 00 0000")).has_value());
+    ASSERT_TRUE(t.onPacket(hex(kParamDef)).has_value());
+    EXPECT_FALSE(t.onPacket(hex(kConcatColumn)).has_value());
+  }
+  {
+    ResponseTracker t(ResponseKind::kPrepare, kDeprecate);  // nothing follows the last column
+    ASSERT_TRUE(t.onPacket(hex("00 07000000 0100 0000 00 0000")).has_value());
+    ASSERT_TRUE(t.onPacket(hex(kConcatColumn)).has_value());
+    ASSERT_TRUE(t.done());
+    EXPECT_FALSE(t.onPacket(hex(kDeprecateEofEnd)).has_value());
+  }
+}
+
+TEST(ResponseTracker, ExecuteWithCursorEndsAfterColumns) {
+  // Captured: status 0x0062 = CURSOR_EXISTS | NO_INDEX_USED | AUTOCOMMIT.
+  ResponseTracker classic(ResponseKind::kQuery, kClassic);
+  run(classic, {{kColumnCount1, Ev::kColumnCount}, {kColumnId, Ev::kColumnDef}, {"fe 0000 6200", Ev::kColumnsEof}});
+  EXPECT_TRUE(classic.statusFlags() & status::kCursorExists);
+  ResponseTracker deprecate(ResponseKind::kQuery, kDeprecate);
+  run(deprecate, {{kColumnCount1, Ev::kColumnCount}, {kColumnId, Ev::kColumnDef}, {"fe 00 00 6200 0000", Ev::kRowsEnd}});
+  EXPECT_TRUE(deprecate.statusFlags() & status::kCursorExists);
+}
+
+TEST(ResponseTracker, Fetch) {
+  // Captured: two binary rows, then EOF with CURSOR_EXISTS (more rows remain).
+  ResponseTracker t(ResponseKind::kFetch, kClassic);
+  run(t, {{"00 18 02000000", Ev::kRow}, {"00 00 03000000 07e80701010a0000 00", Ev::kRow}, {"fe 0000 4200", Ev::kRowsEnd}});
+  EXPECT_FALSE(t.statusFlags() & status::kLastRowSent);
+  ResponseTracker last(ResponseKind::kFetch, kDeprecate);
+  run(last, {{"fe 00 00 8200 0000", Ev::kRowsEnd}});
+  EXPECT_TRUE(last.statusFlags() & status::kLastRowSent);
+  ResponseTracker err(ResponseKind::kFetch, kClassic);
+  run(err, {{kErr, Ev::kErr}});
+}
+
+TEST(ResponseTracker, NoResponse) {
+  ResponseTracker t(ResponseKind::kNone, kClassic);
+  EXPECT_TRUE(t.done());
+  EXPECT_FALSE(t.onPacket(hex("00 00 00 0200 0000")).has_value());
+}
+
+TEST(ResponseTracker, KindOfCommand) {
+  EXPECT_EQ(responseKindOf(Command::kQuery), ResponseKind::kQuery);
+  EXPECT_EQ(responseKindOf(Command::kStmtExecute), ResponseKind::kQuery);
+  EXPECT_EQ(responseKindOf(Command::kStmtReset), ResponseKind::kQuery);
+  EXPECT_EQ(responseKindOf(Command::kStmtPrepare), ResponseKind::kPrepare);
+  EXPECT_EQ(responseKindOf(Command::kStmtFetch), ResponseKind::kFetch);
+  EXPECT_EQ(responseKindOf(Command::kStmtClose), ResponseKind::kNone);
+  EXPECT_EQ(responseKindOf(Command::kStmtSendLongData), ResponseKind::kNone);
+  EXPECT_EQ(responseKindOf(Command::kQuit), ResponseKind::kNone);
+  EXPECT_EQ(responseKindOf(Command::kFieldList), ResponseKind::kFieldList);
+  EXPECT_EQ(responseKindOf(Command::kStatistics), ResponseKind::kStatistics);
+}
+
 }  // namespace
 }  // namespace sp::protocol
