@@ -50,6 +50,7 @@ struct KeyConstraint {
   };
   Kind kind = Kind::kNone;
   std::vector<uint64_t> values;  // sorted, unique; kValues only
+  std::optional<uint64_t> first_seen;  // first key value written (kEmpty: picks the shard that answers)
   bool depends_on_params = false;  // a `?` took part (plans must not be cached across values)
   std::optional<Refusal> refusal;  // the key is compared with a value that cannot be routed exactly
 };

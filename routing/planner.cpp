@@ -164,8 +164,10 @@ Plan planFiltered(const RoutingContext& ctx) {
                                                    ": the " + ctx.rule->key + " values are on shards " + names +
                                                    "; one statement must stay on one shard (split the IN list)");
   }
-  // No value can match (kEmpty): the SQL itself is contradictory, so shard 0 answers "no rows".
-  uint32_t shard = shards.empty() ? 0 : shards[0];
+  // No value can match (kEmpty): the SQL itself is contradictory, so any shard
+  // answers "no rows"; take the first value's shard (a transaction is likely
+  // already there), shard 0 when there is none (conv_id = NULL).
+  uint32_t shard = !shards.empty() ? shards[0] : key.first_seen ? ctx.rule->shardIndexOf(*key.first_seen) : 0;
   Plan info;
   info.depends_on_params = key.depends_on_params;
   std::vector<TextEdit> edits;
