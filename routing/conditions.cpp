@@ -79,6 +79,10 @@ std::optional<KeyValues> keyValuesOf(const Expr& e, std::string_view sql, const 
       (e.binary_op == BinaryOp::kEq || e.binary_op == BinaryOp::kNullSafeEq)) {
     const Expr* value = isColumn(*e.args[0], key) ? e.args[1].get() : isColumn(*e.args[1], key) ? e.args[0].get() : nullptr;
     if (!value || isColumn(*value, key)) return std::nullopt;
+    // key <=> NULL is true for rows whose key IS NULL, which may live on any shard.
+    if (e.binary_op == BinaryOp::kNullSafeEq && keyValueOf(*value, sql, params).status == ValueStatus::kNull) {
+      return std::nullopt;
+    }
     if (!addKeyValue(*value, sql, params, table, key, out) && !out.refusal) {
       return out.depends_on_params ? std::optional(KeyValues{{}, true, true, {}}) : std::nullopt;
     }
