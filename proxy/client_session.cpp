@@ -7,9 +7,9 @@
 #include "protocol/generic_packets.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
-#include "parser/explain_shards.hpp"
 #include "proxy/local_result.hpp"
 #include "proxy/response_forwarder.hpp"
+#include "routing/explain.hpp"
 #include "routing/plan.hpp"
 #include "proxy/worker.hpp"
 
@@ -277,7 +277,8 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
   auto map = mapSnapshot();
   if (!map) return StatementTarget{current, {}};
   const auto& cfg = worker_.context().config;
-  routing::Plan plan = routing::planQuery(sql, routing::PlannerInput{*map, cfg.default_backend});
+  routing::PlannerInput input{*map, cfg.default_backend};
+  routing::Plan plan = worker_.planCache().plan(sql, input);
   StatementTarget target{current, {}};
   switch (plan.kind) {
     case routing::PlanKind::kRefused:
@@ -317,7 +318,7 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
 
 awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   std::string_view sql = protocol::asText(payload.subspan(1));
-  if (auto inner = parser::explainShardsTarget(sql)) co_return co_await onExplainShards(*inner);
+  if (auto inner = routing::explainShardsStatement(sql)) co_return co_await onExplainShards(*inner);
   parser::StatementInfo info = parser::classify(sql);
   using K = parser::StatementKind;
   if (!pinned_ && !info.multiple_statements) {
@@ -403,20 +404,15 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, protocol::ByteView paylo
 
 awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
   LocalResult result;
-  result.columns = {"shard", "backend", "physical_table", "sql"};
+  for (auto column : routing::kExplainColumns) result.columns.emplace_back(column);
   auto map = mapSnapshot();
+  const auto& default_backend = worker_.context().config.default_backend;
   if (!map) {
-    result.rows.push_back({std::nullopt, worker_.context().config.default_backend, std::nullopt, std::string(statement)});
+    result.rows.push_back({"-", default_backend, "-", std::string(statement)});
   } else {
-    routing::Plan plan = routing::planQuery(statement, routing::PlannerInput{*map, worker_.context().config.default_backend});
-    if (plan.kind == routing::PlanKind::kRefused) {
-      auto err = refusalToErr(*plan.refusal);
-      result.rows.push_back({std::nullopt, std::nullopt, std::nullopt,
-                             fmt::format("ERROR {} ({}): {}", err.error_code, err.sql_state, err.message)});
-    }
-    for (const auto& t : plan.targets) {
-      auto opt = [](const std::string& s) { return s.empty() ? std::optional<std::string>() : std::optional<std::string>(s); };
-      result.rows.push_back({opt(t.shard), t.backend, opt(t.physical_table), t.sql});
+    routing::PlannerInput input{*map, default_backend};
+    for (auto& row : routing::explainRows(routing::planQuery(statement, input))) {
+      result.rows.push_back({std::move(row.shard), std::move(row.backend), std::move(row.table), std::move(row.sql)});
     }
   }
   protocol::Bytes out;

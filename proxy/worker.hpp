@@ -12,6 +12,7 @@
 #include "proxy/backend_pool.hpp"
 #include "proxy/net.hpp"
 #include "proxy/proxy_context.hpp"
+#include "routing/plan_cache.hpp"
 
 namespace sp::proxy {
 
@@ -33,7 +34,23 @@ class Worker {
   ProxyContext& context() { return context_; }
   BackendPool* pool(std::string_view name);
   BackendPool* defaultPool() { return default_pool_; }
+  // Per-thread plan cache (not thread-safe by design: no locks on the hot path).
+  routing::PlanCache& planCache() { return plan_cache_; }
   unsigned index() const { return index_; }
+
+  // Backend changes from a shard-map reload (shard_map_manager.cpp). Call on
+  // this worker's thread. addPool starts a pool for a backend that has none;
+  // retirePool takes a pool out of lending (no new borrower finds it) and
+  // closes its connections as their borrowers return them.
+  void addPool(const conf::BackendConfig& config);
+  void retirePool(std::string_view name);
+  struct PoolSnapshot {
+    std::string name;
+    std::string address;
+    PoolStats stats;
+    bool draining = false;
+  };
+  std::vector<PoolSnapshot> poolSnapshots() const;
 
   void add(ClientSession* s) { sessions_.insert(s); }
   void remove(ClientSession* s) { sessions_.erase(s); }
@@ -44,11 +61,16 @@ class Worker {
 
   ProxyContext& context_;
   unsigned index_;
+  unsigned worker_count_;
   asio::io_context io_{1};
   tcp::acceptor acceptor_{io_};
   std::map<std::string, std::unique_ptr<BackendPool>, std::less<>> pools_;
   BackendPool* default_pool_ = nullptr;
+  // Retired by a reload; kept alive because sessions may still hold a
+  // connection (and a reference) from them until they give it back.
+  std::vector<std::unique_ptr<BackendPool>> retired_pools_;
   std::unordered_set<ClientSession*> sessions_;
+  routing::PlanCache plan_cache_;
   std::thread thread_;
 };
 
