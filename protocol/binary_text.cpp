@@ -1,4 +1,5 @@
 // Binary-protocol values <-> the text the text protocol shows for them.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -23,6 +24,9 @@ constexpr int kFloatDigits = 6;
 // my_gcvt uses the 'f' format for decimal exponents in [-14, 15]
 // (MAX_DECPT_FOR_F_FORMAT = DBL_DIG), or when digits follow the point.
 constexpr int kMaxDecptForFixed = 15;
+// Integer display widths stop at 255; a larger column_length from the wire
+// must not drive a huge ZEROFILL padding.
+constexpr uint32_t kMaxDisplayWidth = 255;
 
 void appendUnsigned(std::string& out, uint64_t v, size_t min_width) {
   char buf[24];
@@ -149,12 +153,16 @@ std::string floatText(double v, uint8_t decimals, int precision) {
 std::optional<std::string> toText(const BinaryValue& v, const ColumnDefinition41& column) {
   struct Visitor {
     const ColumnDefinition41& c;
+    size_t zerofillWidth() const {
+      if (!(c.flags & column_flag::kZerofill)) return 0;
+      return std::min(c.column_length, kMaxDisplayWidth);
+    }
     std::optional<std::string> operator()(NullValue) const { return std::nullopt; }
     std::optional<std::string> operator()(LongDataValue) const { return std::nullopt; }
     std::optional<std::string> operator()(int64_t i) const {
       std::string out;
-      if (i >= 0 && (c.flags & column_flag::kZerofill)) {
-        appendUnsigned(out, static_cast<uint64_t>(i), c.column_length);
+      if (i >= 0) {
+        appendUnsigned(out, static_cast<uint64_t>(i), zerofillWidth());
       } else {
         appendSigned(out, i);
       }
@@ -162,7 +170,7 @@ std::optional<std::string> toText(const BinaryValue& v, const ColumnDefinition41
     }
     std::optional<std::string> operator()(uint64_t u) const {
       std::string out;
-      appendUnsigned(out, u, (c.flags & column_flag::kZerofill) ? c.column_length : 0);
+      appendUnsigned(out, u, zerofillWidth());
       return out;
     }
     std::optional<std::string> operator()(float f) const { return floatText(f, c.decimals, kFloatDigits); }

@@ -104,8 +104,9 @@ struct ParamDescription {
 };
 // DATE parameters render as 'YYYY-MM-DD', DATETIME/TIMESTAMP as
 // 'YYYY-MM-DD HH:MM:SS' plus '.ffffff' when the microseconds are not 0, TIME
-// as '[-]HH:MM:SS[.ffffff]'. kProtocolValue for LongDataValue (substitute the
-// long data first) or a value that does not match its type.
+// as '[-]HH:MM:SS[.ffffff]'. The kind follows the value (decoders make
+// unsigned types uint64_t); `t` only decides DATE vs DATETIME rendering.
+// kProtocolValue for LongDataValue: substitute the long data first.
 DecodeResult<ParamDescription> describeParam(const BinaryValue& v, BinaryType t);
 
 }  // namespace sp::protocol

@@ -138,6 +138,14 @@ TEST(BinaryText, ToText) {
   EXPECT_FALSE(toText(LongDataValue{}, col(ColumnType::kBlob)).has_value());
 }
 
+TEST(BinaryText, ZerofillWidthIsCapped) {
+  auto t = toText(uint64_t{7}, col(ColumnType::kLong, column_flag::kUnsigned | column_flag::kZerofill, 0,
+                                   0xffffffff));
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->size(), 255u);
+  EXPECT_EQ(t->back(), '7');
+}
+
 TEST(BinaryText, FromText) {
   for (const auto& c : textCases()) {
     SCOPED_TRACE(c.name);

@@ -259,14 +259,18 @@ TEST_P(CapturedPrepared, BinaryRowsMatchTextRows) {
       SCOPED_TRACE("row " + std::to_string(row) + " column " + b.columns[c].name);
       auto as_text = toText((*values)[c], t.columns[c]);
       EXPECT_EQ(as_text.has_value(), (*texts)[c].has_value());
-      if (as_text && (*texts)[c]) EXPECT_EQ(*as_text, *(*texts)[c]);
+      if (as_text && (*texts)[c]) {
+        EXPECT_EQ(*as_text, *(*texts)[c]);
+      }
       auto back = fromText((*texts)[c], b.columns[c]);
       ASSERT_TRUE(back.has_value());
       // DOUBLE(M,D) text is rounded to D digits: it renders back the same but
       // need not give the stored bits (MariaDB stores -0.001 as 0xbf50624dd2f1aa00).
       bool fixed_float = (b.columns[c].type == ColumnType::kDouble ||
                           b.columns[c].type == ColumnType::kFloat) && b.columns[c].decimals < 31;
-      if (fixed_float && (*texts)[c]) EXPECT_EQ(toText(*back, t.columns[c]), *(*texts)[c]);
+      if (fixed_float && (*texts)[c]) {
+        EXPECT_EQ(toText(*back, t.columns[c]), *(*texts)[c]);
+      }
       rebuilt.push_back(fixed_float ? (*values)[c] : *back);
     }
     Bytes out;
