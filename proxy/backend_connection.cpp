@@ -6,6 +6,7 @@
 
 #include "protocol/auth.hpp"
 #include "protocol/handshake.hpp"
+#include "protocol/prepared.hpp"
 #include "protocol/response_tracker.hpp"
 
 namespace sp::proxy {
@@ -189,6 +190,43 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::co
   ok.last_insert_id = tracker.lastInsertId();
   ok.warnings = tracker.warnings();
   co_return ok;
+}
+
+awaitable<std::expected<BackendStatement, BackendError>> BackendConnection::prepared(const std::string& sql) {
+  if (auto hit = statements_.find(sql)) co_return *hit;
+  protocol::Bytes payload;
+  protocol::encode(protocol::StmtPrepare{sql}, payload);
+  stream_.append(payload, 0);
+  if (!co_await stream_.flush()) {
+    broken_ = true;
+    co_return std::unexpected(ioError("sending prepare"));
+  }
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kPrepare, capabilities_);
+  std::optional<BackendError> server_err;
+  while (!tracker.done()) {
+    auto msg = co_await stream_.read();
+    if (!msg) {
+      broken_ = true;
+      co_return std::unexpected(ioError("reading prepare response"));
+    }
+    auto ev = tracker.onPacket(msg->payload);
+    if (!ev) {
+      broken_ = true;
+      co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed prepare response from backend"));
+    }
+    if (*ev == protocol::ResponseEvent::kErr) server_err = serverError(msg->payload);
+  }
+  touch();
+  if (server_err) co_return std::unexpected(std::move(*server_err));
+  const auto& ok = tracker.prepareOk();
+  BackendStatement stmt{ok.statement_id, ok.num_params, ok.num_columns};
+  for (uint32_t evicted : statements_.insert(sql, stmt)) {
+    // COM_STMT_CLOSE has no response: queue it ahead of the next command.
+    protocol::Bytes close;
+    protocol::encode(protocol::StmtClose{evicted}, close);
+    stream_.append(close, 0);
+  }
+  co_return stmt;
 }
 
 awaitable<std::expected<void, BackendError>> BackendConnection::sync(const SessionState& desired) {

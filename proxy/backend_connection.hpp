@@ -12,6 +12,7 @@
 #include "protocol/constants.hpp"
 #include "protocol/generic_packets.hpp"
 #include "proxy/backend_error.hpp"
+#include "proxy/backend_statements.hpp"
 #include "proxy/net.hpp"
 #include "proxy/packet_stream.hpp"
 #include "proxy/session_state.hpp"
@@ -42,6 +43,11 @@ class BackendConnection {
   // Returns the final OK (or EOF status) on success.
   awaitable<std::expected<protocol::OkPacket, BackendError>> command(protocol::Command cmd,
                                                                      std::string_view argument);
+  // The backend statement for `sql` on this connection, preparing it first if
+  // needed (statements evicted from the bounded cache are closed).
+  awaitable<std::expected<BackendStatement, BackendError>> prepared(const std::string& sql);
+  BackendStatementCache& statements() { return statements_; }
+
   // Applies the session state difference (database, names, variables).
   awaitable<std::expected<void, BackendError>> sync(const SessionState& desired);
 
@@ -63,6 +69,7 @@ class BackendConnection {
   std::string server_version_;
   std::string backend_name_;
   SessionState applied_;
+  BackendStatementCache statements_;
   bool broken_ = false;
   Clock::time_point last_used_ = Clock::now();
 };

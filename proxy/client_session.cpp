@@ -122,6 +122,22 @@ awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
       co_return co_await onResetConnection();
     case Command::kSetOption:
       co_return co_await onSetOption(payload);
+    case Command::kStmtPrepare:
+      co_return co_await onStmtPrepare(payload);
+    case Command::kStmtExecute:
+      co_return co_await onStmtExecute(payload);
+    case Command::kStmtSendLongData:
+      onStmtSendLongData(payload);
+      co_return true;
+    case Command::kStmtReset:
+      co_return co_await onStmtReset(payload);
+    case Command::kStmtClose:
+      onStmtClose(payload);
+      co_return true;
+    case Command::kStmtFetch:
+      queueError(reply_seq_, client_error::make(client_error::kNotSupported,
+          "shardproxy: server-side cursors (COM_STMT_FETCH) are not supported"));
+      co_return co_await client_.flush();
     default:
       queueError(reply_seq_, client_error::make(client_error::kUnknownCommand, "Unknown command"));
       co_return co_await client_.flush();
@@ -256,6 +272,10 @@ bool isSessionControl(parser::StatementKind kind) {
   }
 }
 
+protocol::ErrPacket toErrPacket(const BackendError& e) {
+  return protocol::ErrPacket{e.code, e.sql_state, e.message};
+}
+
 protocol::ErrPacket refusalToErr(const routing::Refusal& r) {
   auto info = routing::routeErrorInfo(r.code);
   return protocol::ErrPacket{info.mysql_errno, std::string(info.sqlstate), r.message};
@@ -271,15 +291,17 @@ std::shared_ptr<const routing::CompiledShardMap> ClientSession::mapSnapshot() {
 }
 
 std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession::route(
-    std::string_view sql, const parser::StatementInfo& info) {
-  BackendPool* current = pinned_pool_ ? pinned_pool_ : &defaultPool();
-  if (isSessionControl(info.kind)) return StatementTarget{current, {}};
+    std::string_view sql, const parser::StatementInfo& info, std::span<const routing::ParamValue> params) {
+  if (isSessionControl(info.kind)) return StatementTarget{pinned_pool_ ? pinned_pool_ : &defaultPool(), {}};
   auto map = mapSnapshot();
-  if (!map) return StatementTarget{current, {}};
-  const auto& cfg = worker_.context().config;
-  routing::PlannerInput input{*map, cfg.default_backend};
-  routing::Plan plan = worker_.planCache().plan(sql, input);
-  StatementTarget target{current, {}};
+  if (!map) return StatementTarget{pinned_pool_ ? pinned_pool_ : &defaultPool(), {}};
+  routing::PlannerInput input{*map, worker_.context().config.default_backend, params};
+  return resolve(worker_.planCache().plan(sql, input), sql, info);
+}
+
+std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession::resolve(
+    const routing::Plan& plan, std::string_view sql, const parser::StatementInfo& info) {
+  StatementTarget target{pinned_pool_ ? pinned_pool_ : &defaultPool(), {}};
   switch (plan.kind) {
     case routing::PlanKind::kRefused:
       return refusalToErr(*plan.refusal);
@@ -316,6 +338,18 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
   return target;
 }
 
+awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrowFor(BackendPool& pool) {
+  if (pinned_pool_ == &pool) co_return co_await borrow(pool, true);
+  // A sticky connection on another backend stays put; this statement borrows on its own.
+  auto keep = std::move(pinned_);
+  auto* keep_pool = pinned_pool_;
+  pinned_pool_ = nullptr;
+  auto conn = co_await borrow(pool, true);
+  pinned_ = std::move(keep);
+  pinned_pool_ = keep_pool;
+  co_return conn;
+}
+
 awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   std::string_view sql = protocol::asText(payload.subspan(1));
   if (auto inner = routing::explainShardsStatement(sql)) co_return co_await onExplainShards(*inner);
@@ -335,34 +369,27 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
       co_return co_await sendOk(reply_seq_);
     }
   }
-  auto routed = route(sql, info);
+  auto routed = route(sql, info, {});
   if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
     queueError(reply_seq_, *err);
     co_return co_await client_.flush();
   }
   auto& target = std::get<StatementTarget>(routed);
-  if (target.sql.empty()) co_return co_await runOn(*target.pool, payload, info);
+  Outbound out;
   protocol::Bytes rewritten;
-  rewritten.reserve(target.sql.size() + 1);
-  rewritten.push_back(static_cast<uint8_t>(Command::kQuery));
-  rewritten.insert(rewritten.end(), target.sql.begin(), target.sql.end());
-  co_return co_await runOn(*target.pool, rewritten, info);
+  if (target.sql.empty()) {
+    out.payload = payload;
+  } else {
+    rewritten.reserve(target.sql.size() + 1);
+    rewritten.push_back(static_cast<uint8_t>(Command::kQuery));
+    rewritten.insert(rewritten.end(), target.sql.begin(), target.sql.end());
+    out.payload = rewritten;
+  }
+  co_return co_await runOn(*target.pool, out, info);
 }
 
-awaitable<bool> ClientSession::runOn(BackendPool& pool, protocol::ByteView payload, const parser::StatementInfo& info) {
-  bool use_pinned = pinned_pool_ == &pool;
-  std::unique_ptr<BackendConnection> conn;
-  if (use_pinned) {
-    conn = co_await borrow(pool, true);
-  } else {
-    // A sticky connection on another backend stays put; this statement borrows on its own.
-    auto keep = std::move(pinned_);
-    auto* keep_pool = pinned_pool_;
-    pinned_pool_ = nullptr;
-    conn = co_await borrow(pool, true);
-    pinned_ = std::move(keep);
-    pinned_pool_ = keep_pool;
-  }
+awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info) {
+  auto conn = co_await borrowFor(pool);
   if (!conn) co_return true;
   if (pending_begin_) {
     auto r = co_await conn->command(Command::kQuery, *pending_begin_);
@@ -380,7 +407,28 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, protocol::ByteView paylo
     }
     pending_begin_.reset();
   }
-  conn->stream().append(payload, 0);
+  if (out.execute) {
+    // The physical statement, prepared on this connection the first time it is used.
+    auto stmt = co_await conn->prepared(out.execute_sql);
+    if (!stmt) {
+      if (stmt.error().kind == BackendError::Kind::kServer) {
+        queueError(reply_seq_, toErrPacket(stmt.error()));
+      } else {
+        reportBackendFailure(pool, reply_seq_, true);
+      }
+      giveBack(std::move(conn), pool, in_transaction_ ? status::kInTrans : 0);
+      co_return co_await client_.flush();
+    }
+    protocol::Bytes execute;
+    if (!protocol::encode(protocol::retarget(*out.execute, stmt->id), execute)) {
+      queueError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: cannot encode parameters"));
+      giveBack(std::move(conn), pool, in_transaction_ ? status::kInTrans : 0);
+      co_return co_await client_.flush();
+    }
+    conn->stream().append(execute, 0);
+  } else {
+    conn->stream().append(out.payload, 0);
+  }
   if (!co_await conn->stream().flush()) {
     conn->markBroken();
     reportBackendFailure(pool, reply_seq_, true);
@@ -472,12 +520,15 @@ awaitable<bool> ClientSession::onResetConnection() {
     auto conn = std::move(pinned_);
     auto r = co_await conn->command(Command::kResetConnection, {});
     if (!r) conn->markBroken();
+    conn->statements().clear();
     conn->applied() = SessionState{};
     conn->applied().names = namesForCollation(kBackendCollation);
     in_transaction_ = sticky_ = tables_locked_ = false;
     giveBack(std::move(conn), pool, 0);
   }
   in_transaction_ = sticky_ = tables_locked_ = false;
+  pending_begin_.reset();
+  statements_.clear();
   desired_ = initial_;
   co_return co_await sendOk(reply_seq_);
 }
@@ -503,6 +554,7 @@ awaitable<void> ClientSession::releaseAtEnd() {
   // Roll back and clear whatever the session left on the connection before reuse.
   auto r = co_await conn->command(Command::kResetConnection, {});
   if (!r) conn->markBroken();
+  conn->statements().clear();
   conn->applied() = SessionState{};
   conn->applied().names = namesForCollation(kBackendCollation);
   in_transaction_ = sticky_ = tables_locked_ = false;

@@ -14,6 +14,9 @@
 #include <variant>
 
 #include "parser/classify.hpp"
+#include "protocol/prepared.hpp"
+#include "proxy/client_statements.hpp"
+#include "routing/plan.hpp"
 #include "routing/shard_map.hpp"
 #include "protocol/response_tracker.hpp"
 #include "proxy/backend_connection.hpp"
@@ -44,7 +47,22 @@ class ClientSession {
   awaitable<bool> dispatch(protocol::ByteView payload);
   awaitable<bool> onQuery(protocol::ByteView payload);
   awaitable<bool> onExplainShards(std::string_view statement);
-  awaitable<bool> runOn(BackendPool& pool, protocol::ByteView payload, const parser::StatementInfo& info);
+  // What runOn sends: a command payload as is, or an execute of a prepared
+  // statement whose physical SQL is prepared on the borrowed connection.
+  struct Outbound {
+    protocol::ByteView payload;
+    std::string execute_sql;
+    const protocol::StmtExecute* execute = nullptr;
+  };
+  awaitable<bool> runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info);
+  awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
+
+  // client_prepared.cpp: the binary protocol (COM_STMT_*).
+  awaitable<bool> onStmtPrepare(protocol::ByteView payload);
+  awaitable<bool> onStmtExecute(protocol::ByteView payload);
+  void onStmtSendLongData(protocol::ByteView payload);
+  awaitable<bool> onStmtReset(protocol::ByteView payload);
+  void onStmtClose(protocol::ByteView payload);
   awaitable<bool> onInitDb(protocol::ByteView payload);
   awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state);
   awaitable<bool> onResetConnection();
@@ -68,7 +86,10 @@ class ClientSession {
     BackendPool* pool = nullptr;
     std::string sql;
   };
-  std::variant<StatementTarget, protocol::ErrPacket> route(std::string_view sql, const parser::StatementInfo& info);
+  std::variant<StatementTarget, protocol::ErrPacket> route(std::string_view sql, const parser::StatementInfo& info,
+                                                          std::span<const routing::ParamValue> params);
+  std::variant<StatementTarget, protocol::ErrPacket> resolve(const routing::Plan& plan, std::string_view sql,
+                                                            const parser::StatementInfo& info);
   // The map this statement plans against: a transaction keeps the snapshot it started with.
   std::shared_ptr<const routing::CompiledShardMap> mapSnapshot();
 
@@ -90,6 +111,7 @@ class ClientSession {
   // does not start on the default backend.
   std::optional<std::string> pending_begin_;
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
+  ClientStatements statements_;
   bool sticky_ = false;        // state that lives on one connection: keep it for the session
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;

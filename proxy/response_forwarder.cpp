@@ -38,7 +38,7 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
       break;
     }
     result.server_error = (*ev == ResponseEvent::kErr);
-    if (translate_eof && *ev == ResponseEvent::kColumnsEof) continue;
+    if (translate_eof && (*ev == ResponseEvent::kColumnsEof || *ev == ResponseEvent::kParamsEof)) continue;
     if (translate_eof && *ev == ResponseEvent::kRowsEnd) {
       // Classic EOF -> the OK packet with a 0xfe header that ends rows under DEPRECATE_EOF.
       protocol::OkPacket ok;

@@ -1,0 +1,236 @@
+// The binary protocol (prepared statements) of a client session. Statements
+// are proxy objects: PREPARE is answered from a representative shard (every
+// shard has the same schema), each EXECUTE plans with the bound values like a
+// query and runs the physical statement on the chosen backend, preparing it
+// there lazily (proxy/backend_statements.hpp).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "protocol/binary_value.hpp"
+#include "protocol/constants.hpp"
+#include "protocol/prepared.hpp"
+#include "protocol/response_tracker.hpp"
+#include "proxy/backend_pool.hpp"
+#include "proxy/client_errors.hpp"
+#include "proxy/client_session.hpp"
+#include "proxy/worker.hpp"
+#include "routing/prepare_target.hpp"
+
+namespace sp::proxy {
+
+namespace status = protocol::status;
+using protocol::ResponseEvent;
+
+namespace {
+
+routing::ParamValue toParamValue(const protocol::ParamDescription& d) {
+  routing::ParamValue v;
+  using In = protocol::ParamDescription::Kind;
+  using Out = routing::ParamValue::Kind;
+  switch (d.kind) {
+    case In::kNull: v.kind = Out::kNull; break;
+    case In::kSigned: v.kind = Out::kSigned; break;
+    case In::kUnsigned: v.kind = Out::kUnsigned; break;
+    case In::kDouble: v.kind = Out::kDouble; break;
+    case In::kString: v.kind = Out::kString; break;
+  }
+  v.i = d.i;
+  v.u = d.u;
+  v.d = d.d;
+  v.s = d.s;
+  return v;
+}
+
+protocol::ErrPacket malformed(std::string_view what) {
+  return client_error::make(client_error::kMalformedPacket, fmt::format("shardproxy: malformed {} packet", what));
+}
+
+protocol::ErrPacket unknownStatement(uint32_t id, std::string_view command) {
+  // ER_UNKNOWN_STMT_HANDLER, as the server answers for an unknown id.
+  return protocol::ErrPacket{1243, "HY000",
+                             fmt::format("Unknown prepared statement handler ({}) given to {}", id, command)};
+}
+
+}  // namespace
+
+awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
+  auto request = protocol::decodeStmtPrepare(payload);
+  if (!request) {
+    queueError(reply_seq_, malformed("COM_STMT_PREPARE"));
+    co_return co_await client_.flush();
+  }
+  std::string sql(request->query);
+  parser::StatementInfo info = parser::classify(sql);
+  auto map = mapSnapshot();
+  routing::Plan plan;
+  plan.kind = routing::PlanKind::kPassthrough;
+  if (map) {
+    routing::PlannerInput input{*map, worker_.context().config.default_backend};
+    plan = routing::planForPrepare(sql, input);
+  }
+  auto routed = resolve(plan, sql, info);
+  if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
+    queueError(reply_seq_, *err);
+    co_return co_await client_.flush();
+  }
+  auto& target = std::get<StatementTarget>(routed);
+  BackendPool& pool = *target.pool;
+  std::string physical = target.sql.empty() ? sql : target.sql;
+  auto conn = co_await borrowFor(pool);
+  if (!conn) co_return true;
+
+  protocol::Bytes out;
+  protocol::encode(protocol::StmtPrepare{physical}, out);
+  conn->stream().append(out, 0);
+  bool sent = co_await conn->stream().flush();
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kPrepare, conn->capabilities());
+  const bool drop_eof = capabilities_ & protocol::cap::kDeprecateEof;
+  uint8_t seq = reply_seq_;
+  bool backend_failed = !sent;
+  uint32_t client_id = 0;
+  while (!backend_failed && !tracker.done()) {
+    auto msg = co_await conn->stream().read();
+    if (!msg) {
+      backend_failed = true;
+      break;
+    }
+    auto ev = tracker.onPacket(msg->payload);
+    if (!ev) {
+      backend_failed = true;
+      break;
+    }
+    if (*ev == ResponseEvent::kPrepareOk) {
+      const auto& ok = tracker.prepareOk();
+      // The statement stays cached on this connection for executes that land here.
+      for (uint32_t evicted : conn->statements().insert(physical, {ok.statement_id, ok.num_params, ok.num_columns})) {
+        out.clear();
+        protocol::encode(protocol::StmtClose{evicted}, out);
+        conn->stream().append(out, 0);
+      }
+      ClientStatement statement;
+      statement.sql = sql;
+      statement.params.num_params = ok.num_params;
+      statement.num_columns = ok.num_columns;
+      if (!statements_.add(std::move(statement), client_id)) {
+        // Too many statements: the server's own error (ER_MAX_PREPARED_STMT_COUNT_REACHED).
+        queueError(seq, protocol::ErrPacket{1461, "42000", "Can't create more than max_prepared_stmt_count statements (current value: 16382)"});
+        backend_failed = false;
+        while (!tracker.done()) {
+          auto rest = co_await conn->stream().read();
+          if (!rest || !tracker.onPacket(rest->payload)) {
+            backend_failed = true;
+            break;
+          }
+        }
+        break;
+      }
+      protocol::StmtPrepareOk mine = ok;
+      mine.statement_id = client_id;
+      mine.metadata_follows.reset();
+      out.clear();
+      protocol::encode(mine, out);
+      seq = client_.append(out, seq);
+      continue;
+    }
+    if (drop_eof && (*ev == ResponseEvent::kParamsEof || *ev == ResponseEvent::kColumnsEof)) continue;
+    seq = client_.append(msg->payload, seq);
+  }
+  if (backend_failed) {
+    conn->markBroken();
+    if (client_id) statements_.erase(client_id);
+    reportBackendFailure(pool, seq, true);
+  }
+  giveBack(std::move(conn), pool, in_transaction_ ? status::kInTrans : 0);
+  co_return co_await client_.flush();
+}
+
+awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
+  if (payload.size() < 5) {
+    queueError(reply_seq_, malformed("COM_STMT_EXECUTE"));
+    co_return co_await client_.flush();
+  }
+  uint32_t id = uint32_t(payload[1]) | (uint32_t(payload[2]) << 8) | (uint32_t(payload[3]) << 16) |
+                (uint32_t(payload[4]) << 24);
+  ClientStatement* stmt = statements_.find(id);
+  if (!stmt) {
+    queueError(reply_seq_, unknownStatement(id, "mysqld_stmt_execute"));
+    co_return co_await client_.flush();
+  }
+  auto exec = protocol::decodeStmtExecute(payload, stmt->params);
+  if (!exec) {
+    queueError(reply_seq_, malformed("COM_STMT_EXECUTE"));
+    co_return co_await client_.flush();
+  }
+  if (exec->flags != 0) {
+    queueError(reply_seq_, client_error::make(client_error::kNotSupported,
+        "shardproxy: server-side cursors (COM_STMT_FETCH) are not supported; execute without a cursor type"));
+    co_return co_await client_.flush();
+  }
+  protocol::rememberExecute(stmt->params, *exec);
+  // Long data was collected by the proxy: send it inline.
+  for (size_t i = 0; i < exec->values.size(); ++i) {
+    if (std::holds_alternative<protocol::LongDataValue>(exec->values[i])) {
+      exec->values[i] = std::string_view(i < stmt->long_data.size() ? stmt->long_data[i] : std::string());
+    }
+  }
+  std::vector<routing::ParamValue> params;
+  params.reserve(exec->values.size());
+  for (size_t i = 0; i < exec->values.size(); ++i) {
+    auto d = protocol::describeParam(exec->values[i], exec->types[i]);
+    if (!d) {
+      queueError(reply_seq_, malformed("COM_STMT_EXECUTE parameter"));
+      co_return co_await client_.flush();
+    }
+    params.push_back(toParamValue(*d));
+  }
+  // Long data is consumed by the execute (as the server does).
+  for (auto& s : stmt->long_data) s.clear();
+  stmt->params.long_data.clear();
+
+  parser::StatementInfo info = parser::classify(stmt->sql);
+  auto routed = route(stmt->sql, info, params);
+  if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
+    queueError(reply_seq_, *err);
+    co_return co_await client_.flush();
+  }
+  auto& target = std::get<StatementTarget>(routed);
+  Outbound out;
+  out.execute_sql = target.sql.empty() ? stmt->sql : target.sql;
+  out.execute = &*exec;
+  co_return co_await runOn(*target.pool, out, info);
+}
+
+void ClientSession::onStmtSendLongData(protocol::ByteView payload) {
+  // No response, even on error (the server reports it at execute).
+  auto m = protocol::decodeStmtSendLongData(payload);
+  if (!m) return;
+  ClientStatement* stmt = statements_.find(m->statement_id);
+  if (!stmt || !stmt->params.noteLongData(m->param_id)) return;
+  if (stmt->long_data.size() < stmt->params.num_params) stmt->long_data.resize(stmt->params.num_params);
+  auto& buffer = stmt->long_data[m->param_id];
+  if (buffer.size() + m->data.size() > worker_.context().config.server.max_packet_bytes) return;
+  buffer.append(m->data);
+}
+
+awaitable<bool> ClientSession::onStmtReset(protocol::ByteView payload) {
+  auto m = protocol::decodeStmtReset(payload);
+  if (!m) {
+    queueError(reply_seq_, malformed("COM_STMT_RESET"));
+    co_return co_await client_.flush();
+  }
+  ClientStatement* stmt = statements_.find(m->statement_id);
+  if (!stmt) {
+    queueError(reply_seq_, unknownStatement(m->statement_id, "mysqld_stmt_reset"));
+    co_return co_await client_.flush();
+  }
+  for (auto& s : stmt->long_data) s.clear();
+  stmt->params.long_data.clear();
+  co_return co_await sendOk(reply_seq_);
+}
+
+void ClientSession::onStmtClose(protocol::ByteView payload) {
+  // No response. Backend statements stay in their connections' bounded caches.
+  if (auto m = protocol::decodeStmtClose(payload)) statements_.erase(m->statement_id);
+}
+
+}  // namespace sp::proxy

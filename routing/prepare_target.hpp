@@ -1,0 +1,20 @@
+// Where to prepare a statement whose `?` values are not known yet.
+// COM_STMT_PREPARE must answer with the parameter count and the column
+// metadata of the logical statement; every shard of a table has the same
+// schema, so the table's first shard is a faithful representative. The real
+// route is decided at each execute, with the bound values (planStatement with
+// PlannerInput::params).
+#pragma once
+#include <string_view>
+
+#include "routing/plan.hpp"
+
+namespace sp::routing {
+
+// kPassthrough when the statement names no sharded table; kRoute to the first
+// shard of the (single) sharded table it names, logical names rewritten;
+// kRefused when it cannot be prepared safely (does not parse, names two
+// sharded tables, names directly tables on different backends).
+Plan planForPrepare(std::string_view sql, const PlannerInput& input);
+
+}  // namespace sp::routing
