@@ -49,8 +49,11 @@ std::string joinPath(const std::string& parent, std::string_view key) {
 
 std::vector<MapEntry> mapEntries(IssueSink& sink, const YAML::Node& map, const std::string& path) {
   std::vector<MapEntry> entries;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    const YAML::Node& key = it->first;
+  // By value: yaml-cpp's iterator hands out a temporary pair, so a reference
+  // to it->first would dangle (ASan: stack-use-after-scope).
+  for (const auto& kv : map) {
+    YAML::Node key = kv.first;
+    YAML::Node value = kv.second;
     if (!key.IsScalar()) {
       sink.add(path, key, "mapping keys must be plain words, got " + describeType(key));
       continue;
@@ -61,7 +64,7 @@ std::vector<MapEntry> mapEntries(IssueSink& sink, const YAML::Node& map, const s
       sink.add(joinPath(path, key.Scalar()), key, "duplicate key '" + key.Scalar() + "'");
       continue;
     }
-    entries.push_back({key.Scalar(), key, it->second});
+    entries.push_back({key.Scalar(), key, value});
   }
   return entries;
 }

@@ -1,12 +1,7 @@
 // Internal to routing/: helpers that walk a yaml-cpp document while collecting
 // every problem (key path + line) instead of stopping at the first one.
 #pragma once
-// yaml-cpp 0.7's node headers trip GCC 12's -Wdangling-pointer (a false
-// positive inside the library's inline code); silence it for that include only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdangling-pointer"
 #include <yaml-cpp/yaml.h>
-#pragma GCC diagnostic pop
 
 #include <cstdint>
 #include <expected>
