@@ -51,9 +51,10 @@ Token Lexer::next() {
   Token token;
   if (pos_ >= sql_.size()) {
     if (in_version_comment_) {
+      // Only reachable when the "*/" seen at the opening was inside a string;
+      // a zero-length token at the end keeps tokens ordered.
       in_version_comment_ = false;
-      pos_ = sql_.size();
-      return make(TokenKind::kErrorUnterminatedComment, version_comment_begin_);
+      return make(TokenKind::kErrorUnterminatedComment, sql_.size());
     }
     return make(TokenKind::kEnd, sql_.size());
   }
@@ -113,13 +114,16 @@ Token Lexer::lexSlashOrComment(size_t begin) {
   pos_ += 2;
   const bool mariadb = pos_ + 1 < sql_.size() && sql_[pos_] == 'M' && sql_[pos_ + 1] == '!';
   if (mariadb || (pos_ < sql_.size() && sql_[pos_] == '!')) {
+    if (sql_.find("*/", pos_) == std::string_view::npos) {
+      pos_ = sql_.size();  // never closed: the whole rest is one error token
+      return make(TokenKind::kErrorUnterminatedComment, begin);
+    }
     pos_ += mariadb ? 2 : 1;
     // MySQL reads a 5-digit version (newer servers 6); MariaDB's /*M! uses 6.
     const size_t max_digits = mariadb ? 6 : 5;
     size_t digits = 0;
     while (digits < max_digits && pos_ < sql_.size() && isDigit(sql_[pos_])) ++pos_, ++digits;
     in_version_comment_ = true;
-    version_comment_begin_ = begin;
     return make(TokenKind::kVersionCommentBegin, begin);
   }
   if (pos_ < sql_.size() && sql_[pos_] == '+') ++pos_;

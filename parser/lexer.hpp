@@ -95,7 +95,6 @@ class Lexer {
   std::string_view sql_;
   size_t pos_ = 0;
   bool in_version_comment_ = false;
-  size_t version_comment_begin_ = 0;
   TokenKind last_significant_ = TokenKind::kEnd;
 };
 

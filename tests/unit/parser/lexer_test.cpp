@@ -91,7 +91,10 @@ const LexCase kLexCases[] = {
     {"unterminated_string", "'abc", {"ErrorUnterminatedString:'abc"}},
     {"unterminated_string_escape", R"('ab\')", {R"(ErrorUnterminatedString:'ab\')"}},
     {"unterminated_comment", "a /* b", {"Identifier:a", "ErrorUnterminatedComment:/* b"}},
-    {"unterminated_version_comment", "/*!50110 x", {"Identifier:x", "ErrorUnterminatedComment:/*!50110 x"}},
+    {"unterminated_version_comment", "/*!50110 x", {"ErrorUnterminatedComment:/*!50110 x"}},
+    // The only "*/" is inside a string: the error is reported at the end.
+    {"version_comment_closed_only_in_string", "/*!50110 '*/' x",
+     {"String:'*/'", "Identifier:x", "ErrorUnterminatedComment:"}},
     {"unterminated_backtick", "`abc", {"ErrorUnterminatedQuotedIdentifier:`abc"}},
     {"bad_characters", "a { } [ \\ : @ b",
      {"Identifier:a", "ErrorBadCharacter:{", "ErrorBadCharacter:}", "ErrorBadCharacter:[",
