@@ -38,6 +38,9 @@ TEST(BinaryText, FloatLikeMariadb) {
            {-1.23456e-5f, "-0.0000123456"}, {1234560.0f, "1234560"}, {-0.0f, "0"},
            {999999.5f, "1000000"}, {0.000001f, "0.000001"}, {1e-7f, "0.0000001"},
            {3.14159f, "3.14159"}, {-1.5e38f, "-1.5e38"}, {0.0f, "0"},
+           // Exact ties at the 6th digit round half to even, as MariaDB's dtoa does.
+           {1234565.0f, "1234560"}, {1234575.0f, "1234580"}, {8388609.0f, "8388610"},
+           {0.5f, "0.5"}, {2.5e-5f, "0.000025"},
        }) {
     SCOPED_TRACE(c.text);
     EXPECT_EQ(toText(c.value, col(ColumnType::kFloat, 0, kNotFixed)), c.text);
