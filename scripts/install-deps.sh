@@ -12,6 +12,7 @@ PACKAGES=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libmariadb-dev
   mariadb-server mariadb-client sysbench
   python3 python3-pymysql python3-yaml procps
+  golang-go golang-github-go-sql-driver-mysql-dev default-jdk-headless libmariadb-java php-cli php-mysql libdbd-mysql-perl
 )
 LISTS_MAX_AGE_S=86400
 POLICY=/usr/sbin/policy-rc.d
