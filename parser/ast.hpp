@@ -75,7 +75,10 @@ enum class ExprKind : uint8_t {
   kIn,              // args[0] [NOT] IN (args[1..]) or IN (subquery)
   kBetween,         // args[0] [NOT] BETWEEN args[1] AND args[2]
   kLike,            // args[0] [NOT] LIKE args[1] [ESCAPE args[2]]
-  kFunction,        // name(args) ; distinct, star (COUNT(*)), order_by/separator (GROUP_CONCAT)
+  kFunction,        // name(args) ; distinct, star (COUNT(*)), order_by/separator (GROUP_CONCAT).
+                    // EXTRACT(u FROM x), TRIM([LEADING..] r FROM s), SUBSTRING(s FROM a FOR b),
+                    // POSITION(a IN b): args are the expressions in source order; the
+                    // keywords/unit are only in the text. CURRENT_TIMESTAMP etc: no args.
   kCase,            // CASE [case_operand] WHEN args[0] THEN args[1] ... [ELSE case_else] END
   kCast,            // CAST(args[0] AS type_text) / CONVERT(args[0], type_text) / CONVERT(x USING cs)
   kInterval,        // INTERVAL args[0] unit   (unit = "DAY", "MONTH", "DAY_HOUR"...)
@@ -88,6 +91,11 @@ enum class ExprKind : uint8_t {
 enum class LiteralKind : uint8_t {
   kInteger, kDecimal, kFloat, kString, kHex, kBit, kNull, kTrue, kFalse, kPlaceholder,
 };
+// Literal text notes: kInteger/kDecimal/kFloat may start with '-' (a minus
+// written directly before the number is folded in). kString text may hold a
+// charset introducer (_utf8mb4'x', _utf8mb4 'x', N'x'), a type word
+// (DATE '2024-01-01', TIME '..', TIMESTAMP '..') or adjacent strings
+// ('a' 'b'); unquoteString(range.text(sql)) gives the value in every case.
 
 enum class UnaryOp : uint8_t { kNot, kNegate, kPlus, kBitNot, kBang, kBinary };
 

@@ -2,6 +2,7 @@
 // calls and the special forms (CASE, CAST, CONVERT, INTERVAL, EXISTS,
 // subqueries, row constructors).
 #include <array>
+#include <cctype>
 
 #include "parser/parser_impl.hpp"
 
@@ -213,7 +214,8 @@ ExprPtr Parser::parseFunction() {
   ExprPtr expr = std::make_unique<Expr>();
   expr->kind = ExprKind::kFunction;
   expr->name = name.text(sql_);
-  if (!parseFunctionArgs(*expr)) return nullptr;
+  if (!parseSpecialFunctionArgs(*expr) && !failed() && !parseFunctionArgs(*expr)) return nullptr;
+  if (failed()) return nullptr;
   if (peekWord("SEPARATOR") && accept(TokenKind::kIdentifier)) {
     if (!peekIs(TokenKind::kString)) return fail("separator string"), nullptr;
     expr->separator = parseLiteral();
@@ -221,6 +223,57 @@ ExprPtr Parser::parseFunction() {
   if (!expect(TokenKind::kRightParen, "')' closing function call")) return nullptr;
   expr->range = SourceRange{name.begin, lastEnd()};
   return expr;
+}
+
+// SQL-standard call syntaxes with keywords inside the parentheses. The
+// keywords (unit, LEADING/TRAILING/BOTH) stay only in the text; args hold the
+// expressions in source order. Returns false (without an error) when the
+// call is an ordinary one; true when handled (errors, if any, recorded).
+bool Parser::parseSpecialFunctionArgs(Expr& function) {
+  auto pushArg = [&](ExprPtr arg) {
+    if (!arg) return false;
+    function.args.push_back(std::move(arg));
+    return true;
+  };
+  const std::string_view name = function.name;
+  auto is = [&](std::string_view upper) {
+    if (name.size() != upper.size()) return false;
+    for (size_t i = 0; i < name.size(); ++i) {
+      if (static_cast<char>(std::toupper(static_cast<unsigned char>(name[i]))) != upper[i]) return false;
+    }
+    return true;
+  };
+  if (is("EXTRACT") && peekIs(TokenKind::kIdentifier) && peekKeyword(Keyword::kFROM, 1)) {
+    pos_ += 2;  // unit FROM
+    pushArg(parseExpr());
+    return true;
+  }
+  if (is("POSITION")) {  // POSITION(substr IN str): IN is not a predicate here
+    if (pushArg(parseBinaryLevel(0)) && expectKeyword(Keyword::kIN)) pushArg(parseExpr());
+    return true;
+  }
+  if (is("TRIM")) {  // TRIM([LEADING|TRAILING|BOTH] [remstr] FROM str) or TRIM(str)
+    const bool side = peekWord("LEADING") || peekWord("TRAILING") || peekWord("BOTH");
+    if (side) advance();
+    if (side && acceptKeyword(Keyword::kFROM)) {
+      pushArg(parseExpr());
+    } else if (pushArg(parseExpr())) {
+      if (acceptKeyword(Keyword::kFROM)) pushArg(parseExpr());
+      else if (side) fail("FROM");
+    }
+    return true;
+  }
+  if (is("SUBSTRING") || is("SUBSTR")) {  // (str FROM pos [FOR len]) or (str, pos[, len])
+    if (!pushArg(parseExpr())) return true;
+    if (acceptKeyword(Keyword::kFROM)) {
+      if (pushArg(parseExpr()) && acceptKeyword(Keyword::kFOR)) pushArg(parseExpr());
+    } else {
+      while (accept(TokenKind::kComma) && pushArg(parseExpr())) {
+      }
+    }
+    return true;
+  }
+  return false;
 }
 
 bool Parser::parseFunctionArgs(Expr& function) {

@@ -58,6 +58,7 @@ class Parser {
   ExprPtr parseInterval();
   ExprPtr parseExists(uint32_t begin, bool negated);
   bool parseFunctionArgs(Expr& function);
+  bool parseSpecialFunctionArgs(Expr& function);
   bool parseTypeText(Expr& cast);
   ExprPtr makeExpr(ExprKind kind, uint32_t begin) const;  // range ends at lastEnd()
   static ExprPtr makeBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs);
