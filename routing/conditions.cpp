@@ -133,6 +133,7 @@ KeyConstraint extractKey(const Expr* where, std::string_view sql, const ColumnMa
     }
     if (values->unknown) return;  // e.g. a `?` whose value is not known yet
     if (!result.first_seen && !values->values.empty()) result.first_seen = values->values.front();
+    if (conjunct.kind == ExprKind::kIn) result.in_lists.push_back(&conjunct);
     std::sort(values->values.begin(), values->values.end());
     values->values.erase(std::unique(values->values.begin(), values->values.end()), values->values.end());
     if (!allowed) {

@@ -51,6 +51,7 @@ struct KeyConstraint {
   Kind kind = Kind::kNone;
   std::vector<uint64_t> values;  // sorted, unique; kValues only
   std::optional<uint64_t> first_seen;  // first key value written (kEmpty: picks the shard that answers)
+  std::vector<const parser::Expr*> in_lists;  // the `key IN (...)` conjuncts that gave values
   bool depends_on_params = false;  // a `?` took part (plans must not be cached across values)
   std::optional<Refusal> refusal;  // the key is compared with a value that cannot be routed exactly
 };

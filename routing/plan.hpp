@@ -27,12 +27,13 @@ struct RouteTarget {
 enum class PlanKind : uint8_t {
   kPassthrough,  // touches no sharded table: default backend, SQL unchanged
   kRoute,        // single target (a shard, or the backend of a directly named physical table)
+  kMultiRoute,   // one target per shard, each with its own SQL (only with PlannerInput::split_in_lists)
   kRefused,
 };
 
 struct Plan {
   PlanKind kind = PlanKind::kRefused;
-  std::vector<RouteTarget> targets;  // one for kPassthrough / kRoute
+  std::vector<RouteTarget> targets;  // one for kPassthrough / kRoute; per shard for kMultiRoute
   std::optional<Refusal> refusal;    // kRefused
   const TableRule* table = nullptr;  // the sharded table routed, if any
   std::vector<uint64_t> key_values;  // shard key values found, sorted
@@ -48,6 +49,11 @@ struct PlannerInput {
   const CompiledShardMap& map;
   std::string_view default_backend;
   std::span<const ParamValue> params = {};  // prepared statements: the bound values
+  // A SELECT whose `key IN (...)` values live on several shards becomes a
+  // kMultiRoute plan: each shard gets the statement with only its own values
+  // in the IN lists. Off (refused as multi_shard) until the executor merges
+  // results (scatter-gather).
+  bool split_in_lists = false;
 };
 
 // Plans a parsed statement; `sql` is the text it was parsed from.

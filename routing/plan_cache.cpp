@@ -113,8 +113,9 @@ Plan PlanCache::plan(std::string_view sql, const PlannerInput& input) {
   PlannerInput normalized{input.map, input.default_backend, q.params};
   std::vector<TextEdit> edits;
   Plan plan = detail::planStatementWithEdits(*entry->statement, entry->text, normalized, &edits);
-  if (plan.kind == PlanKind::kRefused) {
-    // Messages quote the values as written: plan the original text for the exact wording.
+  if (plan.kind == PlanKind::kRefused || plan.kind == PlanKind::kMultiRoute) {
+    // Messages quote the values as written, and each shard of a split plan has
+    // its own edits: plan the original text for those.
     return planQuery(sql, input);
   }
   for (auto& e : edits) {

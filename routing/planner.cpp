@@ -104,10 +104,12 @@ std::string monthColumnRef(const RoutingContext& ctx, std::string_view physical)
   return column;
 }
 
+}  // namespace
+
 // Month tables: both bounds required, span limited; adds the month-column
 // predicate when the month column alone does not bound both sides.
-std::optional<Plan> applyMonthRule(const RoutingContext& ctx, const parser::Expr* where, std::string_view physical,
-                                   Plan& info, std::vector<TextEdit>& edits) {
+std::optional<Plan> detail::applyMonthRule(const RoutingContext& ctx, const parser::Expr* where,
+                                           std::string_view physical, Plan& info, std::vector<TextEdit>& edits) {
   const MonthRule& rule = *ctx.rule->month;
   MonthConstraint months = extractMonths(where, ctx.sql, matcherFor(ctx, rule.column),
                                          matcherFor(ctx, rule.time_column), ctx.input.params);
@@ -141,6 +143,8 @@ std::optional<Plan> applyMonthRule(const RoutingContext& ctx, const parser::Expr
   return std::nullopt;
 }
 
+namespace {
+
 Plan planFiltered(const RoutingContext& ctx) {
   if (ctx.statement.update) {
     if (auto refusal = checkUpdateSet(ctx)) return *refusal;
@@ -157,6 +161,11 @@ Plan planFiltered(const RoutingContext& ctx) {
   for (uint64_t v : key.values) shards.push_back(ctx.rule->shardIndexOf(v));
   std::sort(shards.begin(), shards.end());
   shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  if (shards.size() > 1 && ctx.input.split_in_lists && ctx.statement.select) {
+    Plan plan = splitInLists(ctx, key.in_lists, shards, where);
+    if (plan.kind == PlanKind::kMultiRoute) plan.key_values = std::move(key.values);
+    return plan;
+  }
   if (shards.size() > 1) {
     std::string names;
     for (uint32_t s : shards) names += (names.empty() ? "" : ", ") + ctx.rule->shards[s].name;

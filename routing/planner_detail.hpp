@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "routing/ast_refs.hpp"
+#include "routing/conditions.hpp"
 #include "routing/plan.hpp"
 #include "routing/rewrite.hpp"
 
@@ -33,6 +34,15 @@ std::string keyHint(const TableRule& rule);
 Plan routeToShard(const RoutingContext& ctx, uint32_t shard_index, std::vector<TextEdit> edits);
 
 Plan planInsert(const RoutingContext& ctx);
+
+// Month tables: checks the bounds of `where` and adds the month predicate
+// edit (qualified for `physical`); a refusal when the bounds do not allow it.
+std::optional<Plan> applyMonthRule(const RoutingContext& ctx, const parser::Expr* where, std::string_view physical,
+                                   Plan& info, std::vector<TextEdit>& edits);
+
+// One target per shard, each IN list on the key cut down to that shard's values.
+Plan splitInLists(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
+                  const std::vector<uint32_t>& shards, const parser::Expr* where);
 
 // planStatement, also handing out the edits that turned `sql` into the routed
 // SQL (empty when the SQL is unchanged); the plan cache re-applies them to the
