@@ -130,18 +130,8 @@ std::optional<BinaryOp> binaryOpAt(int level, const Token& token) {
 ExprPtr Parser::parsePredicate() {
   ExprPtr lhs = parseBinaryLevel(0);
   while (lhs) {
-    const uint32_t begin = lhs->range.begin;
     if (acceptKeyword(Keyword::kIS)) {
-      ExprPtr expr = makeExpr(ExprKind::kIsTest, begin);
-      expr->negated = acceptKeyword(Keyword::kNOT);
-      if (acceptKeyword(Keyword::kNULL)) expr->is_value = IsValue::kNull;
-      else if (acceptKeyword(Keyword::kTRUE)) expr->is_value = IsValue::kTrue;
-      else if (acceptKeyword(Keyword::kFALSE)) expr->is_value = IsValue::kFalse;
-      else if (acceptKeyword(Keyword::kUNKNOWN)) expr->is_value = IsValue::kUnknown;
-      else return fail("NULL, TRUE, FALSE or UNKNOWN"), nullptr;
-      expr->range.end = lastEnd();
-      expr->args.push_back(std::move(lhs));
-      lhs = std::move(expr);
+      lhs = parseIsTail(std::move(lhs));
       continue;
     }
     if (auto op = comparisonOp(peek().kind)) {
@@ -159,27 +149,9 @@ ExprPtr Parser::parsePredicate() {
     if (acceptKeyword(Keyword::kIN)) {
       lhs = parseInTail(std::move(lhs), negated);
     } else if (acceptKeyword(Keyword::kBETWEEN)) {
-      ExprPtr low = parseBinaryLevel(0);
-      if (!low || !expectKeyword(Keyword::kAND)) return nullptr;
-      ExprPtr high = parseBinaryLevel(0);
-      if (!high) return nullptr;
-      ExprPtr expr = makeExpr(ExprKind::kBetween, begin);
-      expr->negated = negated;
-      expr->args.push_back(std::move(lhs));
-      expr->args.push_back(std::move(low));
-      expr->args.push_back(std::move(high));
-      lhs = std::move(expr);
+      lhs = parseBetweenTail(std::move(lhs), negated);
     } else if (acceptKeyword(Keyword::kLIKE)) {
-      ExprPtr pattern = parseBinaryLevel(0);
-      if (!pattern) return nullptr;
-      ExprPtr escape;
-      if (acceptKeyword(Keyword::kESCAPE) && !(escape = parsePrimary())) return nullptr;
-      ExprPtr expr = makeExpr(ExprKind::kLike, begin);
-      expr->negated = negated;
-      expr->args.push_back(std::move(lhs));
-      expr->args.push_back(std::move(pattern));
-      if (escape) expr->args.push_back(std::move(escape));
-      lhs = std::move(expr);
+      lhs = parseLikeTail(std::move(lhs), negated);
     } else if (acceptKeyword(Keyword::kREGEXP) || acceptKeyword(Keyword::kRLIKE)) {
       ExprPtr rhs = parseBinaryLevel(0);
       if (!rhs) return nullptr;
@@ -190,6 +162,48 @@ ExprPtr Parser::parsePredicate() {
     }
   }
   return lhs;
+}
+
+// After IS: [NOT] NULL | TRUE | FALSE | UNKNOWN.
+ExprPtr Parser::parseIsTail(ExprPtr lhs) {
+  ExprPtr expr = makeExpr(ExprKind::kIsTest, lhs->range.begin);
+  expr->negated = acceptKeyword(Keyword::kNOT);
+  if (acceptKeyword(Keyword::kNULL)) expr->is_value = IsValue::kNull;
+  else if (acceptKeyword(Keyword::kTRUE)) expr->is_value = IsValue::kTrue;
+  else if (acceptKeyword(Keyword::kFALSE)) expr->is_value = IsValue::kFalse;
+  else if (acceptKeyword(Keyword::kUNKNOWN)) expr->is_value = IsValue::kUnknown;
+  else return fail("NULL, TRUE, FALSE or UNKNOWN"), nullptr;
+  expr->range.end = lastEnd();
+  expr->args.push_back(std::move(lhs));
+  return expr;
+}
+
+// After BETWEEN: low AND high (both bit expressions, so AND is unambiguous).
+ExprPtr Parser::parseBetweenTail(ExprPtr lhs, bool negated) {
+  ExprPtr low = parseBinaryLevel(0);
+  if (!low || !expectKeyword(Keyword::kAND)) return nullptr;
+  ExprPtr high = parseBinaryLevel(0);
+  if (!high) return nullptr;
+  ExprPtr expr = makeExpr(ExprKind::kBetween, lhs->range.begin);
+  expr->negated = negated;
+  expr->args.push_back(std::move(lhs));
+  expr->args.push_back(std::move(low));
+  expr->args.push_back(std::move(high));
+  return expr;
+}
+
+// After LIKE: pattern [ESCAPE char].
+ExprPtr Parser::parseLikeTail(ExprPtr lhs, bool negated) {
+  ExprPtr pattern = parseBinaryLevel(0);
+  if (!pattern) return nullptr;
+  ExprPtr escape;
+  if (acceptKeyword(Keyword::kESCAPE) && !(escape = parsePrimary())) return nullptr;
+  ExprPtr expr = makeExpr(ExprKind::kLike, lhs->range.begin);
+  expr->negated = negated;
+  expr->args.push_back(std::move(lhs));
+  expr->args.push_back(std::move(pattern));
+  if (escape) expr->args.push_back(std::move(escape));
+  return expr;
 }
 
 ExprPtr Parser::parseInTail(ExprPtr lhs, bool negated) {

@@ -142,32 +142,14 @@ ExprPtr Parser::parseWord() {
     case Keyword::kCONVERT: if (call) return parseConvert(); break;
     case Keyword::kINTERVAL: return parseInterval();
     case Keyword::kEXISTS: return parseExists(token.begin, false);
-    case Keyword::kROW:
-      if (call) {
-        advance();
-        ExprPtr row = parseParenthesized();
-        if (row) row->range.begin = token.begin;
-        if (row && row->kind != ExprKind::kRow) {
-          ExprPtr single = makeExpr(ExprKind::kRow, token.begin);
-          single->args.push_back(std::move(row));
-          row = std::move(single);
-        }
-        return row;
-      }
-      break;
+    case Keyword::kROW: if (call) return parseRowConstructor(); break;
     default: break;
   }
-  if (token.is(TokenKind::kIdentifier) && peekIs(TokenKind::kString, 1)) {
-    // DATE '2024-01-01', TIMESTAMP '...', _utf8mb4 'x': one string literal
-    // whose text includes the prefix (unquoteString() gives the content).
-    bool prefix = peekWord("DATE") || peekWord("TIME") || peekWord("TIMESTAMP");
-    for (std::string_view name : kIntroducers) prefix = prefix || peekWord(name);
-    if (prefix) {
-      advance();
-      ExprPtr literal = parseLiteral();
-      literal->range.begin = token.begin;
-      return literal;
-    }
+  if (peekPrefixedString()) {
+    advance();
+    ExprPtr literal = parseLiteral();
+    literal->range.begin = token.begin;
+    return literal;
   }
   if (token.is(TokenKind::kIdentifier) && call &&
       (!isReservedKeyword(token.keyword) || isReservedFunctionName(token.keyword))) {
@@ -184,6 +166,27 @@ ExprPtr Parser::parseWord() {
   }
   if (!isNameToken(token)) return fail("expression"), nullptr;
   return parseColumnRef();
+}
+
+// DATE '2024-01-01', TIMESTAMP '...', _utf8mb4 'x': one string literal whose
+// text includes the prefix (unquoteString() gives the content).
+bool Parser::peekPrefixedString() const {
+  if (!peekIs(TokenKind::kIdentifier) || !peekIs(TokenKind::kString, 1)) return false;
+  bool prefix = peekWord("DATE") || peekWord("TIME") || peekWord("TIMESTAMP");
+  for (std::string_view name : kIntroducers) prefix = prefix || peekWord(name);
+  return prefix;
+}
+
+// ROW(a, b) (also ROW(a)): always a kRow node whose range starts at ROW.
+ExprPtr Parser::parseRowConstructor() {
+  const uint32_t begin = advance().begin;
+  ExprPtr row = parseParenthesized();
+  if (!row) return nullptr;
+  row->range.begin = begin;
+  if (row->kind == ExprKind::kRow) return row;
+  ExprPtr single = makeExpr(ExprKind::kRow, begin);
+  single->args.push_back(std::move(row));
+  return single;
 }
 
 ExprPtr Parser::parseColumnRef() {

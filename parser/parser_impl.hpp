@@ -43,6 +43,9 @@ class Parser {
   ExprPtr parseNot();
   ExprPtr parsePredicate();
   ExprPtr parseInTail(ExprPtr lhs, bool negated);
+  ExprPtr parseIsTail(ExprPtr lhs);
+  ExprPtr parseBetweenTail(ExprPtr lhs, bool negated);
+  ExprPtr parseLikeTail(ExprPtr lhs, bool negated);
   ExprPtr parseBinaryLevel(int level);
   ExprPtr parseUnary();
   ExprPtr parsePostfix();
@@ -51,6 +54,8 @@ class Parser {
   ExprPtr parseParenthesized();
   ExprPtr parseWord();
   ExprPtr parseColumnRef();
+  ExprPtr parseRowConstructor();
+  bool peekPrefixedString() const;
   ExprPtr parseFunction();
   ExprPtr parseCase();
   ExprPtr parseCast();
