@@ -68,7 +68,13 @@ bool Parser::fail(std::string_view expected) {
 bool Parser::failWith(std::string_view problem) {
   if (error_) return false;
   const Token& token = peek();
-  const std::string_view near = sql_.substr(token.begin, kNearLength);
+  std::string_view near = sql_.substr(token.begin, kNearLength);
+  // Do not cut a UTF-8 sequence in half: the message may end up in an ERR packet.
+  if (token.begin + near.size() < sql_.size()) {
+    while (!near.empty() && (static_cast<unsigned char>(sql_[token.begin + near.size()]) & 0xC0) == 0x80) {
+      near.remove_suffix(1);
+    }
+  }
   std::string message(problem);
   message += " at offset " + std::to_string(token.begin) + " near '" + std::string(near) + "'";
   error_ = ParseError{std::move(message), token.begin};

@@ -141,6 +141,15 @@ TEST(Parse, ErrorIsAValueWithOffset) {
   EXPECT_EQ(result.error().message, "unterminated string at offset 29 near ''oops'");
 }
 
+TEST(Parse, ErrorContextDoesNotSplitUtf8) {
+  // 28 ASCII bytes then a 2-byte character straddling the 30-byte window.
+  const std::string sql = "SELECT a FROM t WHERE FROM xxxxxxxxxxxxxxxxxxxxxxxx\xc3\xa9tail";
+  ParseResult result = parse(sql);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message,
+            "expected expression at offset 22 near 'FROM xxxxxxxxxxxxxxxxxxxxxxxx'");
+}
+
 TEST(Parse, OtherStatementsHaveKindOnly) {
   ParseResult result = parse("SET NAMES utf8mb4;");
   ASSERT_TRUE(result);
