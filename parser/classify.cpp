@@ -362,6 +362,14 @@ void scanPinFlags(std::string_view sql, Tokens tokens, StatementInfo& info) {
       const std::string_view name = t.text(sql);
       if (equalsIgnoreCase(name, "get_lock")) info.uses_named_lock = true;
       if (equalsIgnoreCase(name, "found_rows")) info.uses_found_rows = true;
+      if (equalsIgnoreCase(name, "last_insert_id")) info.uses_last_insert_id = true;
+    }
+    if (t.is(TokenKind::kSystemVariable)) {
+      std::string_view name = t.text(sql);
+      name = name.substr(name.rfind('.') == std::string_view::npos ? 2 : name.rfind('.') + 1);
+      if (equalsIgnoreCase(name, "identity") || equalsIgnoreCase(name, "last_insert_id")) {
+        info.uses_last_insert_id = true;
+      }
     }
   }
 }

@@ -65,6 +65,9 @@ struct StatementInfo {
   bool uses_user_variable = false;       // @name read or written anywhere (not @@system)
   bool uses_found_rows = false;          // SQL_CALC_FOUND_ROWS or FOUND_ROWS()
   bool multiple_statements = false;      // more than one statement separated by ';'
+  // LAST_INSERT_ID() / @@identity / @@last_insert_id: reads the session's
+  // last generated id, which the proxy carries across backend connections.
+  bool uses_last_insert_id = false;
 };
 
 StatementInfo classify(std::string_view sql);

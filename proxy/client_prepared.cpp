@@ -170,7 +170,9 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   // Long data was collected by the proxy: send it inline.
   for (size_t i = 0; i < exec->values.size(); ++i) {
     if (std::holds_alternative<protocol::LongDataValue>(exec->values[i])) {
-      exec->values[i] = std::string_view(i < stmt->long_data.size() ? stmt->long_data[i] : std::string());
+      std::string_view data;
+      if (i < stmt->long_data.size()) data = stmt->long_data[i];
+      exec->values[i] = data;
     }
   }
   std::vector<routing::ParamValue> params;
@@ -183,10 +185,6 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
     }
     params.push_back(toParamValue(*d));
   }
-  // Long data is consumed by the execute (as the server does).
-  for (auto& s : stmt->long_data) s.clear();
-  stmt->params.long_data.clear();
-
   parser::StatementInfo info = parser::classify(stmt->sql);
   auto routed = route(stmt->sql, info, params);
   if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
@@ -197,7 +195,13 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   Outbound out;
   out.execute_sql = target.sql.empty() ? stmt->sql : target.sql;
   out.execute = &*exec;
-  co_return co_await runOn(*target.pool, out, info);
+  bool keep_going = co_await runOn(*target.pool, out, info);
+  // Long data is consumed by the execute, as the server does. The statement
+  // may have been closed meanwhile only by this session, which is here.
+  if (ClientStatement* again = statements_.find(id)) {
+    for (auto& buffer : again->long_data) buffer.clear();
+  }
+  co_return keep_going;
 }
 
 void ClientSession::onStmtSendLongData(protocol::ByteView payload) {

@@ -407,6 +407,15 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     }
     pending_begin_.reset();
   }
+  if (info.uses_last_insert_id && last_insert_id_ != 0) {
+    std::string restore = "SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_) + ")";
+    auto r = co_await conn->command(Command::kQuery, restore);
+    if (!r) {
+      reportBackendFailure(pool, reply_seq_, false);
+      giveBack(std::move(conn), pool, in_transaction_ ? status::kInTrans : 0);
+      co_return co_await client_.flush();
+    }
+  }
   if (out.execute) {
     // The physical statement, prepared on this connection the first time it is used.
     auto stmt = co_await conn->prepared(out.execute_sql);
@@ -446,6 +455,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     co_return co_await client_.flush();
   }
   if (!result.server_error || info.multiple_statements) recordEffects(info, *conn);
+  if (result.last_insert_id != 0) last_insert_id_ = result.last_insert_id;
   giveBack(std::move(conn), pool, result.status_flags);
   co_return co_await client_.flush();
 }
@@ -529,6 +539,7 @@ awaitable<bool> ClientSession::onResetConnection() {
   in_transaction_ = sticky_ = tables_locked_ = false;
   pending_begin_.reset();
   statements_.clear();
+  last_insert_id_ = 0;
   desired_ = initial_;
   co_return co_await sendOk(reply_seq_);
 }

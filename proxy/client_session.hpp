@@ -112,6 +112,10 @@ class ClientSession {
   std::optional<std::string> pending_begin_;
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
   ClientStatements statements_;
+  // LAST_INSERT_ID() of this session: the backend connection that generated
+  // it may be lent to someone else, so it is re-established (SELECT
+  // LAST_INSERT_ID(n)) on the connection of a statement that reads it.
+  uint64_t last_insert_id_ = 0;
   bool sticky_ = false;        // state that lives on one connection: keep it for the session
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;

@@ -52,6 +52,7 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
     seq = client.append(msg->payload, seq);
   }
   result.status_flags = tracker.statusFlags();
+  result.last_insert_id = tracker.lastInsertId();
   result.next_client_seq = seq;
   if (result.backend_failed) {
     backend.markBroken();

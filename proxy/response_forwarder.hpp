@@ -16,6 +16,7 @@ struct ForwardResult {
   bool client_failed = false;   // the client went away
   bool server_error = false;    // the (last) result was an ERR packet
   uint16_t status_flags = 0;
+  uint64_t last_insert_id = 0;  // from the final OK (0: the statement generated none)
   uint8_t next_client_seq = 0;  // sequence id for a packet appended after the response
 };
 
