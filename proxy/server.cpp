@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <csignal>
+#include <functional>
 #include <thread>
 
 namespace sp::proxy {
@@ -11,21 +13,17 @@ namespace sp::proxy {
 Server::Server(conf::Config config) { context_.config = std::move(config); }
 
 Server::~Server() {
+  if (admin_) admin_->stop();
   for (auto& w : workers_) w->stop();
   for (auto& w : workers_) w->join();
 }
 
 std::string Server::start() {
   const auto& cfg = context_.config;
-  if (!cfg.shard_map_path.empty()) {
-    std::vector<std::string> backends;
-    for (const auto& b : cfg.backends) backends.push_back(b.name);
-    auto map = routing::loadShardMap(cfg.shard_map_path, backends);
-    if (!map) return "invalid shard map:\n" + routing::formatShardMapIssues(map.error(), cfg.shard_map_path);
-    context_.shard_map.store(*map);
-    spdlog::info("shard map {} version {} loaded ({} sharded tables, checksum {})", cfg.shard_map_path,
-                 (*map)->version(), (*map)->tables().size(), (*map)->checksum().substr(0, 12));
-  }
+  // Until runUntilSignalled() handles it, a SIGHUP must not kill the process.
+  std::signal(SIGHUP, SIG_IGN);
+  maps_ = std::make_unique<ShardMapManager>(context_);
+  if (auto err = maps_->startup(); !err.empty()) return err;
   unsigned threads = cfg.server.threads ? cfg.server.threads : std::max(1u, std::thread::hardware_concurrency());
   error_code ec;
   auto address = asio::ip::make_address(cfg.server.listen.host, ec);
@@ -46,6 +44,13 @@ std::string Server::start() {
     workers_.push_back(std::move(w));
   }
   for (auto& w : workers_) w->start();
+  std::vector<Worker*> workers;
+  for (auto& w : workers_) workers.push_back(w.get());
+  maps_->attachWorkers(std::move(workers));
+  if (cfg.server.admin_listen) {
+    admin_ = std::make_unique<AdminServer>(context_, *maps_);
+    if (auto err = admin_->start(); !err.empty()) return err;
+  }
   spdlog::info("shardproxy listening on {}:{} with {} worker threads; default backend {}", cfg.server.listen.host,
                cfg.server.listen.port, threads, cfg.default_backend);
   return {};
@@ -56,13 +61,25 @@ void Server::runUntilSignalled() {
   asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](const error_code& ec, int sig) {
     if (!ec) spdlog::info("received signal {}, shutting down", sig);
+    io.stop();
   });
+  // SIGHUP: RELOAD SHARD MAP. Runs on this (otherwise idle) thread; the
+  // manager serializes it with admin reloads.
+  asio::signal_set hangup(io, SIGHUP);
+  std::function<void(const error_code&, int)> onHangup = [&](const error_code& ec, int) {
+    if (ec) return;
+    auto outcome = maps_->reload("sighup");
+    spdlog::info("SIGHUP reload: {}", outcome.message);
+    hangup.async_wait(onHangup);
+  };
+  hangup.async_wait(onHangup);
   io.run();
   shutdown();
 }
 
 void Server::shutdown() {
   context_.shutting_down = true;
+  if (admin_) admin_->stop();
   for (auto& w : workers_) w->beginShutdown();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(context_.config.server.shutdown_grace_ms);
   while (context_.sessions.load() > 0 && std::chrono::steady_clock::now() < deadline) {

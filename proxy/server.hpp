@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "proxy/admin_server.hpp"
 #include "proxy/proxy_context.hpp"
+#include "proxy/shard_map_manager.hpp"
 #include "proxy/worker.hpp"
 
 namespace sp::proxy {
@@ -18,16 +20,20 @@ class Server {
 
   // Binds listeners; returns an error message, empty on success.
   std::string start();
-  // Blocks until SIGTERM/SIGINT, then shuts down gracefully.
+  // Blocks until SIGTERM/SIGINT, then shuts down gracefully. SIGHUP
+  // reloads the shard map (same as the admin RELOAD SHARD MAP).
   void runUntilSignalled();
 
   ProxyContext& context() { return context_; }
+  ShardMapManager& shardMaps() { return *maps_; }
 
  private:
   void shutdown();
 
   ProxyContext context_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<ShardMapManager> maps_;
+  std::unique_ptr<AdminServer> admin_;
 };
 
 }  // namespace sp::proxy

@@ -18,7 +18,8 @@ uint32_t share(uint32_t total, unsigned workers) {
 }
 }  // namespace
 
-Worker::Worker(ProxyContext& context, unsigned index, unsigned worker_count) : context_(context), index_(index) {
+Worker::Worker(ProxyContext& context, unsigned index, unsigned worker_count)
+    : context_(context), index_(index), worker_count_(worker_count) {
   const auto& cfg = context_.config;
   for (const auto& b : cfg.backends) {
     auto pool = std::make_unique<BackendPool>(io_.get_executor(), b, share(b.max_connections, worker_count),
@@ -35,7 +36,41 @@ Worker::~Worker() {
 
 BackendPool* Worker::pool(std::string_view name) {
   auto it = pools_.find(name);
-  return it == pools_.end() ? nullptr : it->second.get();
+  if (it != pools_.end()) return it->second.get();
+  // A transaction that started under an older map may still name a backend a
+  // reload removed: its pinned connection comes from the retired pool.
+  for (auto r = retired_pools_.rbegin(); r != retired_pools_.rend(); ++r) {
+    if ((*r)->name() == name) return r->get();
+  }
+  return nullptr;
+}
+
+void Worker::addPool(const conf::BackendConfig& b) {
+  if (pools_.contains(b.name)) return;
+  auto pool = std::make_unique<BackendPool>(io_.get_executor(), b, share(b.max_connections, worker_count_),
+                                            share(b.min_connections, worker_count_),
+                                            context_.config.server.max_packet_bytes);
+  pool->start();
+  pools_.emplace(b.name, std::move(pool));
+}
+
+void Worker::retirePool(std::string_view name) {
+  auto it = pools_.find(name);
+  if (it == pools_.end() || it->second.get() == default_pool_) return;
+  it->second->stop();
+  retired_pools_.push_back(std::move(it->second));
+  pools_.erase(it);
+}
+
+std::vector<Worker::PoolSnapshot> Worker::poolSnapshots() const {
+  std::vector<PoolSnapshot> out;
+  for (const auto& [name, pool] : pools_) {
+    out.push_back({name, conf::formatHostPort(pool->config().address), pool->stats(), false});
+  }
+  for (const auto& pool : retired_pools_) {
+    out.push_back({pool->name(), conf::formatHostPort(pool->config().address), pool->stats(), true});
+  }
+  return out;
 }
 
 std::string Worker::listen(const tcp::endpoint& endpoint) {
@@ -67,6 +102,7 @@ void Worker::beginShutdown() {
 void Worker::stop() {
   asio::post(io_, [this] {
     for (auto& [name, pool] : pools_) pool->stop();
+    for (auto& pool : retired_pools_) pool->stop();
     io_.stop();
   });
 }

@@ -1,0 +1,192 @@
+#include "proxy/admin_results.hpp"
+
+#include <fmt/format.h>
+
+#include "proxy/shard_map_manager.hpp"
+#include "routing/explain.hpp"
+#include "routing/plan.hpp"
+
+namespace sp::proxy {
+
+namespace {
+
+using Row = std::vector<std::optional<std::string>>;
+
+std::string rangesText(const std::vector<routing::BucketRange>& ranges) {
+  std::string out;
+  for (const auto& r : ranges) {
+    if (!out.empty()) out += ',';
+    out += r.first == r.last ? std::to_string(r.first) : fmt::format("{}-{}", r.first, r.last);
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string hotKeysOf(const routing::TableRule& t, uint32_t shard_index) {
+  std::string out;
+  for (const auto& [key, index] : t.hot_keys) {
+    if (index != shard_index) continue;
+    if (!out.empty()) out += ',';
+    out += std::to_string(key);
+  }
+  return out.empty() ? "-" : out;
+}
+
+LocalResult showShardMap(const ProxyContext& ctx) {
+  LocalResult r;
+  r.columns = {"version", "checksum", "table", "method", "key", "shard", "physical_table", "backend", "buckets",
+               "hot_keys"};
+  auto map = ctx.shard_map.load();
+  if (!map) return r;
+  for (const auto& t : map->tables()) {
+    for (const auto& s : t.shards) {
+      bool bucket = t.method == routing::ShardMethod::kBucket;
+      r.rows.push_back(Row{std::to_string(map->version()), map->checksum(), t.name,
+                           std::string(routing::toString(t.method)), t.key, s.name, s.physical_table, s.backend,
+                           bucket ? rangesText(s.buckets) : std::string("-"),
+                           bucket ? hotKeysOf(t, s.index) : std::string("-")});
+    }
+  }
+  return r;
+}
+
+AdminReply showHistory(AdminEnv& env) {
+  auto rows = env.maps.history();
+  if (!rows) return AdminError{1105, "HY000", "shardproxy admin: " + rows.error()};
+  auto running = env.context.shard_map.load();
+  LocalResult r;
+  r.columns = {"id", "version", "checksum", "applied_at", "applied_by", "note", "in_force"};
+  bool marked = false;
+  for (const auto& m : *rows) {
+    bool in_force = !marked && running && running->checksum() == m.checksum;
+    marked = marked || in_force;
+    r.rows.push_back(Row{std::to_string(m.id), std::to_string(m.version), m.checksum, m.applied_at, m.applied_by,
+                         m.note, std::string(in_force ? "yes" : "")});
+  }
+  return r;
+}
+
+std::string joinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out.empty() ? "-" : out;
+}
+
+AdminReply swapReply(const SwapOutcome& o) {
+  if (o.verdict == SwapVerdict::kRefused) return AdminError{1105, "HY000", refusalMessage(o.message, o.problems)};
+  LocalResult r;
+  r.columns = {"result", "old_version", "new_version", "checksum", "swap_ms", "duration_ms", "backends_added",
+               "backends_removed", "message"};
+  r.rows.push_back(Row{std::string(o.verdict == SwapVerdict::kApply ? "applied" : "unchanged"),
+                       std::to_string(o.old_version), std::to_string(o.new_version), o.checksum,
+                       fmt::format("{:.3f}", o.swap_ms), fmt::format("{:.3f}", o.duration_ms),
+                       joinNames(o.backends_added),
+                       joinNames(o.backends_removed), o.message});
+  return r;
+}
+
+LocalResult showBackends(AdminEnv& env) {
+  LocalResult r;
+  r.columns = {"backend", "address", "state", "pool_max", "connections", "in_use", "idle", "connects",
+               "connect_errors", "broken", "waits", "last_error"};
+  for (const auto& b : env.maps.backends()) {
+    r.rows.push_back(Row{b.name, b.address, b.state, std::to_string(b.max), std::to_string(b.total),
+                         std::to_string(b.in_use), std::to_string(b.idle), std::to_string(b.connects),
+                         std::to_string(b.connect_errors), std::to_string(b.broken), std::to_string(b.waits),
+                         b.last_error.empty() ? std::optional<std::string>() : b.last_error});
+  }
+  return r;
+}
+
+LocalResult showSessions(AdminEnv& env) {
+  LocalResult r;
+  r.columns = {"sessions", "in_transaction", "statements", "admin_sessions"};
+  r.rows.push_back(Row{std::to_string(env.context.sessions.load()), std::to_string(env.context.sessions_in_transaction.load()),
+                       std::to_string(env.context.statements.load()), std::to_string(env.admin_sessions)});
+  return r;
+}
+
+LocalResult showRoute(AdminEnv& env, const std::string& statement) {
+  LocalResult r;
+  for (auto column : routing::kExplainColumns) r.columns.emplace_back(column);
+  auto map = env.context.shard_map.load();
+  const auto& default_backend = env.context.config.default_backend;
+  if (!map) {
+    r.rows.push_back(Row{"-", default_backend, "-", statement});
+    return r;
+  }
+  routing::PlannerInput input{*map, default_backend};
+  for (auto& row : routing::explainRows(routing::planQuery(statement, input))) {
+    r.rows.push_back(Row{std::move(row.shard), std::move(row.backend), std::move(row.table), std::move(row.sql)});
+  }
+  return r;
+}
+
+LocalResult showErrors(AdminEnv& env) {
+  LocalResult r;
+  r.columns = {"n", "problem"};
+  auto problems = env.maps.lastProblems();
+  for (size_t i = 0; i < problems.size(); ++i) r.rows.push_back(Row{std::to_string(i + 1), problems[i]});
+  return r;
+}
+
+LocalResult help() {
+  LocalResult r;
+  r.columns = {"command", "description"};
+  for (auto& [command, text] : adminCommandHelp()) r.rows.push_back(Row{command, text});
+  return r;
+}
+
+// The start-up probes of clients (mariadb sends `select @@version_comment limit 1`).
+LocalResult selectVariables(const AdminCommand& command, AdminEnv& env) {
+  LocalResult r;
+  Row row;
+  for (const auto& item : command.items) {
+    r.columns.push_back(item.label);
+    std::optional<std::string> value;
+    if (item.name == "version_comment") value = "shardproxy admin interface (HELP lists the commands)";
+    else if (item.name == "version" || item.name == "version()") value = env.context.server_version;
+    else if (item.name == "user()" || item.name == "current_user()") value = env.user + "@" + env.peer;
+    else if (item.name == "connection_id()") value = std::to_string(env.connection_id);
+    else if (item.name == "autocommit") value = "1";
+    row.push_back(std::move(value));
+  }
+  r.rows.push_back(std::move(row));
+  return r;
+}
+
+}  // namespace
+
+std::string refusalMessage(const std::string& summary, const std::vector<std::string>& problems, size_t budget) {
+  std::string out = summary + ":";
+  size_t shown = 0;
+  for (const auto& p : problems) {
+    std::string tail = fmt::format("\n(SHOW SHARD MAP ERRORS lists all {})", problems.size());
+    if (out.size() + 1 + p.size() + tail.size() > budget) break;
+    out += "\n" + p;
+    ++shown;
+  }
+  if (shown < problems.size()) out += fmt::format("\n(SHOW SHARD MAP ERRORS lists all {})", problems.size());
+  return out;
+}
+
+AdminReply executeAdminCommand(const AdminCommand& command, AdminEnv& env) {
+  using K = AdminCommandKind;
+  switch (command.kind) {
+    case K::kShowShardMap: return showShardMap(env.context);
+    case K::kShowShardMapHistory: return showHistory(env);
+    case K::kShowShardMapErrors: return showErrors(env);
+    case K::kReloadShardMap: return swapReply(env.maps.reload("admin:" + env.user));
+    case K::kRollbackShardMap: return swapReply(env.maps.rollback(command.version, "admin:" + env.user));
+    case K::kShowBackends: return showBackends(env);
+    case K::kShowSessions: return showSessions(env);
+    case K::kShowRoute: return showRoute(env, command.statement);
+    case K::kHelp: return help();
+    case K::kSelectVariables: return selectVariables(command, env);
+    case K::kIgnoredSet:
+    case K::kUse:
+    case K::kEmpty: return AdminOk{};
+  }
+  return AdminError{1105, "HY000", "shardproxy admin: unhandled command"};
+}
+
+}  // namespace sp::proxy

@@ -1,0 +1,130 @@
+#include "proxy/admin_session.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "protocol/constants.hpp"
+#include "protocol/generic_packets.hpp"
+#include "proxy/admin_results.hpp"
+#include "proxy/admin_server.hpp"
+#include "proxy/client_errors.hpp"
+#include "proxy/server_handshake.hpp"
+
+namespace sp::proxy {
+
+namespace {
+constexpr size_t kMaxAdminPacket = 1u << 20;
+constexpr uint16_t kStatus = protocol::status::kAutocommit;
+}  // namespace
+
+AdminSession::AdminSession(ProxyContext& context, ShardMapManager& maps, const AdminServer& server,
+                           tcp::socket socket, uint32_t connection_id)
+    : context_(context), maps_(maps), server_(server), client_(std::move(socket), kMaxAdminPacket),
+      connection_id_(connection_id) {
+  error_code ec;
+  auto ep = client_.socket().remote_endpoint(ec);
+  peer_ = ec ? std::string("unknown") : fmt::format("{}:{}", ep.address().to_string(), ep.port());
+  loopback_ = !ec && ep.address().is_loopback();
+}
+
+void AdminSession::queueOk(uint8_t seq) {
+  protocol::OkPacket ok;
+  ok.status_flags = kStatus;
+  protocol::Bytes out;
+  protocol::encode(ok, capabilities_, out);
+  client_.append(out, seq);
+}
+
+void AdminSession::queueError(uint8_t seq, uint16_t code, const char* sql_state, const std::string& message) {
+  protocol::ErrPacket err{code, sql_state, message};
+  protocol::Bytes out;
+  protocol::encode(err, out);
+  client_.append(out, seq);
+}
+
+awaitable<bool> AdminSession::login() {
+  if (!loopback_) {
+    // Refused before the handshake, as a server refuses a host it does not know.
+    spdlog::warn("admin port: refused connection from non-loopback peer {}", peer_);
+    queueError(0, 1130, "HY000", "Host '" + peer_ + "' is not allowed to connect to the shardproxy admin port");
+    co_await client_.flush();
+    co_return false;
+  }
+  LoginRequest request{connection_id_, context_.server_version, &context_.config.admin_users, peer_};
+  auto result = co_await acceptLogin(client_, request);
+  if (!result) {
+    spdlog::warn("admin port: login refused from {}", peer_);
+    co_return false;
+  }
+  capabilities_ = result->capabilities;
+  user_ = result->account->name;
+  queueOk(result->next_seq);
+  spdlog::info("admin port: {} logged in from {}", user_, peer_);
+  co_return co_await client_.flush();
+}
+
+void AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
+  auto command = parseAdminCommand(sql);
+  if (!command) {
+    queueError(seq, 1064, "42000", command.error());
+    return;
+  }
+  // Commands that change something are logged at info, the rest at debug.
+  bool changes = command->kind == AdminCommandKind::kReloadShardMap ||
+                 command->kind == AdminCommandKind::kRollbackShardMap;
+  spdlog::log(changes ? spdlog::level::info : spdlog::level::debug, "admin {}@{}: {}", user_, peer_,
+              sql.substr(0, 200));
+  AdminEnv env{context_, maps_, user_, peer_, connection_id_, server_.sessionCount()};
+  AdminReply reply = executeAdminCommand(*command, env);
+  if (auto* result = std::get_if<LocalResult>(&reply)) {
+    protocol::Bytes out;
+    appendLocalResult(out, *result, capabilities_, kStatus, seq);
+    client_.appendFramedBytes(out);
+  } else if (auto* err = std::get_if<AdminError>(&reply)) {
+    queueError(seq, err->code, err->sql_state.c_str(), err->message);
+  } else {
+    queueOk(seq);
+  }
+}
+
+awaitable<bool> AdminSession::dispatch(protocol::ByteView payload, uint8_t seq) {
+  using protocol::Command;
+  if (payload.empty()) {
+    queueError(seq, client_error::kMalformedPacket.number, client_error::kMalformedPacket.sql_state,
+               "shardproxy admin: empty command packet");
+    co_await client_.flush();
+    co_return false;
+  }
+  switch (static_cast<Command>(payload[0])) {
+    case Command::kQuit:
+      co_return false;
+    case Command::kQuery:
+      queueQuery(protocol::asText(payload.subspan(1)), seq);
+      break;
+    case Command::kPing:
+    case Command::kInitDb:  // nothing to switch to: accepted so `mariadb -D x` and USE work
+    case Command::kResetConnection:
+      queueOk(seq);
+      break;
+    default:
+      queueError(seq, client_error::kUnknownCommand.number, client_error::kUnknownCommand.sql_state,
+                 "shardproxy admin: unknown command");
+      break;
+  }
+  co_return co_await client_.flush();
+}
+
+awaitable<void> AdminSession::run() {
+  if (co_await login()) {
+    for (;;) {
+      if (context_.shutting_down.load()) break;
+      auto msg = co_await client_.read();
+      if (!msg) break;
+      auto seq = static_cast<uint8_t>(msg->sequence_id + 1);
+      if (!co_await dispatch(msg->payload, seq)) break;
+    }
+  }
+  client_.close();
+}
+
+}  // namespace sp::proxy

@@ -1,0 +1,42 @@
+// One connection to the admin port: login against admin_users, then the
+// command loop (COM_QUERY with the admin language, COM_PING, COM_INIT_DB,
+// COM_QUIT). Commands are parsed by admin_command.hpp and answered by
+// admin_results.cpp; this file only moves packets.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "proxy/net.hpp"
+#include "proxy/packet_stream.hpp"
+#include "proxy/proxy_context.hpp"
+
+namespace sp::proxy {
+
+class ShardMapManager;
+class AdminServer;
+
+class AdminSession {
+ public:
+  AdminSession(ProxyContext& context, ShardMapManager& maps, const AdminServer& server, tcp::socket socket,
+               uint32_t connection_id);
+  awaitable<void> run();
+
+ private:
+  awaitable<bool> login();
+  awaitable<bool> dispatch(protocol::ByteView payload, uint8_t seq);
+  void queueOk(uint8_t seq);
+  void queueError(uint8_t seq, uint16_t code, const char* sql_state, const std::string& message);
+  void queueQuery(std::string_view sql, uint8_t seq);
+
+  ProxyContext& context_;
+  ShardMapManager& maps_;
+  const AdminServer& server_;
+  PacketStream client_;
+  uint32_t connection_id_;
+  uint32_t capabilities_ = 0;
+  std::string user_;
+  std::string peer_;
+  bool loopback_ = false;
+};
+
+}  // namespace sp::proxy

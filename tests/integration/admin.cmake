@@ -1,0 +1,23 @@
+# Shard-map lifecycle integration tests (issue 6), included from
+# tests/integration/CMakeLists.txt. They start their OWN shardproxy (ports
+# below) with a scratch config, map file and SQLite cache under
+# <build>/tests/integration/admin-run/, because they rewrite the map, delete it,
+# corrupt the cache and restart the proxy. They need the cluster fixture only.
+# Ports: two free ones picked by the test (set SP_ADMIN_IT_PORT/_ADMIN_PORT in
+# the environment to force them).
+
+set(SP_ADMIN_IT_ENV
+  SP_ADMIN_IT_DIR=${CMAKE_CURRENT_BINARY_DIR}/admin-run
+  SP_PROXY_BINARY=${SP_PROXY_BINARY}
+  SP_DB0_PORT=${SP_IT_DB0_PORT}
+  SP_DB1_PORT=${SP_IT_DB1_PORT}
+  PYTHONDONTWRITEBYTECODE=1)
+
+foreach(name admin reload_load)
+  add_test(NAME integration.${name}
+    COMMAND ${SP_IT_PYTHON} -m unittest -v ${name}_test
+    WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+  set_tests_properties(integration.${name} PROPERTIES
+    FIXTURES_REQUIRED sp_cluster RESOURCE_LOCK sp_cluster
+    ENVIRONMENT "${SP_ADMIN_IT_ENV}" TIMEOUT 240)
+endforeach()
