@@ -15,6 +15,8 @@ PACKAGES=(
   golang-go golang-github-go-sql-driver-mysql-dev default-jdk-headless libmariadb-java php-cli php-mysql libdbd-mysql-perl
 )
 LISTS_MAX_AGE_S=86400
+# Wait for another apt/dpkg run to finish instead of failing at once.
+APT_OPTS=(-o DPkg::Lock::Timeout=600)
 POLICY=/usr/sbin/policy-rc.d
 
 log() { echo "install-deps: $*" >&2; }
@@ -46,11 +48,11 @@ lists_are_stale() {
 
 apt_update() {
   log "apt-get update"
-  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${APT_OPTS[@]}" update -q
 }
 
 apt_install() {
-  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${APT_OPTS[@]}" install -y -q --no-install-recommends "$@"
 }
 
 # Package scripts call invoke-rc.d, which asks policy-rc.d whether to start a
