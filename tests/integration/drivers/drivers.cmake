@@ -34,7 +34,7 @@ sp_drv_test(NAME capi TIMEOUT 120
   COMMAND $<TARGET_FILE:sp_prepared_capi_tests> --gtest_filter=Prepared.*)
 sp_drv_test(NAME reload TIMEOUT 120
   COMMAND $<TARGET_FILE:sp_prepared_capi_tests> --gtest_filter=ShardMapReload.*)
-sp_drv_test(NAME flood TIMEOUT 180
+sp_drv_test(NAME flood TIMEOUT 300
   COMMAND $<TARGET_FILE:sp_prepared_capi_tests> --gtest_filter=StatementFlood.*)
 foreach(driver go java php perl)
   sp_drv_test(NAME ${driver} TIMEOUT 180 COMMAND ${SP_DRV_DIR}/run_${driver}.sh)

@@ -159,7 +159,7 @@ TEST_F(Prepared, EveryParameterTypeRoundTrips) {
   EXPECT_EQ(std::stod(row[10].value_or("0")), -2.25e10);
   EXPECT_EQ(row[11].value_or("<null>"), "-12345678901234567890.123456789");
   EXPECT_EQ(row[12].value_or("<null>"), text);
-  EXPECT_EQ(row[13].value_or("<null>"), blob);
+  EXPECT_EQ(bytesDiff(row[13], blob), "") << "BLOB sent with mysql_stmt_send_long_data";
   EXPECT_EQ(row[14].value_or("<null>"), "2025-03-01");
   EXPECT_EQ(row[15].value_or("<null>"), "2025-03-14 15:09:26.535897");
   EXPECT_EQ(row[16].value_or("<null>"), "-12:34:56.789012");
@@ -172,7 +172,13 @@ TEST_F(Prepared, EveryParameterTypeRoundTrips) {
   Params q;
   bindAll(q);
   ASSERT_TRUE(straight.execute(q)) << straight.error();
-  EXPECT_EQ(straight.rows(), through.rows());
+  ASSERT_EQ(straight.rows().size(), 1u);
+  for (size_t i = 0; i < row.size(); ++i) {
+    const auto& want = straight.rows()[0][i];
+    if (row[i] != want) {
+      ADD_FAILURE() << "column " << i << " differs from the backend's: " << bytesDiff(row[i], want.value_or("<null>"));
+    }
+  }
   EXPECT_EQ(straight.columnTypes(), through.columnTypes());
 }
 
@@ -278,7 +284,7 @@ TEST_F(Prepared, ReexecutionLandsOnEveryShardAndMaxKeyOnDb1) {
     p.num(MYSQL_TYPE_LONGLONG, conv, true).num(MYSQL_TYPE_LONGLONG, seq_, true);
     ASSERT_TRUE(read.execute(p)) << read.error();
     ASSERT_EQ(read.rows().size(), 1u) << conv;
-    EXPECT_EQ(read.rows()[0][0], allBytes(4096, unsigned(conv % 251))) << conv;
+    EXPECT_EQ(bytesDiff(read.rows()[0][0], allBytes(4096, unsigned(conv % 251))), "") << "content of " << conv;
     EXPECT_EQ(read.rows()[0][1], "2025-03-14 15:09:26.535");
     EXPECT_EQ(read.rows()[0][2], "4242");
     Params u;

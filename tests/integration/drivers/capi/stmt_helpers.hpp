@@ -62,6 +62,16 @@ inline Rows textRows(MYSQL* conn, const std::string& sql, std::string* error = n
   return out;
 }
 
+// Compact description of how two byte strings differ (gtest would print both in full).
+inline std::string bytesDiff(const std::optional<std::string>& got, const std::string& want) {
+  if (!got) return "got NULL, want " + std::to_string(want.size()) + " bytes";
+  if (*got == want) return "";
+  size_t i = 0;
+  while (i < got->size() && i < want.size() && (*got)[i] == want[i]) ++i;
+  return "got " + std::to_string(got->size()) + " bytes, want " + std::to_string(want.size()) +
+         "; first difference at offset " + std::to_string(i);
+}
+
 inline MYSQL_TIME makeTime(enum_mysql_timestamp_type kind, unsigned y, unsigned mo, unsigned d, unsigned h = 0,
                            unsigned mi = 0, unsigned s = 0, unsigned long us = 0, bool neg = false) {
   MYSQL_TIME t;
@@ -126,7 +136,7 @@ class Params {
   const std::vector<LongData>& longDataParams() const { return long_data_; }
 
  private:
-  static inline bool kTrue = true;
+  static inline my_bool kTrue = 1;
   std::vector<char>& store(const void* data, size_t size) {
     storage_.emplace_back(static_cast<const char*>(data), static_cast<const char*>(data) + size);
     if (storage_.back().empty()) storage_.back().push_back('\0');
