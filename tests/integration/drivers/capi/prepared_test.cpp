@@ -75,7 +75,7 @@ class Prepared : public ::testing::Test {
   // Every physical msg table holding (conv_id, seq), as "dbN.msg_XX".
   std::vector<std::string> msgPlacesOf(uint64_t conv, uint64_t seq) {
     std::vector<std::string> places;
-    for (int b = 0; b < 2; ++b) {
+    for (unsigned b = 0; b < 2; ++b) {
       std::string sql;
       for (unsigned shard = b * 8; shard < b * 8 + 8; ++shard) {
         if (!sql.empty()) sql += " UNION ALL ";
