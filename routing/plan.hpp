@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "parser/ast.hpp"
+#include "routing/merge_spec.hpp"
 #include "routing/month.hpp"
 #include "routing/route_error.hpp"
 #include "routing/shard_map.hpp"
@@ -29,12 +30,22 @@ enum class PlanKind : uint8_t {
   kRoute,        // single target (a shard, or the backend of a directly named physical table)
   kMultiRoute,   // one target per shard, each with its own SQL (only with PlannerInput::split_in_lists)
   kRefused,
+  kScatter,      // Plan::scatter: several shards queried at once, results merged by a ResultMerger
+};
+
+// A statement spread over several shards: every target is queried (in
+// parallel) and the result sets are combined as `merge` says, so the client
+// sees what one server holding all rows would return.
+struct ScatterPlan {
+  std::vector<RouteTarget> targets;  // one per shard, each with its own SQL
+  MergeSpec merge;
 };
 
 struct Plan {
   PlanKind kind = PlanKind::kRefused;
   std::vector<RouteTarget> targets;  // one for kPassthrough / kRoute; per shard for kMultiRoute
   std::optional<Refusal> refusal;    // kRefused
+  std::optional<ScatterPlan> scatter;  // kScatter (targets is empty then)
   const TableRule* table = nullptr;  // the sharded table routed, if any
   std::vector<uint64_t> key_values;  // shard key values found, sorted
   std::optional<MonthRange> months;  // month tables: the months the statement may touch
@@ -54,6 +65,10 @@ struct PlannerInput {
   // in the IN lists. Off (refused as multi_shard) until the executor merges
   // results (scatter-gather).
   bool split_in_lists = false;
+  // Statements spanning shards (key IN lists over several shards, or no key
+  // when the table's scatter policy allows it) become kScatter plans. Takes
+  // precedence over split_in_lists.
+  bool allow_scatter = true;
 };
 
 // Plans a parsed statement; `sql` is the text it was parsed from.

@@ -1,0 +1,149 @@
+#include "routing/decimal.hpp"
+
+#include <algorithm>
+
+namespace sp::routing::decimal {
+namespace {
+
+struct Parts {
+  bool negative = false;
+  std::string int_digits;   // no leading zeros ("" for zero)
+  std::string frac_digits;  // as written
+};
+
+std::optional<Parts> split(std::string_view t) {
+  Parts p;
+  size_t i = 0;
+  if (i < t.size() && (t[i] == '-' || t[i] == '+')) p.negative = t[i++] == '-';
+  size_t digits = 0;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+    if (!(p.int_digits.empty() && t[i] == '0')) p.int_digits += t[i];
+    ++i, ++digits;
+  }
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') p.frac_digits += t[i++], ++digits;
+  }
+  if (i != t.size() || digits == 0) return std::nullopt;
+  return p;
+}
+
+bool isZero(const Parts& p) {
+  return p.int_digits.empty() && std::all_of(p.frac_digits.begin(), p.frac_digits.end(), [](char c) { return c == '0'; });
+}
+
+// Magnitudes as aligned digit strings (same length, same scale).
+void align(const Parts& a, const Parts& b, std::string& x, std::string& y, size_t& scale) {
+  scale = std::max(a.frac_digits.size(), b.frac_digits.size());
+  size_t ints = std::max(a.int_digits.size(), b.int_digits.size());
+  auto make = [&](const Parts& p) {
+    return std::string(ints - p.int_digits.size(), '0') + p.int_digits + p.frac_digits +
+           std::string(scale - p.frac_digits.size(), '0');
+  };
+  x = make(a);
+  y = make(b);
+}
+
+std::string addMagnitudes(const std::string& x, const std::string& y) {
+  std::string out(x.size() + 1, '0');
+  int carry = 0;
+  for (size_t i = x.size(); i-- > 0;) {
+    int d = (x[i] - '0') + (y[i] - '0') + carry;
+    out[i + 1] = static_cast<char>('0' + d % 10);
+    carry = d / 10;
+  }
+  out[0] = static_cast<char>('0' + carry);
+  return out;
+}
+
+std::string subMagnitudes(const std::string& x, const std::string& y) {  // x >= y
+  std::string out(x.size(), '0');
+  int borrow = 0;
+  for (size_t i = x.size(); i-- > 0;) {
+    int d = (x[i] - '0') - (y[i] - '0') - borrow;
+    borrow = d < 0;
+    out[i] = static_cast<char>('0' + (d + 10) % 10);
+  }
+  return out;
+}
+
+// Digits with the last `scale` after the point, leading zeros trimmed.
+std::string format(bool negative, const std::string& digits, size_t scale) {
+  std::string ints = digits.substr(0, digits.size() - scale);
+  size_t nz = ints.find_first_not_of('0');
+  ints = nz == std::string::npos ? "0" : ints.substr(nz);
+  std::string frac = digits.substr(digits.size() - scale);
+  bool zero = ints == "0" && frac.find_first_not_of('0') == std::string::npos;
+  std::string out = negative && !zero ? "-" : "";
+  out += ints;
+  if (scale) out += "." + frac;
+  return out;
+}
+
+}  // namespace
+
+bool isDecimal(std::string_view text) { return split(text).has_value(); }
+
+std::optional<std::string> add(std::string_view a, std::string_view b) {
+  auto pa = split(a), pb = split(b);
+  if (!pa || !pb) return std::nullopt;
+  std::string x, y;
+  size_t scale = 0;
+  align(*pa, *pb, x, y, scale);
+  if (pa->negative == pb->negative) return format(pa->negative, addMagnitudes(x, y), scale);
+  if (x >= y) return format(pa->negative, subMagnitudes(x, y), scale);
+  return format(pb->negative, subMagnitudes(y, x), scale);
+}
+
+int compare(std::string_view a, std::string_view b) {
+  auto pa = split(a), pb = split(b);
+  if (!pa || !pb) return a.compare(b) < 0 ? -1 : a == b ? 0 : 1;
+  bool na = pa->negative && !isZero(*pa), nb = pb->negative && !isZero(*pb);
+  if (na != nb) return na ? -1 : 1;
+  std::string x, y;
+  size_t scale = 0;
+  align(*pa, *pb, x, y, scale);
+  int c = x < y ? -1 : x == y ? 0 : 1;
+  return na ? -c : c;
+}
+
+std::optional<std::string> divide(std::string_view a, uint64_t b, uint32_t scale) {
+  auto pa = split(a);
+  if (!pa || b == 0) return std::nullopt;
+  // Long division of the digits scaled to `scale` + 1 places, then round the last.
+  std::string digits = pa->int_digits + pa->frac_digits;
+  size_t have = pa->frac_digits.size();
+  if (have < scale + 1) digits += std::string(scale + 1 - have, '0');
+  else digits.resize(digits.size() - (have - (scale + 1)));  // extra digits: truncated below the rounding digit
+  std::string quotient;
+  unsigned __int128 rem = 0;
+  for (char c : digits) {
+    rem = rem * 10 + static_cast<unsigned>(c - '0');
+    quotient += static_cast<char>('0' + static_cast<int>(rem / b));
+    rem %= b;
+  }
+  if (quotient.empty()) quotient = "0";
+  // Round half away from zero on the extra digit.
+  bool up = quotient.back() >= '5';
+  quotient.pop_back();
+  if (quotient.empty()) quotient = "0";
+  if (up) {
+    std::string one(quotient.size(), '0');
+    one.back() = '1';
+    quotient = addMagnitudes(quotient, one);
+  }
+  if (quotient.size() < scale + 1) quotient = std::string(scale + 1 - quotient.size(), '0') + quotient;
+  return format(pa->negative, quotient, scale);
+}
+
+std::string canonical(std::string_view a) {
+  auto p = split(a);
+  if (!p) return std::string(a);
+  while (!p->frac_digits.empty() && p->frac_digits.back() == '0') p->frac_digits.pop_back();
+  std::string out = p->negative && !isZero(*p) ? "-" : "";
+  out += p->int_digits.empty() ? "0" : p->int_digits;
+  if (!p->frac_digits.empty()) out += "." + p->frac_digits;
+  return out;
+}
+
+}  // namespace sp::routing::decimal

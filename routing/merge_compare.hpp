@@ -1,0 +1,26 @@
+// How the merger orders and groups values of one column, as the server
+// would: numbers (integers, DECIMAL) numerically and exactly, FLOAT/DOUBLE
+// as doubles, strings under the column's collation (binary collations by
+// bytes, the others case-insensitively with trailing spaces ignored, as
+// utf8mb4_general_ci does), temporal values by their canonical text. NULL
+// sorts before every value.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "protocol/resultset.hpp"
+
+namespace sp::routing {
+
+enum class ValueClass : uint8_t { kExact, kFloat, kBinary, kText };
+
+ValueClass classify(const protocol::ColumnDefinition41& column);
+
+// <0, 0, >0 (NULL first).
+int compareValues(ValueClass cls, const std::optional<std::string_view>& a, const std::optional<std::string_view>& b);
+
+// A key equal for values that compare equal (GROUP BY / DISTINCT); NULL has its own key.
+std::string groupKey(ValueClass cls, const std::optional<std::string_view>& value);
+
+}  // namespace sp::routing

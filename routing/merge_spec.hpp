@@ -1,0 +1,81 @@
+// What the proxy does with the result sets of a scatter plan: the planner
+// fills a MergeSpec next to the per-shard SQL (routing/scatter.cpp), the
+// ResultMerger (routing/merge.hpp) executes it over the shards' text rows.
+//
+// Shape of the data:
+//  - every shard returns the same columns ("shard columns"): the client's
+//    select items in order, then `helper_columns` helpers the rewrite
+//    appended (ORDER BY / GROUP BY keys, AVG's COUNT, HAVING aggregates,
+//    the argument of COUNT(DISTINCT x));
+//  - the merged row has one value per shard column: the shard row itself
+//    (row mode), or the merged partial aggregates (aggregate mode, where
+//    `columns` has one entry per shard column, columns[i].source == i);
+//    ORDER BY, HAVING and the group key refer to these positions;
+//  - the client sees the visible merged columns, in order (Project).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sp::routing {
+
+enum class MergeOp : uint8_t {
+  kValue,          // the shard value (group key, or any value of the group)
+  kCount,          // partial COUNTs: summed (0 when no row)
+  kSum,            // partial SUMs: exact decimal addition, NULLs skipped (NULL when none)
+  kMin,
+  kMax,
+  kAvg,            // `source` holds SUM(x), `helper` COUNT(x): SUM/COUNT at SUM's scale + 4
+  kCountDistinct,  // `helper` holds the distinct argument (shards GROUP BY it): counted once per value;
+                   // `source` is the item itself (its metadata is the client's)
+  kSumDistinct,    // same, summed once per value
+};
+
+struct MergeColumn {
+  MergeOp op = MergeOp::kValue;
+  uint32_t source = 0;        // shard column of the value / partial aggregate
+  uint32_t helper = 0;        // kAvg: the COUNT helper column; k*Distinct: the distinct argument column
+  bool visible = true;        // sent to the client (helpers are not)
+  std::string name;           // client-visible name when the shard's differs (AVG rewritten to SUM); else empty
+};
+
+struct MergeSortKey {
+  uint32_t column = 0;  // merged-row position
+  bool descending = false;
+};
+
+enum class HavingOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
+
+// HAVING evaluated at the proxy: a conjunction of `column <op> literal`.
+struct HavingTerm {
+  uint32_t column = 0;  // merged-row position
+  HavingOp op = HavingOp::kEq;
+  std::optional<std::string> literal;  // the literal's value; nullopt for NULL (never true)
+};
+
+struct MergeSpec {
+  // Aggregate mode: rows are grouped by `group_by` and the partial aggregates
+  // merged (one row for no GROUP BY even when every shard is empty). Row
+  // mode: rows pass through (concatenated, or merge-sorted on order_by).
+  bool aggregate = false;
+  // Row mode with `*` in the select list: the visible column count is only
+  // known from the shards' metadata; then `columns` is empty and the visible
+  // columns are all shard columns but the last `helper_columns`, and
+  // order_by positions >= kFromEnd count helpers (kFromEnd + k = helper k).
+  uint32_t helper_columns = 0;
+  std::vector<MergeColumn> columns;  // aggregate mode, and row mode without `*`
+  std::vector<uint32_t> group_by;    // shard columns forming the group key
+  std::vector<HavingTerm> having;
+  std::vector<MergeSortKey> order_by;  // empty: shard order (row mode) / group key order (aggregate)
+  bool distinct = false;               // SELECT DISTINCT: duplicates of visible columns dropped
+  std::optional<uint64_t> limit;
+  uint64_t offset = 0;
+
+  static constexpr uint32_t kFromEnd = 1u << 30;
+
+  // e.g. "Aggregate(group by 1; count, avg) -> OrderBy(2 desc) -> Limit(10)"
+  std::string describe() const;
+};
+
+}  // namespace sp::routing
