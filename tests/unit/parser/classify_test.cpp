@@ -213,3 +213,20 @@ INSTANTIATE_TEST_SUITE_P(Classify, SetTable, ::testing::ValuesIn(kSetCases));
 
 }  // namespace
 }  // namespace sp::parser
+
+namespace sp::parser {
+namespace {
+
+// uses_last_insert_id was added by the proxy (multiplexed LAST_INSERT_ID()).
+TEST(Classify, LastInsertIdReaders) {
+  EXPECT_TRUE(classify("SELECT LAST_INSERT_ID()").uses_last_insert_id);
+  EXPECT_TRUE(classify("select last_insert_id ( )").uses_last_insert_id);
+  EXPECT_TRUE(classify("SELECT @@identity").uses_last_insert_id);
+  EXPECT_TRUE(classify("SELECT @@session.last_insert_id").uses_last_insert_id);
+  EXPECT_FALSE(classify("SELECT 'LAST_INSERT_ID()'").uses_last_insert_id);
+  EXPECT_FALSE(classify("SELECT last_insert_id FROM t").uses_last_insert_id);
+  EXPECT_FALSE(classify("INSERT INTO t VALUES (1)").uses_last_insert_id);
+}
+
+}  // namespace
+}  // namespace sp::parser
