@@ -29,6 +29,15 @@ std::vector<ExplainRow> explainRows(const Plan& plan) {
                         "): " + plan.refusal->message});
     return rows;
   }
+  if (plan.kind == PlanKind::kScatter && plan.scatter) {
+    // One row per shard queried, then how the proxy combines their results.
+    for (const auto& t : plan.scatter->targets) {
+      rows.push_back({t.shard.empty() ? "-" : t.shard, t.backend, t.physical_table.empty() ? "-" : t.physical_table,
+                      t.sql});
+    }
+    rows.push_back({"-", "-", "-", "merge: " + plan.scatter->merge.describe()});
+    return rows;
+  }
   for (const auto& t : plan.targets) {
     rows.push_back({t.shard.empty() ? "-" : t.shard, t.backend, t.physical_table.empty() ? "-" : t.physical_table,
                     t.sql});

@@ -26,6 +26,8 @@ struct ExplainRow {
   std::string sql;       // the SQL the backend would receive, or "ERROR <errno> (<sqlstate>): <message>"
 };
 
+// kScatter: one row per shard target, then a row (shard, backend and table
+// "-") whose sql is "merge: <MergeSpec::describe()>".
 std::vector<ExplainRow> explainRows(const Plan& plan);
 
 }  // namespace sp::routing

@@ -30,6 +30,21 @@ bool holds(HavingOp op, int cmp) {
   return false;
 }
 
+// AVG(x) from the metadata of SUM(x), as MariaDB derives both: SUM has the
+// argument's precision + 22 digits, AVG the argument's precision + 4
+// (div_precision_increment) and its scale + 4; the display length adds a
+// sign (signed) and a point (scale > 0).
+protocol::ColumnDefinition41 avgColumn(protocol::ColumnDefinition41 sum) {
+  bool is_unsigned = (sum.flags & protocol::column_flag::kUnsigned) != 0;
+  auto overhead = static_cast<uint32_t>((sum.decimals > 0) + !is_unsigned);
+  uint32_t sum_precision = sum.column_length > overhead ? sum.column_length - overhead : 0;
+  uint32_t precision = sum_precision > 22 ? sum_precision - 22 + 4 : sum_precision + 4;
+  precision = std::min<uint32_t>(precision, 65);
+  sum.decimals = static_cast<uint8_t>(std::min(sum.decimals + 4, 38));
+  sum.column_length = precision + 1 + !is_unsigned;
+  return sum;
+}
+
 }  // namespace
 
 ResultMerger::ResultMerger(const MergeSpec& spec, size_t shard_count) : spec_(spec), shards_(shard_count) {}
@@ -86,9 +101,7 @@ void ResultMerger::resolveColumns() {
     if (!c.name.empty()) def.name = c.name;
     if (c.op == MergeOp::kAvg && (def.type == protocol::ColumnType::kNewDecimal ||
                                   def.type == protocol::ColumnType::kDecimal)) {
-      // AVG prints at SUM's scale + div_precision_increment.
-      def.decimals = static_cast<uint8_t>(std::min(def.decimals + 4, 38));
-      def.column_length += 4;
+      def = avgColumn(def);
     }
     output_columns_.push_back(std::move(def));
   }

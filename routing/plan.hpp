@@ -45,7 +45,7 @@ struct Plan {
   PlanKind kind = PlanKind::kRefused;
   std::vector<RouteTarget> targets;  // one for kPassthrough / kRoute; per shard for kMultiRoute
   std::optional<Refusal> refusal;    // kRefused
-  std::optional<ScatterPlan> scatter;  // kScatter (targets is empty then)
+  std::optional<ScatterPlan> scatter;  // kScatter (targets then repeats scatter->targets)
   const TableRule* table = nullptr;  // the sharded table routed, if any
   std::vector<uint64_t> key_values;  // shard key values found, sorted
   std::optional<MonthRange> months;  // month tables: the months the statement may touch

@@ -153,6 +153,14 @@ Plan planFiltered(const RoutingContext& ctx) {
   std::string verb(verbOf(ctx.statement.kind));
   KeyConstraint key = extractKey(where, ctx.sql, matcherFor(ctx, ctx.rule->key), ctx.rule->name, ctx.input.params);
   if (key.refusal) return refuse(key.refusal->code, key.refusal->message);
+  if (key.kind == KeyConstraint::Kind::kNone && ctx.statement.select && ctx.input.allow_scatter &&
+      ctx.rule->scatter != ScatterPolicy::kDeny) {
+    std::vector<uint32_t> all(ctx.rule->shards.size());
+    for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+    Plan plan = planScatter(ctx, {}, all, where);
+    plan.depends_on_params |= key.depends_on_params;
+    return plan;
+  }
   if (key.kind == KeyConstraint::Kind::kNone) {
     return refuse(RouteErrorCode::kMissingKey, "shardproxy: " + verb + " on sharded table " + ctx.rule->name +
                                                    " needs " + keyHint(*ctx.rule) + " in the WHERE clause");
@@ -161,6 +169,12 @@ Plan planFiltered(const RoutingContext& ctx) {
   for (uint64_t v : key.values) shards.push_back(ctx.rule->shardIndexOf(v));
   std::sort(shards.begin(), shards.end());
   shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  if (shards.size() > 1 && ctx.input.allow_scatter && ctx.statement.select) {
+    Plan plan = planScatter(ctx, key.in_lists, shards, where);
+    if (plan.kind == PlanKind::kScatter) plan.key_values = std::move(key.values);
+    plan.depends_on_params |= key.depends_on_params;
+    return plan;
+  }
   if (shards.size() > 1 && ctx.input.split_in_lists && ctx.statement.select) {
     Plan plan = splitInLists(ctx, key.in_lists, shards, where);
     if (plan.kind == PlanKind::kMultiRoute) plan.key_values = std::move(key.values);

@@ -44,6 +44,16 @@ std::optional<Plan> applyMonthRule(const RoutingContext& ctx, const parser::Expr
 Plan splitInLists(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
                   const std::vector<uint32_t>& shards, const parser::Expr* where);
 
+// Edits cutting each key IN list down to the elements whose value lives on `shard`.
+std::optional<Plan> cutInLists(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
+                               uint32_t shard, std::vector<TextEdit>& edits);
+
+// A SELECT spread over `shards` (routing/scatter.cpp): a kScatter plan with
+// each shard's SQL and the merge, or a refusal. `in_lists` empty: no key
+// (the table's scatter policy decides); else the key IN lists to cut.
+Plan planScatter(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
+                 const std::vector<uint32_t>& shards, const parser::Expr* where);
+
 // planStatement, also handing out the edits that turned `sql` into the routed
 // SQL (empty when the SQL is unchanged); the plan cache re-applies them to the
 // original text of a normalized query.

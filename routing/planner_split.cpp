@@ -5,9 +5,7 @@
 #include "routing/planner_detail.hpp"
 
 namespace sp::routing::detail {
-namespace {
 
-// Edits cutting each key IN list down to the elements whose value lives on `shard`.
 std::optional<Plan> cutInLists(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
                                uint32_t shard, std::vector<TextEdit>& edits) {
   for (const parser::Expr* in : in_lists) {
@@ -29,8 +27,6 @@ std::optional<Plan> cutInLists(const RoutingContext& ctx, const std::vector<cons
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 Plan splitInLists(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
                   const std::vector<uint32_t>& shards, const parser::Expr* where) {

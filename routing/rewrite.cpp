@@ -15,7 +15,8 @@ TextEdit renameEdit(const parser::Identifier& id, std::string_view physical) {
 }  // namespace
 
 std::string applyEdits(std::string_view sql, std::vector<TextEdit> edits) {
-  std::sort(edits.begin(), edits.end(), [](const TextEdit& a, const TextEdit& b) {
+  // Stable: insertions at one position keep the order they were added in.
+  std::stable_sort(edits.begin(), edits.end(), [](const TextEdit& a, const TextEdit& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
   std::string out;

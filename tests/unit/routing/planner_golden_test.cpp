@@ -32,6 +32,15 @@ std::string renderPlan(const Plan& plan) {
   std::ostringstream out;
   switch (plan.kind) {
     case PlanKind::kPassthrough: out << "passthrough " << plan.targets[0].backend; break;
+    case PlanKind::kScatter: {
+      out << "scatter " << plan.scatter->targets.size() << " shards";
+      if (plan.months) out << " months=" << formatMonthStart(*plan.months->lo) << ".." << formatMonthStart(*plan.months->hi);
+      for (const auto& t : plan.scatter->targets) {
+        out << "\n" << t.backend << " shard=" << t.shard << " table=" << t.physical_table << "\n" << t.sql;
+      }
+      out << "\nmerge: " << plan.scatter->merge.describe();
+      return out.str();
+    }
     case PlanKind::kMultiRoute: {
       out << "multi-route " << plan.targets.size() << " shards";
       if (plan.months) out << " months=" << formatMonthStart(*plan.months->lo) << ".." << formatMonthStart(*plan.months->hi);
@@ -137,8 +146,12 @@ void writeCases(const std::string& path, const std::vector<GoldenCase>& cases) {
 TEST(PlannerGolden, AllFiles) {
   auto map = goldenMap();
   ASSERT_TRUE(map);
-  PlannerInput input{*map, "db0", {}};
-  PlannerInput split_input{*map, "db0", {}, true};
+  // scatter_*.txt: the default input (scatter on); split_*.txt: the older
+  // kMultiRoute split without scatter; the others: scatter off, so they keep
+  // pinning down the single-shard rules and refusals.
+  PlannerInput input{*map, "db0", {}, false, false};
+  PlannerInput split_input{*map, "db0", {}, true, false};
+  PlannerInput scatter_input{*map, "db0", {}};
   bool regenerate = std::getenv("SP_REGENERATE_GOLDEN") != nullptr;
   size_t total = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kGoldenDir)) {
@@ -150,7 +163,8 @@ TEST(PlannerGolden, AllFiles) {
       ++total;
       // split_*.txt: IN lists spanning shards are split (PlannerInput::split_in_lists).
       bool split = entry.path().filename().string().starts_with("split_");
-      std::string actual = renderPlan(planQuery(c.sql, split ? split_input : input));
+      bool scatter = entry.path().filename().string().starts_with("scatter_");
+      std::string actual = renderPlan(planQuery(c.sql, scatter ? scatter_input : split ? split_input : input));
       if (regenerate) c.expected = actual;
       else EXPECT_EQ(actual, c.expected) << entry.path().filename().string() << ":" << c.line << ": " << c.sql;
     }
