@@ -186,7 +186,14 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
     params.push_back(toParamValue(*d));
   }
   parser::StatementInfo info = parser::classify(stmt->sql);
-  auto routed = route(stmt->sql, info, params);
+  routing::Plan plan = planFor(stmt->sql, info, params);
+  if (plan.kind == routing::PlanKind::kScatter) {
+    queueError(reply_seq_, client_error::make(client_error::kNotSupported,
+        "shardproxy: a prepared statement that spans shards is not supported yet; name the shard key "
+        "(one value) or run it as a text query"));
+    co_return co_await client_.flush();
+  }
+  auto routed = resolve(plan, stmt->sql, info);
   if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
     queueError(reply_seq_, *err);
     co_return co_await client_.flush();

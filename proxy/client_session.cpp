@@ -290,13 +290,15 @@ std::shared_ptr<const routing::CompiledShardMap> ClientSession::mapSnapshot() {
   return map;
 }
 
-std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession::route(
-    std::string_view sql, const parser::StatementInfo& info, std::span<const routing::ParamValue> params) {
-  if (isSessionControl(info.kind)) return StatementTarget{pinned_pool_ ? pinned_pool_ : &defaultPool(), {}};
+routing::Plan ClientSession::planFor(std::string_view sql, const parser::StatementInfo& info,
+                                     std::span<const routing::ParamValue> params) {
+  routing::Plan passthrough;
+  passthrough.kind = routing::PlanKind::kPassthrough;
+  if (isSessionControl(info.kind)) return passthrough;
   auto map = mapSnapshot();
-  if (!map) return StatementTarget{pinned_pool_ ? pinned_pool_ : &defaultPool(), {}};
+  if (!map) return passthrough;
   routing::PlannerInput input{*map, worker_.context().config.default_backend, params};
-  return resolve(worker_.planCache().plan(sql, input), sql, info);
+  return worker_.planCache().plan(sql, input);
 }
 
 std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession::resolve(
@@ -307,6 +309,11 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
       return refusalToErr(*plan.refusal);
     case routing::PlanKind::kPassthrough:
       return target;
+    case routing::PlanKind::kMultiRoute:
+    case routing::PlanKind::kScatter:
+      // Callers run scatter plans with runScatter(); anything else spanning shards is not executable here.
+      return client_error::make(client_error::kNotSupported,
+                                "shardproxy: this statement spans several shards and cannot be merged in this form");
     case routing::PlanKind::kRoute: {
       const auto& t = plan.targets.front();
       target.pool = worker_.pool(t.backend);
@@ -369,7 +376,9 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
       co_return co_await sendOk(reply_seq_);
     }
   }
-  auto routed = route(sql, info, {});
+  routing::Plan plan = planFor(sql, info, {});
+  if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter);
+  auto routed = resolve(plan, sql, info);
   if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
     queueError(reply_seq_, *err);
     co_return co_await client_.flush();

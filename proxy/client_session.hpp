@@ -57,6 +57,9 @@ class ClientSession {
   awaitable<bool> runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info);
   awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
 
+  // scatter_executor.cpp: statements that span shards.
+  awaitable<bool> runScatter(const routing::ScatterPlan& plan);
+
   // client_prepared.cpp: the binary protocol (COM_STMT_*).
   awaitable<bool> onStmtPrepare(protocol::ByteView payload);
   awaitable<bool> onStmtExecute(protocol::ByteView payload);
@@ -86,8 +89,8 @@ class ClientSession {
     BackendPool* pool = nullptr;
     std::string sql;
   };
-  std::variant<StatementTarget, protocol::ErrPacket> route(std::string_view sql, const parser::StatementInfo& info,
-                                                          std::span<const routing::ParamValue> params);
+  routing::Plan planFor(std::string_view sql, const parser::StatementInfo& info,
+                        std::span<const routing::ParamValue> params);
   std::variant<StatementTarget, protocol::ErrPacket> resolve(const routing::Plan& plan, std::string_view sql,
                                                             const parser::StatementInfo& info);
   // The map this statement plans against: a transaction keeps the snapshot it started with.

@@ -1,0 +1,257 @@
+// Scatter-gather execution of a ClientSession: every shard query is sent
+// before any answer is read (the shards work in parallel), then the rows are
+// pulled in the order routing's ResultMerger needs them and the merged rows
+// stream to the client. A shard that fails fails the whole statement with an
+// error naming the shard: a partial result is never passed off as complete.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "protocol/constants.hpp"
+#include "protocol/generic_packets.hpp"
+#include "protocol/resultset.hpp"
+#include "protocol/response_tracker.hpp"
+#include "proxy/backend_pool.hpp"
+#include "proxy/client_errors.hpp"
+#include "proxy/client_session.hpp"
+#include "proxy/worker.hpp"
+#include "routing/merge.hpp"
+
+namespace sp::proxy {
+
+namespace status = protocol::status;
+using protocol::ResponseEvent;
+
+namespace {
+
+// Bounded memory for merges that must buffer (aggregates keep groups, merge
+// sort keeps one row per shard): past this the statement is refused.
+constexpr size_t kMergeMemoryCap = 256u << 20;
+constexpr size_t kClientFlushBytes = 256 * 1024;
+
+struct ShardStream {
+  BackendPool* pool = nullptr;
+  std::unique_ptr<BackendConnection> conn;
+  const routing::RouteTarget* target = nullptr;
+  std::unique_ptr<protocol::ResponseTracker> tracker;
+  size_t column_count = 0;
+  bool finished = false;  // its rows were fully read
+};
+
+std::string shardLabel(const routing::RouteTarget& t) {
+  return fmt::format("{} ({} on backend {})", t.shard.empty() ? t.physical_table : t.shard, t.physical_table, t.backend);
+}
+
+using ShardStreamPtr = std::unique_ptr<ShardStream>;
+
+void releaseScatter(std::vector<ShardStreamPtr>& shards) {
+  for (auto& s : shards) {
+    if (!s->conn) continue;
+    // A connection whose response was not read to the end is not reusable.
+    if (!s->finished) s->conn->markBroken();
+    s->pool->release(std::move(s->conn));
+  }
+}
+
+}  // namespace
+
+awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan) {
+  if (pinned_ || pending_begin_ || in_transaction_) {
+    queueError(reply_seq_, client_error::make(client_error::kCrossBackend,
+        "shardproxy: a statement that spans shards cannot run inside a transaction or while the session holds "
+        "connection-bound state; run it outside the transaction"));
+    co_return co_await client_.flush();
+  }
+  std::vector<ShardStreamPtr> shards;
+  shards.reserve(plan.targets.size());
+  // 1. Borrow one connection per shard, bring it to the session's state, send.
+  for (const auto& t : plan.targets) {
+    auto s = std::make_unique<ShardStream>();
+    s->target = &t;
+    s->pool = worker_.pool(t.backend);
+    if (!s->pool) {
+      releaseScatter(shards);
+      queueError(reply_seq_, client_error::make(client_error::kGeneric, "shardproxy: shard map names unknown backend " + t.backend));
+      co_return co_await client_.flush();
+    }
+    auto conn = co_await borrow(*s->pool, true);  // sends the ERR itself on failure
+    if (!conn) {
+      releaseScatter(shards);
+      co_return true;
+    }
+    s->conn = std::move(conn);
+    protocol::Bytes payload;
+    payload.reserve(t.sql.size() + 1);
+    payload.push_back(static_cast<uint8_t>(protocol::Command::kQuery));
+    payload.insert(payload.end(), t.sql.begin(), t.sql.end());
+    s->conn->stream().append(payload, 0);
+    shards.push_back(std::move(s));
+  }
+  for (auto& s : shards) {
+    if (!co_await s->conn->stream().flush()) s->conn->markBroken();
+  }
+  routing::ResultMerger merger(plan.merge, shards.size());
+  auto fail = [&](size_t i, std::string why) {
+    queueError(reply_seq_, client_error::make(client_error::kBackendLost,
+        fmt::format("shardproxy: shard {} failed: {}", shardLabel(*shards[i]->target), why)));
+  };
+  // 2. Column definitions from every shard.
+  for (size_t i = 0; i < shards.size(); ++i) {
+    auto& s = *shards[i];
+    s.tracker = std::make_unique<protocol::ResponseTracker>(protocol::ResponseKind::kQuery, s.conn->capabilities());
+    std::vector<protocol::ColumnDefinition41> columns;
+    for (;;) {
+      std::expected<StreamMessage, StreamError> msg = std::unexpected(StreamError::kIo);
+      if (!s.conn->broken()) msg = co_await s.conn->stream().read();
+      if (!msg) {
+        s.conn->markBroken();
+        fail(i, "connection lost");
+        releaseScatter(shards);
+        co_return co_await client_.flush();
+      }
+      auto ev = s.tracker->onPacket(msg->payload);
+      if (!ev) {
+        s.conn->markBroken();
+        fail(i, "malformed response");
+        releaseScatter(shards);
+        co_return co_await client_.flush();
+      }
+      if (*ev == ResponseEvent::kErr) {
+        auto err = protocol::decodeErrPacket(msg->payload);
+        s.finished = true;
+        protocol::ErrPacket out{err ? err->error_code : uint16_t(1105), err ? err->sql_state : std::string("HY000"),
+                                fmt::format("shardproxy: shard {}: {}", shardLabel(*s.target), err ? err->message : "error")};
+        queueError(reply_seq_, out);
+        releaseScatter(shards);
+        co_return co_await client_.flush();
+      }
+      if (*ev == ResponseEvent::kColumnDef) {
+        auto def = protocol::decodeColumnDefinition41(msg->payload);
+        if (!def) {
+          s.conn->markBroken();
+          fail(i, "malformed column definition");
+          releaseScatter(shards);
+          co_return co_await client_.flush();
+        }
+        columns.push_back(std::move(*def));
+      }
+      if (*ev == ResponseEvent::kColumnsEof || *ev == ResponseEvent::kOk || *ev == ResponseEvent::kRowsEnd) break;
+    }
+    if (s.tracker->done()) s.finished = true;
+    s.column_count = columns.size();
+    if (auto r = merger.setColumns(i, std::move(columns)); !r) {
+      fail(i, r.error());
+      releaseScatter(shards);
+      co_return co_await client_.flush();
+    }
+    if (s.finished) merger.finishShard(i);
+  }
+  // 3. The result set header the client sees.
+  const bool deprecate_eof = capabilities_ & protocol::cap::kDeprecateEof;
+  uint8_t seq = reply_seq_;
+  protocol::Bytes scratch;
+  const auto& out_columns = merger.outputColumns();
+  protocol::encodeColumnCount(out_columns.size(), scratch);
+  seq = client_.append(scratch, seq);
+  for (const auto& c : out_columns) {
+    scratch.clear();
+    protocol::encode(c, scratch);
+    seq = client_.append(scratch, seq);
+  }
+  if (!deprecate_eof) {
+    scratch.clear();
+    protocol::encode(protocol::EofPacket{0, statusFlags()}, scratch);
+    seq = client_.append(scratch, seq);
+  }
+  // 4. Rows: pull from the shard the merger needs, push merged rows out.
+  size_t next_any = 0;
+  for (;;) {
+    while (auto row = merger.nextRow()) {
+      scratch.clear();
+      protocol::encodeTextRow(*row, scratch);
+      seq = client_.append(scratch, seq);
+      if (client_.pendingOutput() >= kClientFlushBytes && !co_await client_.flush()) {
+        releaseScatter(shards);
+        co_return false;
+      }
+    }
+    if (merger.done() || !merger.wantsMoreInput()) break;
+    std::optional<size_t> pick = merger.needsRowFrom();
+    if (!pick) {
+      // Any shard will do: prefer one whose data is already buffered.
+      for (size_t k = 0; k < shards.size() && !pick; ++k) {
+        size_t i = (next_any + k) % shards.size();
+        if (!shards[i]->finished && shards[i]->conn->stream().hasBufferedPacket()) pick = i;
+      }
+      for (size_t k = 0; k < shards.size() && !pick; ++k) {
+        size_t i = (next_any + k) % shards.size();
+        if (!shards[i]->finished) pick = i;
+      }
+      if (!pick) break;  // every shard finished
+      next_any = *pick + 1;
+    }
+    auto& s = *shards[*pick];
+    if (!s.conn->stream().hasBufferedPacket() && client_.pendingOutput() > 0 && !co_await client_.flush()) {
+      releaseScatter(shards);
+      co_return false;
+    }
+    auto msg = co_await s.conn->stream().read();
+    if (!msg) {
+      s.conn->markBroken();
+      fail(*pick, "connection lost during the query");
+      releaseScatter(shards);
+      co_return co_await client_.flush();
+    }
+    auto ev = s.tracker->onPacket(msg->payload);
+    if (!ev || *ev == ResponseEvent::kErr) {
+      std::string why = "malformed response";
+      if (ev) {
+        s.finished = true;
+        if (auto err = protocol::decodeErrPacket(msg->payload)) why = err->message;
+      } else {
+        s.conn->markBroken();
+      }
+      fail(*pick, why);
+      releaseScatter(shards);
+      co_return co_await client_.flush();
+    }
+    if (*ev == ResponseEvent::kRow) {
+      auto row = protocol::decodeTextRow(msg->payload, s.column_count);
+      if (!row) {
+        s.conn->markBroken();
+        fail(*pick, "malformed row");
+        releaseScatter(shards);
+        co_return co_await client_.flush();
+      }
+      if (auto r = merger.pushRow(*pick, *row); !r) {
+        fail(*pick, r.error());
+        releaseScatter(shards);
+        co_return co_await client_.flush();
+      }
+      if (merger.bufferedBytes() > kMergeMemoryCap) {
+        queueError(seq, client_error::make(client_error::kGeneric, fmt::format(
+            "shardproxy: the merge of this statement needs more than {} MiB; narrow it (fewer groups, a key, a LIMIT)",
+            kMergeMemoryCap >> 20)));
+        releaseScatter(shards);
+        co_return co_await client_.flush();
+      }
+    }
+    if (s.tracker->done()) {
+      s.finished = true;
+      merger.finishShard(*pick);
+    }
+  }
+  // 5. End of rows.
+  scratch.clear();
+  if (deprecate_eof) {
+    protocol::OkPacket ok;
+    ok.status_flags = statusFlags();
+    protocol::encode(ok, capabilities_, scratch, protocol::kEofHeader);
+  } else {
+    protocol::encode(protocol::EofPacket{0, statusFlags()}, scratch);
+  }
+  client_.append(scratch, seq);
+  releaseScatter(shards);
+  co_return co_await client_.flush();
+}
+
+}  // namespace sp::proxy
