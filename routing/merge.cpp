@@ -71,11 +71,13 @@ std::expected<void, std::string> ResultMerger::setColumns(size_t shard, std::vec
     shard_columns_ = std::move(columns);
   }
   shards_[shard].columns_set = true;
-  if (++columns_set_ == shards_.size()) resolveColumns();
+  // Every shard runs the same SQL shape: the first shard's metadata decides;
+  // the others only have to agree on the count.
+  if (++columns_set_ == 1) resolveColumns();
   return {};
 }
 
-bool ResultMerger::columnsReady() const { return columns_set_ == shards_.size(); }
+bool ResultMerger::columnsReady() const { return columns_set_ > 0; }
 
 void ResultMerger::resolveColumns() {
   size_t n = shard_columns_.size();
@@ -118,7 +120,6 @@ std::expected<void, std::string> ResultMerger::pushRow(size_t shard, const proto
     return std::unexpected("merge: shard #" + std::to_string(shard) + " sent a row of " + std::to_string(row.size()) +
                            " values, expected " + std::to_string(shard_columns_.size()));
   }
-  if (!columnsReady()) return std::unexpected("merge: rows pushed before every shard's columns");
   if (limitReached()) return {};  // the proxy may still be draining: nothing more is needed
   MergedRow copy;
   copy.reserve(row.size());

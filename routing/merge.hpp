@@ -40,14 +40,16 @@ class ResultMerger {
   // The first result set's column definitions of `shard`; an error when the
   // shards disagree on the column count or it does not fit the spec.
   std::expected<void, std::string> setColumns(size_t shard, std::vector<protocol::ColumnDefinition41> columns);
-  // Whether every shard's columns were set (outputColumns is valid then).
+  // Whether a shard's columns were set: outputColumns is valid from the
+  // first setColumns on (shards run the same SQL shape; the first decides).
   bool columnsReady() const;
   // What the client sees: helper columns dropped, names as the client wrote
   // them, aggregate types as the server reports them (AVG: DECIMAL with the
   // scale of SUM + 4).
   const std::vector<protocol::ColumnDefinition41>& outputColumns() const;
 
-  // One text-protocol row of `shard` (after its setColumns). Values are copied.
+  // One text-protocol row of `shard` (after that shard's setColumns; other
+  // shards may still be describing theirs). Values are copied.
   std::expected<void, std::string> pushRow(size_t shard, const protocol::TextRow& row);
   void finishShard(size_t shard);
 

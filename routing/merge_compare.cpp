@@ -22,21 +22,43 @@ std::string_view trimTrailingSpaces(std::string_view s) {
   return s;
 }
 
-// Case folding for the general_ci collations: ASCII and the two-byte UTF-8
-// Latin-1 letters (à..þ fold to À..Þ, as general_ci's weights do). Accents
-// are not stripped: utf8mb4_general_ci treats 'é' and 'e' as equal, which
-// this approximation does not.
+// utf8mb4_general_ci weights: one weight per code point, compared in
+// order. ASCII letters fold to upper case; the Latin-1 letters fold to their
+// base letter as general_ci does (é = e, ß = s, ñ = n), while Æ, Ð, Ø, Þ keep
+// weights of their own (above Z). Other code points weigh themselves: the
+// server also folds Latin Extended and other scripts, which this does not.
+uint32_t latin1Weight(uint32_t cp) {
+  static constexpr char kBase[] =
+      "AAAAAA\xC6" "CEEEEIIII" "\xD0" "NOOOOO\xD7\xD8" "UUUUY\xDE" "S"   // U+00C0..U+00DF
+      "AAAAAA\xC6" "CEEEEIIII" "\xD0" "NOOOOO\xF7\xD8" "UUUUY\xDE" "Y";  // U+00E0..U+00FF
+  return static_cast<unsigned char>(kBase[cp - 0xC0]);
+}
+
+uint32_t weightOf(uint32_t cp) {
+  if (cp >= 'a' && cp <= 'z') return cp - 32;
+  if (cp >= 0xC0 && cp <= 0xFF) return latin1Weight(cp);
+  return cp;
+}
+
+// Weights as 3 bytes each (big-endian), so byte order is weight order.
 std::string fold(std::string_view s) {
-  std::string out(s);
-  for (size_t i = 0; i < out.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(out[i]);
-    if (c >= 'a' && c <= 'z') {
-      out[i] = static_cast<char>(c - 32);
-    } else if (c == 0xC3 && i + 1 < out.size()) {
-      unsigned char d = static_cast<unsigned char>(out[i + 1]);
-      if (d >= 0xA0 && d <= 0xBE && d != 0xB7) out[i + 1] = static_cast<char>(d - 0x20);
-      ++i;
+  std::string out;
+  out.reserve(s.size() * 3);
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    uint32_t cp = c;
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+    if (len > 1 && i + len <= s.size()) {
+      cp = c & (0xFF >> (len + 1));
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    } else {
+      len = 1;
     }
+    uint32_t w = weightOf(cp);
+    out += static_cast<char>((w >> 16) & 0xFF);
+    out += static_cast<char>((w >> 8) & 0xFF);
+    out += static_cast<char>(w & 0xFF);
+    i += len;
   }
   return out;
 }

@@ -342,7 +342,8 @@ std::optional<Plan> ScatterBuilder::buildAggregate() {
     while (begin > 0 && (sql_[begin - 1] == ' ' || sql_[begin - 1] == '\n' || sql_[begin - 1] == '\t')) --begin;
     edits_.push_back({begin, sel_.limit.range.end, ""});
   }
-  if (distinct_expr_) {
+  bool distinct_grouped = std::find(spec_.group_by.begin(), spec_.group_by.end(), distinct_helper_) != spec_.group_by.end();
+  if (distinct_expr_ && !distinct_grouped) {
     std::string arg(distinct_expr_->range.text(sql_));
     if (!sel_.group_by.empty()) {
       edits_.push_back({sel_.group_by.back().range.end, sel_.group_by.back().range.end, ", " + arg});

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   PlannerInput input{**map, argv[2], {}};
+  input.allow_scatter = false;  // single-shard routes only: scatter plans are checked by scatter_diff
   std::string line;
   while (std::getline(std::cin, line)) {
     Plan plan = planQuery(line, input);
