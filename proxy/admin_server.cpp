@@ -56,14 +56,14 @@ awaitable<void> AdminServer::acceptLoop() {
       continue;
     }
     auto sock = std::make_shared<tcp::socket>(std::move(socket));
-    asio::co_spawn(io_, [this, sock]() -> awaitable<void> { co_await serve(std::move(*sock)); }, asio::detached);
+    asio::co_spawn(io_, [this, sock]() -> awaitable<void> { co_await serve(sock); }, asio::detached);
   }
 }
 
-awaitable<void> AdminServer::serve(tcp::socket socket) {
+awaitable<void> AdminServer::serve(std::shared_ptr<tcp::socket> socket) {
   uint32_t id = context_.next_connection_id.fetch_add(1);
   sessions_.fetch_add(1);
-  auto session = std::make_shared<AdminSession>(context_, maps_, *this, std::move(socket), id);
+  auto session = std::make_shared<AdminSession>(context_, maps_, *this, std::move(*socket), id);
   co_await session->run();
   sessions_.fetch_sub(1);
 }

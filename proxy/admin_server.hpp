@@ -28,7 +28,7 @@ class AdminServer {
 
  private:
   awaitable<void> acceptLoop();
-  awaitable<void> serve(tcp::socket socket);
+  awaitable<void> serve(std::shared_ptr<tcp::socket> socket);
 
   ProxyContext& context_;
   ShardMapManager& maps_;
