@@ -1,0 +1,293 @@
+"""Seeded random SELECTs over the logical tables msg and tg_channel_message.
+
+Each generated query carries what the comparison needs to know about it:
+  total_order  ORDER BY determines the row sequence on this data (it covers a
+               unique key of the rows, or every column of a grouped/distinct result);
+  limited      it has LIMIT/OFFSET;
+  order_cols   output column indexes of the ORDER BY terms (None when a term is
+               not in the select list): the projection onto them must come back
+               in the same sequence even when ties leave the rest open;
+  ci_cols      output columns compared case-insensitively in that projection.
+"""
+import dataclasses
+import datetime
+
+from datagen import MEDIA, MONTHS, WORDS
+
+
+@dataclasses.dataclass
+class Query:
+    sql: str
+    table: str
+    total_order: bool
+    limited: bool
+    order_cols: list
+    ci_cols: set
+    known: str = None  # a known mismatch class (reported, not failed): see KNOWN_HAVING_COERCION
+
+
+# HAVING comparing a DATETIME/DATE/text aggregate with a number: MariaDB converts
+# both sides to numbers ('audio' -> 0, a DATETIME -> 20250916221750.577), the
+# proxy's merger does not (seen 2026-11-30: `SELECT MAX(created_at) FROM msg
+# HAVING MAX(created_at) >= 50` gives 1 row directly, 0 through the proxy).
+KNOWN_HAVING_COERCION = "HAVING compares a non-numeric aggregate with a number"
+
+# column -> (kind, nullable); kinds: int, str (ci text), bin, dt (datetime), date
+MSG = {"conv_id": ("int", False), "seq": ("int", False), "msg_id": ("int", False), "sender_uid": ("int", False),
+       "msg_type": ("int", False), "content": ("bin", False), "status": ("int", False),
+       "created_at": ("dt", False)}
+TG = {"peer_id": ("int", False), "message_id": ("int", False), "message_month": ("date", False),
+      "message_time": ("dt", False), "edited_at": ("dt", True), "reply_to_msg_id": ("int", True),
+      "text_body": ("str", True), "media_type": ("str", True), "content_hash": ("str", True),
+      "ingested_at": ("dt", False)}
+UNIQUE = {"msg": [{"conv_id", "seq"}, {"msg_id"}], "tg_channel_message": [{"message_id"}]}
+GROUPABLE = {"msg": ["msg_type", "status", "sender_uid", "conv_id"],
+             "tg_channel_message": ["media_type", "message_month", "peer_id"]}
+SUMMABLE = {"msg": ["seq", "msg_id", "sender_uid", "msg_type", "status", "conv_id"],
+            "tg_channel_message": ["message_id", "reply_to_msg_id", "peer_id"]}
+
+
+class Generator:
+    def __init__(self, rng, data):
+        self.rng = rng
+        self.data = data
+
+    # ---------------- WHERE ----------------
+    def _key_filter(self, table, keyless_ok):
+        r = self.rng
+        key = "conv_id" if table == "msg" else "peer_id"
+        present = self.data.conv_ids if table == "msg" else self.data.peer_ids
+        absent = self.data.absent_conv_ids if table == "msg" else self.data.absent_peer_ids
+        pick = r.random()
+        if keyless_ok and pick < 0.35:
+            return None
+        if pick < 0.6:
+            return f"{key} = {r.choice(present if r.random() < 0.9 else absent)}"
+        values = r.sample(present, r.randrange(2, 7))
+        if r.random() < 0.3:
+            values.append(r.choice(absent))
+        if r.random() < 0.1:
+            values.append("NULL")
+        r.shuffle(values)
+        return f"{key} IN ({', '.join(str(v) for v in values)})"
+
+    def _month_bounds(self):
+        r = self.rng
+        i = r.randrange(len(MONTHS))
+        j = min(len(MONTHS) - 1, i + r.randrange(0, 12))
+        a, b = MONTHS[i], MONTHS[j]
+        form = r.randrange(4)
+        if form == 0:
+            return f"message_month BETWEEN '{a}' AND '{b}'"
+        if form == 1:
+            nxt = datetime.date(b.year + (b.month == 12), b.month % 12 + 1, 1)
+            return f"message_month >= '{a}' AND message_month < '{nxt}'"
+        if form == 2:
+            t0 = datetime.datetime(a.year, a.month, r.randrange(1, 28), r.randrange(24), r.randrange(60))
+            t1 = datetime.datetime(b.year, b.month, r.randrange(1, 28), r.randrange(24), r.randrange(60), 0,
+                                   r.randrange(1000) * 1000)
+            return f"message_time >= '{t0}' AND message_time < '{t1.isoformat(sep=' ')}'"
+        months = sorted(r.sample(MONTHS[i:j + 1], min(j - i + 1, r.randrange(1, 4))))
+        return "message_month IN (" + ", ".join(f"'{m}'" for m in months) + ")"
+
+    def _extra_filter(self, table):
+        r = self.rng
+        if table == "msg":
+            return r.choice([
+                lambda: f"seq > {r.randrange(0, 60)}",
+                lambda: f"seq BETWEEN {r.randrange(0, 30)} AND {r.randrange(20, 90)}",
+                lambda: f"msg_type = {r.randrange(1, 5)}",
+                lambda: f"status IN ({r.randrange(0, 3)}, {r.randrange(0, 3)})",
+                lambda: f"sender_uid = {r.choice(self.data.senders)}",
+                lambda: f"created_at < '2025-0{r.randrange(4, 10)}-15 12:00:00'",
+                lambda: "seq > 1000000",  # empty: aggregates over nothing
+                lambda: f"content LIKE '{r.choice(WORDS)}%'",
+            ])()
+        return r.choice([
+            lambda: "media_type IS NULL",
+            lambda: f"media_type = '{r.choice(MEDIA)}'",
+            lambda: "reply_to_msg_id IS NOT NULL",
+            lambda: f"message_id > {r.randrange(100, 20000)}",
+            lambda: "edited_at IS NOT NULL",
+            lambda: "text_body IS NULL",
+            lambda: "message_id < 0",  # empty
+        ])()
+
+    def _where(self, table, keyless_ok):
+        parts = []
+        key = self._key_filter(table, keyless_ok)
+        if key:
+            parts.append(key)
+        if table == "tg_channel_message":
+            parts.append(self._month_bounds())
+        for _ in range(self.rng.choice([0, 0, 1, 1, 2])):
+            parts.append(self._extra_filter(table))
+        self.rng.shuffle(parts)
+        return (" WHERE " + " AND ".join(parts)) if parts else ""
+
+    # ---------------- SELECT shapes ----------------
+    def generate(self):
+        r = self.rng
+        table = r.choice(["msg", "msg", "tg_channel_message"])
+        shape = r.random()
+        if shape < 0.5:
+            return self._aggregate(table)
+        if shape < 0.85:
+            return self._rows(table, distinct=False)
+        return self._rows(table, distinct=True)
+
+    def _limit(self):
+        r = self.rng
+        if r.random() < 0.6:
+            return ""
+        n, m = r.randrange(0, 30), r.randrange(0, 40)
+        return r.choice([f" LIMIT {n}", f" LIMIT {m}, {n}", f" LIMIT {n} OFFSET {m}"])
+
+    def _aggregate_expr(self, table):
+        r = self.rng
+        cols = TG if table == "tg_channel_message" else MSG
+        summable = SUMMABLE[table]
+        op = r.choice(["COUNT(*)", "COUNT", "SUM", "MIN", "MAX", "AVG", "COUNT_DISTINCT", "SUM_DISTINCT"])
+        if op == "COUNT(*)":
+            return "COUNT(*)"
+        if op in ("SUM", "AVG"):
+            return f"{op}({r.choice(summable)})"
+        if op == "COUNT_DISTINCT":
+            return f"COUNT(DISTINCT {r.choice(list(cols))})"
+        if op == "SUM_DISTINCT":
+            return f"SUM(DISTINCT {r.choice(summable)})"
+        col = r.choice(list(cols))
+        if op in ("MIN", "MAX") and cols[col][0] == "str":
+            # MIN/MAX of a ci text column: ties under the collation are never
+            # generated (WORDS are distinct case-insensitively), so the value is exact.
+            pass
+        return f"{op}({col})"
+
+    @staticmethod
+    def _aggregate_kind(agg, cols):
+        """'int' for numeric results, else the argument's kind (MIN/MAX of dt/date/str/bin)."""
+        op, _, arg = agg.partition("(")
+        arg = arg.rstrip(")")
+        if op in ("MIN", "MAX") and arg in cols:
+            return cols[arg][0]
+        return "int"
+
+    def _aggregate(self, table):
+        r = self.rng
+        cols = TG if table == "tg_channel_message" else MSG
+        where = self._where(table, keyless_ok=True)
+        groups = r.sample(GROUPABLE[table], r.choice([0, 0, 1, 1, 1, 2]))
+        aggs = [self._aggregate_expr(table) for _ in range(r.randrange(1, 4))]
+        if r.random() < 0.7:  # at most one DISTINCT argument: the planner refuses several
+            seen = False
+            kept = []
+            for a in aggs:
+                if "DISTINCT" in a:
+                    if seen:
+                        continue
+                    seen = True
+                kept.append(a)
+            aggs = kept
+        items, names = [], []  # names[i]: how ORDER BY may refer to output i
+        for g in groups:
+            items.append(g)
+            names.append(g)
+        for i, a in enumerate(aggs):
+            if r.random() < 0.5:
+                alias = f"a{i}"
+                items.append(f"{a} AS {alias}")
+                names.append(alias)
+            else:
+                items.append(a)
+                names.append(a)
+        if groups and r.random() < 0.3:  # group columns after the aggregates
+            items = items[len(groups):] + items[:len(groups)]
+            names = names[len(groups):] + names[:len(groups)]
+        sql = f"SELECT {', '.join(items)} FROM {table}{where}"
+        if groups:
+            sql += " GROUP BY " + ", ".join(groups)
+        known = None
+        if r.random() < 0.3:
+            j = r.randrange(len(aggs))
+            ref = names[items.index(next(x for x in items if x.startswith(aggs[j])))]
+            op = r.choice([">", ">=", "<", "<=", "=", "<>"])
+            kind = self._aggregate_kind(aggs[j], cols)
+            if kind == "int" or r.random() < 0.15:
+                lit = r.choice([0, 1, 2, 5, 10, 50, 1000])
+                if kind != "int":
+                    known = KNOWN_HAVING_COERCION
+            elif kind in ("dt", "date"):
+                lit = f"'2025-{r.randrange(1, 13):02}-{r.choice(['01', '15'])}'"
+            else:
+                lit = f"'{r.choice(WORDS + MEDIA)}'"
+            sql += f" HAVING {ref} {op} {lit}"
+        order_terms, order_cols, covered = [], [], set()
+        if r.random() < 0.7:
+            candidates = list(range(len(items)))
+            for idx in r.sample(candidates, r.randrange(1, len(candidates) + 1)):
+                how = r.random()
+                term = str(idx + 1) if how < 0.25 else names[idx]
+                order_terms.append(term + r.choice(["", " ASC", " DESC"]))
+                order_cols.append(idx)
+                covered.add(names[idx])
+            if r.random() < 0.15:  # an aggregate that is not selected
+                order_terms.append(self._aggregate_expr(table) + " DESC")
+                order_cols.append(None)
+        if order_terms:
+            sql += " ORDER BY " + ", ".join(order_terms)
+        limit = self._limit()
+        sql += limit
+        total = (not groups) or set(groups) <= covered
+        ci = {i for i, n in enumerate(names) if n in cols and cols[n][0] == "str"}
+        return Query(sql, table, total and bool(order_terms or not groups), bool(limit), order_cols, ci, known)
+
+    def _rows(self, table, distinct):
+        r = self.rng
+        cols = TG if table == "tg_channel_message" else MSG
+        where = self._where(table, keyless_ok=r.random() < 0.05)
+        names = list(cols)
+        star = not distinct and r.random() < 0.2
+        if star:
+            chosen = names[:]
+            items = ["*"]
+            refs = names[:]
+        else:
+            chosen = r.sample(names, r.randrange(1, 4 if distinct else len(names) + 1))
+            items, refs = [], []
+            for i, c in enumerate(chosen):
+                if r.random() < 0.3:
+                    items.append(f"{c} AS c{i}")
+                    refs.append(f"c{i}")
+                else:
+                    items.append(c)
+                    refs.append(c)
+        sql = f"SELECT {'DISTINCT ' if distinct else ''}{', '.join(items)} FROM {table}{where}"
+        order_terms, order_cols, covered = [], [], set()
+        if r.random() < 0.75:
+            pool = chosen if distinct else names
+            for c in r.sample(pool, r.randrange(1, min(4, len(pool)) + 1)):
+                if c in chosen:
+                    idx = chosen.index(c)
+                    how = r.random()
+                    term = str(idx + 1) if how < 0.2 else (refs[idx] if how < 0.6 else c)
+                    order_cols.append(idx)
+                else:
+                    term = c
+                    order_cols.append(None)
+                order_terms.append(term + r.choice(["", " ASC", " DESC"]))
+                covered.add(c)
+            # often complete the order with a unique key so full sequences are compared
+            if not distinct and r.random() < 0.5:
+                for c in sorted(r.choice(UNIQUE[table])):
+                    if c not in covered:
+                        order_terms.append(c + r.choice(["", " DESC"]))
+                        order_cols.append(chosen.index(c) if c in chosen else None)
+                        covered.add(c)
+        if order_terms:
+            sql += " ORDER BY " + ", ".join(order_terms)
+        limit = self._limit()
+        sql += limit
+        unique_rows = any(u <= covered for u in UNIQUE[table])
+        total = bool(order_terms) and (unique_rows or (distinct and set(chosen) <= covered))
+        ci = {i for i, c in enumerate(chosen) if cols[c][0] == "str"}
+        return Query(sql, table, total, bool(limit), order_cols, ci)
