@@ -82,7 +82,6 @@ std::string format(bool negative, const std::string& digits, size_t scale) {
 
 }  // namespace
 
-bool isDecimal(std::string_view text) { return split(text).has_value(); }
 
 std::optional<std::string> add(std::string_view a, std::string_view b) {
   auto pa = split(a), pb = split(b);
@@ -95,17 +94,56 @@ std::optional<std::string> add(std::string_view a, std::string_view b) {
   return format(pb->negative, subMagnitudes(y, x), scale);
 }
 
-int compare(std::string_view a, std::string_view b) {
-  auto pa = split(a), pb = split(b);
-  if (!pa || !pb) return a.compare(b) < 0 ? -1 : a == b ? 0 : 1;
-  bool na = pa->negative && !isZero(*pa), nb = pb->negative && !isZero(*pb);
-  if (na != nb) return na ? -1 : 1;
-  std::string x, y;
-  size_t scale = 0;
-  align(*pa, *pb, x, y, scale);
-  int c = x < y ? -1 : x == y ? 0 : 1;
-  return na ? -c : c;
+namespace {
+
+// A decimal's pieces as views (no allocation: merge sort compares a lot).
+struct View {
+  bool negative = false;
+  std::string_view ints;  // without leading zeros
+  std::string_view frac;  // without trailing zeros
+  bool valid = false;
+};
+
+View viewOf(std::string_view t) {
+  View v;
+  size_t i = 0;
+  if (i < t.size() && (t[i] == '-' || t[i] == '+')) v.negative = t[i++] == '-';
+  size_t int_begin = i;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+  size_t int_end = i;
+  size_t frac_begin = i, frac_end = i;
+  if (i < t.size() && t[i] == '.') {
+    frac_begin = ++i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    frac_end = i;
+  }
+  v.valid = i == t.size() && (int_end > int_begin || frac_end > frac_begin);
+  while (int_begin < int_end && t[int_begin] == '0') ++int_begin;
+  while (frac_end > frac_begin && t[frac_end - 1] == '0') --frac_end;
+  v.ints = t.substr(int_begin, int_end - int_begin);
+  v.frac = t.substr(frac_begin, frac_end - frac_begin);
+  if (v.ints.empty() && v.frac.empty()) v.negative = false;  // -0 == 0
+  return v;
 }
+
+int compareMagnitudes(const View& x, const View& y) {
+  if (x.ints.size() != y.ints.size()) return x.ints.size() < y.ints.size() ? -1 : 1;
+  if (int c = x.ints.compare(y.ints)) return c < 0 ? -1 : 1;
+  int c = x.frac.compare(y.frac);  // no trailing zeros: plain byte order is numeric order
+  return c < 0 ? -1 : c > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int compare(std::string_view a, std::string_view b) {
+  View x = viewOf(a), y = viewOf(b);
+  if (!x.valid || !y.valid) return a.compare(b) < 0 ? -1 : a == b ? 0 : 1;
+  if (x.negative != y.negative) return x.negative ? -1 : 1;
+  int c = compareMagnitudes(x, y);
+  return x.negative ? -c : c;
+}
+
+bool isDecimal(std::string_view text) { return viewOf(text).valid; }
 
 std::optional<std::string> divide(std::string_view a, uint64_t b, uint32_t scale) {
   auto pa = split(a);

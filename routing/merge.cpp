@@ -132,6 +132,8 @@ std::expected<void, std::string> ResultMerger::pushRow(size_t shard, const proto
   if (order_.empty()) {
     concat_.push_back(std::move(copy));
   } else {
+    shards_[shard].keys.push_back(sortKey(copy));
+    buffered_bytes_ += shards_[shard].keys.back().size();
     shards_[shard].rows.push_back(std::move(copy));
   }
   pump();
@@ -150,6 +152,12 @@ bool ResultMerger::allFinished() const {
 }
 
 bool ResultMerger::limitReached() const { return spec_.limit && emitted_ >= *spec_.limit; }
+
+std::string ResultMerger::sortKey(const MergedRow& row) const {
+  std::string key;
+  for (const auto& k : order_) appendSortKey(classes_[k.column], view(row[k.column]), k.descending, key);
+  return key;
+}
 
 bool ResultMerger::less(const MergedRow& a, const MergedRow& b) const {
   for (const auto& key : order_) {
@@ -176,12 +184,13 @@ void ResultMerger::pump() {
         if (!s.finished) return;  // needsRowFrom() names it
         continue;
       }
-      if (!best || less(s.rows.front(), best->rows.front())) best = &s;
+      if (!best || s.keys.front() < best->keys.front()) best = &s;  // ties: the lower shard
     }
     if (!best) return;
-    buffered_bytes_ -= std::min(buffered_bytes_, rowBytes(best->rows.front()));
+    buffered_bytes_ -= std::min(buffered_bytes_, rowBytes(best->rows.front()) + best->keys.front().size());
     emit(std::move(best->rows.front()));
     best->rows.pop_front();
+    best->keys.pop_front();
   }
 }
 

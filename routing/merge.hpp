@@ -69,7 +69,8 @@ class ResultMerger {
   struct ShardState {
     bool columns_set = false;
     bool finished = false;
-    std::deque<MergedRow> rows;  // merge sort: rows waiting for their turn
+    std::deque<MergedRow> rows;     // merge sort: rows waiting for their turn
+    std::deque<std::string> keys;   // their sort keys (appendSortKey), memcmp-ordered
   };
 
   void resolveColumns();
@@ -77,7 +78,8 @@ class ResultMerger {
   void pump();                       // moves rows through the row-mode pipeline
   void emit(MergedRow row);          // Distinct -> Limit/Offset -> Project
   bool limitReached() const;
-  bool less(const MergedRow& a, const MergedRow& b) const;  // merge-sort order
+  bool less(const MergedRow& a, const MergedRow& b) const;  // ORDER BY order (aggregate results)
+  std::string sortKey(const MergedRow& row) const;
   void finishAggregate();
 
   MergeSpec spec_;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 
 #include "routing/decimal.hpp"
 
@@ -90,8 +91,7 @@ int compareValues(ValueClass cls, const std::optional<std::string_view>& a, cons
   if (!a || !b) return a ? 1 : b ? -1 : 0;
   switch (cls) {
     case ValueClass::kExact:
-      if (decimal::isDecimal(*a) && decimal::isDecimal(*b)) return decimal::compare(*a, *b);
-      break;
+      return decimal::compare(*a, *b);  // not a number (cannot happen for these types): bytes
     case ValueClass::kFloat: {
       double x = toDouble(*a), y = toDouble(*b);
       return x < y ? -1 : x > y ? 1 : 0;
@@ -122,6 +122,78 @@ std::string groupKey(ValueClass cls, const std::optional<std::string_view>& valu
     case ValueClass::kBinary: key += *value; break;
   }
   return key;
+}
+
+namespace {
+
+// |x| as length-prefixed digits + terminator: prefix-free, memcmp-ordered.
+void appendMagnitude(std::string_view ints, std::string_view frac, std::string& out) {
+  out += static_cast<char>((ints.size() >> 8) & 0xFF);
+  out += static_cast<char>(ints.size() & 0xFF);
+  out += ints;
+  out += frac;
+  out += '\0';
+}
+
+void appendExact(std::string_view t, std::string& out) {
+  size_t i = 0;
+  bool negative = !t.empty() && t[0] == '-';
+  if (!t.empty() && (t[0] == '-' || t[0] == '+')) ++i;
+  size_t dot = t.find('.', i);
+  std::string_view ints = t.substr(i, dot == std::string_view::npos ? std::string_view::npos : dot - i);
+  std::string_view frac = dot == std::string_view::npos ? std::string_view() : t.substr(dot + 1);
+  while (!ints.empty() && ints.front() == '0') ints.remove_prefix(1);
+  while (!frac.empty() && frac.back() == '0') frac.remove_suffix(1);
+  if (ints.empty() && frac.empty()) {
+    out += '\x01';  // zero, between negatives and positives
+    return;
+  }
+  out += negative ? '\x00' : '\x02';
+  size_t start = out.size();
+  appendMagnitude(ints, frac, out);
+  if (negative) {
+    for (size_t k = start; k < out.size(); ++k) out[k] = static_cast<char>(~static_cast<unsigned char>(out[k]));
+  }
+}
+
+void appendDouble(double v, std::string& out) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  bits = (bits >> 63) ? ~bits : bits | (1ull << 63);
+  for (int shift = 56; shift >= 0; shift -= 8) out += static_cast<char>((bits >> shift) & 0xFF);
+}
+
+// Bytes with 0x00 escaped as 0x00 0xFF, then 0x00 0x00: prefix-free.
+void appendEscaped(std::string_view bytes, std::string& out) {
+  for (char c : bytes) {
+    out += c;
+    if (c == '\0') out += '\xFF';
+  }
+  out += '\0';
+  out += '\0';
+}
+
+}  // namespace
+
+void appendSortKey(ValueClass cls, const std::optional<std::string_view>& value, bool descending, std::string& key) {
+  size_t start = key.size();
+  if (!value) {
+    key += '\0';
+  } else {
+    key += '\x01';
+    switch (cls) {
+      case ValueClass::kExact:
+        if (decimal::isDecimal(*value)) appendExact(*value, key);
+        else appendEscaped(*value, key);
+        break;
+      case ValueClass::kFloat: appendDouble(toDouble(*value), key); break;
+      case ValueClass::kText: appendEscaped(fold(trimTrailingSpaces(*value)), key); break;
+      case ValueClass::kBinary: appendEscaped(*value, key); break;
+    }
+  }
+  if (descending) {
+    for (size_t k = start; k < key.size(); ++k) key[k] = static_cast<char>(~static_cast<unsigned char>(key[k]));
+  }
 }
 
 }  // namespace sp::routing

@@ -24,3 +24,12 @@ int compareValues(ValueClass cls, const std::optional<std::string_view>& a, cons
 std::string groupKey(ValueClass cls, const std::optional<std::string_view>& value);
 
 }  // namespace sp::routing
+
+namespace sp::routing {
+
+// Appends to `key` bytes whose memcmp order is compareValues' order
+// (reversed when `descending`); keys of several columns concatenate. Built
+// once per row, so the merge sort compares with memcmp only.
+void appendSortKey(ValueClass cls, const std::optional<std::string_view>& value, bool descending, std::string& key);
+
+}  // namespace sp::routing

@@ -340,3 +340,38 @@ TEST(MergeSpecDescribe, ReadsLikeThePipeline) {
 
 }  // namespace
 }  // namespace sp::routing
+
+namespace sp::routing {
+namespace {
+
+// The merge sort compares memcmp keys: they must order exactly like compareValues.
+TEST(MergeSortKey, AgreesWithCompareValues) {
+  std::vector<std::optional<std::string>> numbers = {std::nullopt, "0", "-0.00", "1", "-1", "10", "9.99", "-10.5",
+                                                     "-10.25", "0.001", "123456789012345678901234567890", "-0.5", "2.50", "2.5"};
+  std::vector<std::optional<std::string>> texts = {std::nullopt, "a", "A", "a ", "B", "b", "épée", "epee", "Zed", "",
+                                                   std::string("a\0b", 3), "ab"};
+  auto check = [](ValueClass cls, const std::vector<std::optional<std::string>>& values) {
+    for (const auto& x : values) {
+      for (const auto& y : values) {
+        std::optional<std::string_view> a, b;
+        if (x) a = *x;
+        if (y) b = *y;
+        for (bool desc : {false, true}) {
+          std::string ka, kb;
+          appendSortKey(cls, a, desc, ka);
+          appendSortKey(cls, b, desc, kb);
+          int want = compareValues(cls, a, b) * (desc ? -1 : 1);
+          int got = ka < kb ? -1 : ka > kb ? 1 : 0;
+          EXPECT_EQ(got, want) << (x ? *x : "NULL") << " vs " << (y ? *y : "NULL") << (desc ? " desc" : "");
+        }
+      }
+    }
+  };
+  check(ValueClass::kExact, numbers);
+  check(ValueClass::kText, texts);
+  check(ValueClass::kBinary, texts);
+  check(ValueClass::kFloat, {std::nullopt, "0.1", "-0.1", "1e10", "-1e-5", "0", "3.25"});
+}
+
+}  // namespace
+}  // namespace sp::routing
