@@ -31,6 +31,11 @@ class Query:
 # proxy's merger does not (seen 2026-11-30: `SELECT MAX(created_at) FROM msg
 # HAVING MAX(created_at) >= 50` gives 1 row directly, 0 through the proxy).
 KNOWN_HAVING_COERCION = "HAVING compares a non-numeric aggregate with a number"
+# HAVING comparing a DATETIME(3) aggregate with a date-only string: MariaDB
+# compares instants ('2025-03-01 00:00:00.000' = '2025-03-01'), the proxy
+# compares text (seen 2026-11-30 with seed 7, query #417:
+# `... HAVING MIN(message_time) > '2025-03-01'` keeps the row 2025-03-01 00:00:00).
+KNOWN_HAVING_TEMPORAL_TEXT = "HAVING compares a DATETIME aggregate with a date-only string"
 
 # column -> (kind, nullable); kinds: int, str (ci text), bin, dt (datetime), date
 MSG = {"conv_id": ("int", False), "seq": ("int", False), "msg_id": ("int", False), "sender_uid": ("int", False),
@@ -216,7 +221,13 @@ class Generator:
                 lit = r.choice([0, 1, 2, 5, 10, 50, 1000])
                 if kind != "int":
                     known = KNOWN_HAVING_COERCION
-            elif kind in ("dt", "date"):
+            elif kind == "dt" and r.random() < 0.15:
+                lit = f"'2025-{r.randrange(1, 13):02}-01'"
+                known = KNOWN_HAVING_TEMPORAL_TEXT
+            elif kind == "dt":  # written like the value's text: the proxy's text comparison agrees
+                day = r.choice(["01 00:00:00.000", f"{r.randrange(1, 29):02} {r.randrange(24):02}:30:00.500"])
+                lit = f"'2025-{r.randrange(1, 13):02}-{day}'"
+            elif kind == "date":
                 lit = f"'2025-{r.randrange(1, 13):02}-{r.choice(['01', '15'])}'"
             else:
                 lit = f"'{r.choice(WORDS + MEDIA)}'"
