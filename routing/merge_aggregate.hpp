@@ -37,7 +37,7 @@ class GroupAggregator {
   size_t merge(Group& group, MergedRow& row);
   void finalize(Group& group) const;
 
-  const MergeSpec& spec_;
+  MergeSpec spec_;  // a copy: the owning ResultMerger may be moved
   std::vector<ValueClass> classes_;
   std::vector<uint32_t> avg_scales_;
   std::unordered_map<std::string, size_t> index_;  // group key -> groups_ position

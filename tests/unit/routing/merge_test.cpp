@@ -2,6 +2,7 @@
 // expectations checked against a real MariaDB 10.11 where noted.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -371,6 +372,29 @@ TEST(MergeSortKey, AgreesWithCompareValues) {
   check(ValueClass::kText, texts);
   check(ValueClass::kBinary, texts);
   check(ValueClass::kFloat, {std::nullopt, "0.1", "-0.1", "1e10", "-1e-5", "0", "3.25"});
+}
+
+}  // namespace
+}  // namespace sp::routing
+
+namespace sp::routing {
+namespace {
+
+TEST(MergeAggregate, SurvivesBeingMovedMidQuery) {
+  MergeSpec spec;
+  spec.aggregate = true;
+  spec.columns = {{MergeOp::kValue, 0, 0, true, {}}, {MergeOp::kCount, 1, 0, true, {}}};
+  spec.group_by = {0};
+  auto cols = std::vector{col("k", ColumnType::kLong), col("COUNT(*)", ColumnType::kLongLong)};
+  auto first = std::make_unique<ResultMerger>(spec, 1);
+  ASSERT_TRUE(first->setColumns(0, cols));
+  ASSERT_TRUE(first->pushRow(0, {std::string_view("1"), std::string_view("2")}));
+  ResultMerger moved = std::move(*first);
+  first.reset();
+  ASSERT_TRUE(moved.pushRow(0, {std::string_view("1"), std::string_view("3")}));
+  moved.finishShard(0);
+  EXPECT_EQ(render(*moved.nextRow()), "1|5");
+  EXPECT_TRUE(moved.done());
 }
 
 }  // namespace
