@@ -131,7 +131,7 @@ def blob(type_code):
 
 # VAR_STRING (253) vs BLOB (252) for the same expression: MariaDB reports BLOB
 # when its plan used a temporary table (DISTINCT over CONCAT(varbinary)), but
-# not for a shard whose WHERE is impossible (no temporary table); the proxy
+# not for a shard whose plan skips it (e.g. no matching rows); the proxy
 # passes on one shard's definition, so the type depends on which shard.
 # Seen 2026-11-30, seed 11 query #35. Reported as known, not failed.
 STRING_TYPES = {252, 253, 254}
