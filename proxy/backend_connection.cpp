@@ -3,6 +3,9 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <fmt/format.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 
 #include "protocol/auth.hpp"
 #include "protocol/handshake.hpp"
@@ -190,6 +193,16 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::co
   ok.last_insert_id = tracker.lastInsertId();
   ok.warnings = tracker.warnings();
   co_return ok;
+}
+
+bool BackendConnection::peerClosed() {
+  if (broken_ || !stream_.isOpen()) return true;
+  // An idle connection has nothing to read: EOF, an error or stray bytes all mean it is not clean.
+  if (stream_.hasBufferedPacket()) return true;
+  char byte;
+  ssize_t n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0) return errno != EAGAIN && errno != EWOULDBLOCK;
+  return true;
 }
 
 awaitable<std::expected<BackendStatement, BackendError>> BackendConnection::prepared(const std::string& sql) {

@@ -52,6 +52,9 @@ class BackendConnection {
   awaitable<std::expected<void, BackendError>> sync(const SessionState& desired);
 
   bool broken() const { return broken_; }
+  // A pooled connection the server closed meanwhile (restart, wait_timeout):
+  // one non-blocking MSG_PEEK, so a dead connection is never lent out.
+  bool peerClosed();
   void markBroken() { broken_ = true; }
   Clock::time_point lastUsed() const { return last_used_; }
   void touch() { last_used_ = Clock::now(); }

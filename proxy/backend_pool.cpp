@@ -10,6 +10,7 @@ constexpr auto kMaxWait = std::chrono::seconds(10);
 constexpr auto kMinBackoff = std::chrono::milliseconds(100);
 constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
 constexpr auto kMaintenancePeriod = std::chrono::seconds(1);
+constexpr auto kPeekAfterIdle = std::chrono::milliseconds(50);
 }  // namespace
 
 BackendPool::BackendPool(asio::any_io_executor executor, conf::BackendConfig config, uint32_t max_size,
@@ -58,6 +59,15 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
     if (stopped_) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "proxy is shutting down"});
     if (auto conn = takeIdle(flavour)) {
       auto idle_for = Clock::now() - conn->lastUsed();
+      // Hot connections (reused within milliseconds) skip the check; one that
+      // sat idle is peeked so a server restart is noticed before a statement
+      // is lost on it.
+      if (idle_for >= kPeekAfterIdle && conn->peerClosed()) {
+        conn->stream().close();
+        --total_;
+        ++counters_.broken;
+        continue;
+      }
       if (idle_for < std::chrono::milliseconds(config_.ping_interval_ms)) co_return conn;
       // Idle long enough that the server may have dropped it: check first.
       auto ping = co_await conn->command(protocol::Command::kPing, {});

@@ -43,11 +43,17 @@ std::string shardLabel(const routing::RouteTarget& t) {
 
 using ShardStreamPtr = std::unique_ptr<ShardStream>;
 
+protocol::ErrPacket toScatterErr(const BackendError& e) {
+  return protocol::ErrPacket{e.code, e.sql_state, e.message};
+}
+
 void releaseScatter(std::vector<ShardStreamPtr>& shards) {
   for (auto& s : shards) {
     if (!s->conn) continue;
-    // A connection whose response was not read to the end is not reusable.
-    if (!s->finished) s->conn->markBroken();
+    // A connection whose response was not read to the end is not reusable,
+    // nor one left inside a transaction.
+    bool open_transaction = s->tracker && (s->tracker->statusFlags() & status::kInTrans);
+    if (!s->finished || open_transaction) s->conn->markBroken();
     s->pool->release(std::move(s->conn));
   }
 }
@@ -63,6 +69,11 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan) {
   }
   std::vector<ShardStreamPtr> shards;
   shards.reserve(plan.targets.size());
+  // Each shard query is one autocommitted read: with the session's
+  // autocommit=0 it would open a transaction on every shard that nothing
+  // ever ends (scatter statements are refused inside transactions anyway).
+  SessionState shard_state = desired_;
+  shard_state.variables.erase("autocommit");
   // 1. Borrow one connection per shard, bring it to the session's state, send.
   for (const auto& t : plan.targets) {
     auto s = std::make_unique<ShardStream>();
@@ -73,10 +84,23 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan) {
       queueError(reply_seq_, client_error::make(client_error::kGeneric, "shardproxy: shard map names unknown backend " + t.backend));
       co_return co_await client_.flush();
     }
-    auto conn = co_await borrow(*s->pool, true);  // sends the ERR itself on failure
+    auto conn = co_await borrow(*s->pool, false);  // sends the ERR itself on failure
     if (!conn) {
       releaseScatter(shards);
       co_return true;
+    }
+    auto synced = co_await conn->sync(shard_state);
+    if (!synced) {
+      if (synced.error().kind == BackendError::Kind::kServer) {
+        queueError(reply_seq_, toScatterErr(synced.error()));
+      } else {
+        queueError(reply_seq_, client_error::make(client_error::kBackendLost,
+            fmt::format("shardproxy: shard {} failed: {}", shardLabel(t), synced.error().message)));
+      }
+      conn->markBroken();
+      s->pool->release(std::move(conn));
+      releaseScatter(shards);
+      co_return co_await client_.flush();
     }
     s->conn = std::move(conn);
     protocol::Bytes payload;
