@@ -19,8 +19,11 @@ inline constexpr Code kUnknownCommand{1047, "08S01"};     // ER_UNKNOWN_COM_ERRO
 inline constexpr Code kHandshake{1043, "08S01"};          // ER_HANDSHAKE_ERROR
 inline constexpr Code kPacketTooLarge{1153, "08S01"};     // ER_NET_PACKET_TOO_LARGE
 inline constexpr Code kMalformedPacket{1835, "HY000"};    // ER_MALFORMED_PACKET
-inline constexpr Code kBackendUnavailable{2003, "HY000"}; // CR_CONN_HOST_ERROR style
-inline constexpr Code kBackendLost{2013, "HY000"};        // CR_SERVER_LOST style
+// Backend failures use the proxy's 9xxx range, not the look-alike client codes
+// 2003/2013: those are reserved for client libraries, and libmariadb rejects
+// an ERR packet carrying one as "2027 Received malformed packet".
+inline constexpr Code kBackendUnavailable{9001, "HY000"}; // cannot reach the backend
+inline constexpr Code kBackendLost{9002, "HY000"};        // backend connection lost during a statement
 inline constexpr Code kNotSupported{1235, "42000"};       // ER_NOT_SUPPORTED_YET
 inline constexpr Code kServerShutdown{1053, "08S01"};     // ER_SERVER_SHUTDOWN
 inline constexpr Code kGeneric{1105, "HY000"};            // ER_UNKNOWN_ERROR

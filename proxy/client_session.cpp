@@ -11,6 +11,7 @@
 #include "proxy/response_forwarder.hpp"
 #include "routing/explain.hpp"
 #include "routing/plan.hpp"
+#include "routing/prepare_target.hpp"
 #include "proxy/worker.hpp"
 
 namespace sp::proxy {
@@ -297,6 +298,14 @@ routing::Plan ClientSession::planFor(std::string_view sql, const parser::Stateme
   if (isSessionControl(info.kind)) return passthrough;
   auto map = mapSnapshot();
   if (!map) return passthrough;
+  if (info.kind == parser::StatementKind::kPrepareSql) {
+    if (auto refusal = routing::checkSqlPrepare(sql, *map)) {
+      routing::Plan refused;
+      refused.kind = routing::PlanKind::kRefused;
+      refused.refusal = std::move(refusal);
+      return refused;
+    }
+  }
   routing::PlannerInput input{*map, worker_.context().config.default_backend, params};
   return worker_.planCache().plan(sql, input);
 }

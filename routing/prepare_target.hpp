@@ -17,4 +17,11 @@ namespace sp::routing {
 // sharded tables, names directly tables on different backends).
 Plan planForPrepare(std::string_view sql, const PlannerInput& input);
 
+// SQL-level `PREPARE name FROM '<statement>'`: the statement text is only
+// known to the backend, whose EXECUTE ... USING @vars values the proxy never
+// sees, so it cannot be routed. Refused (kUnsupported) when the prepared text
+// names a sharded table, logical or physical; nullopt otherwise (it then runs
+// on the default backend like any unsharded statement).
+std::optional<Refusal> checkSqlPrepare(std::string_view sql, const CompiledShardMap& map);
+
 }  // namespace sp::routing
