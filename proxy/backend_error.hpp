@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "protocol/generic_packets.hpp"
+
 namespace sp::proxy {
 
 struct BackendError {
@@ -21,6 +23,8 @@ struct BackendError {
   std::string message;
 
   bool connectionUsable() const { return kind == Kind::kServer; }
+  // The server's own ERR (kServer) as the client should see it.
+  protocol::ErrPacket toErrPacket() const { return protocol::ErrPacket{code, sql_state, message}; }
 };
 
 }  // namespace sp::proxy

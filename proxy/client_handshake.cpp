@@ -36,7 +36,7 @@ awaitable<bool> ClientSession::handshake() {
       if (!r && !refused) conn->markBroken();
       defaultPool().release(std::move(conn));
       if (refused) {
-        queueError(seq, protocol::ErrPacket{r.error().code, r.error().sql_state, r.error().message});
+        queueError(seq, r.error().toErrPacket());
         co_await client_.flush();
         co_return false;
       }

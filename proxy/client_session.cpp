@@ -96,7 +96,7 @@ awaitable<void> ClientSession::run() {
       if (!co_await dispatch(msg->payload)) break;
     }
   }
-  co_await releaseAtEnd();
+  co_await releasePinned();
   client_.close();
 }
 
@@ -167,7 +167,7 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
     if (!s) {
       const auto& e = s.error();
       if (e.kind == BackendError::Kind::kServer) {
-        queueError(reply_seq_, protocol::ErrPacket{e.code, e.sql_state, e.message});
+        queueError(reply_seq_, e.toErrPacket());
         co_await client_.flush();
       } else {
         reportBackendFailure(pool, reply_seq_, false);
@@ -271,10 +271,6 @@ bool isSessionControl(parser::StatementKind kind) {
     default:
       return false;
   }
-}
-
-protocol::ErrPacket toErrPacket(const BackendError& e) {
-  return protocol::ErrPacket{e.code, e.sql_state, e.message};
 }
 
 protocol::ErrPacket refusalToErr(const routing::Refusal& r) {
@@ -413,7 +409,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     auto r = co_await conn->command(Command::kQuery, *pending_begin_);
     if (!r) {
       if (r.error().kind == BackendError::Kind::kServer) {
-        queueError(reply_seq_, protocol::ErrPacket{r.error().code, r.error().sql_state, r.error().message});
+        queueError(reply_seq_, r.error().toErrPacket());
         co_await client_.flush();
       } else {
         reportBackendFailure(pool, reply_seq_, false);
@@ -439,7 +435,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     auto stmt = co_await conn->prepared(out.execute_sql);
     if (!stmt) {
       if (stmt.error().kind == BackendError::Kind::kServer) {
-        queueError(reply_seq_, toErrPacket(stmt.error()));
+        queueError(reply_seq_, stmt.error().toErrPacket());
       } else {
         reportBackendFailure(pool, reply_seq_, true);
       }
@@ -543,17 +539,7 @@ awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protoco
 }
 
 awaitable<bool> ClientSession::onResetConnection() {
-  if (pinned_) {
-    BackendPool& pool = *pinned_pool_;
-    auto conn = std::move(pinned_);
-    auto r = co_await conn->command(Command::kResetConnection, {});
-    if (!r) conn->markBroken();
-    conn->statements().clear();
-    conn->applied() = SessionState{};
-    conn->applied().names = namesForCollation(kBackendCollation);
-    in_transaction_ = sticky_ = tables_locked_ = false;
-    giveBack(std::move(conn), pool, 0);
-  }
+  co_await releasePinned();
   in_transaction_ = sticky_ = tables_locked_ = false;
   pending_begin_.reset();
   statements_.clear();
@@ -576,7 +562,7 @@ awaitable<bool> ClientSession::onSetOption(protocol::ByteView payload) {
   co_return co_await client_.flush();
 }
 
-awaitable<void> ClientSession::releaseAtEnd() {
+awaitable<void> ClientSession::releasePinned() {
   if (!pinned_) co_return;
   BackendPool& pool = *pinned_pool_;
   auto conn = std::move(pinned_);

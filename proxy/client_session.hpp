@@ -74,7 +74,9 @@ class ClientSession {
   // Borrowing and returning backend connections.
   awaitable<std::unique_ptr<BackendConnection>> borrow(BackendPool& pool, bool sync_state);
   void giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool, uint16_t status_flags);
-  awaitable<void> releaseAtEnd();
+  // COM_RESET_CONNECTION on the pinned connection (rolls back, clears its
+  // state) and returns it to its pool; closes it if the reset fails.
+  awaitable<void> releasePinned();
   void recordEffects(const parser::StatementInfo& info, BackendConnection& conn);
   void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement);
 

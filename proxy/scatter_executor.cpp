@@ -43,9 +43,7 @@ std::string shardLabel(const routing::RouteTarget& t) {
 
 using ShardStreamPtr = std::unique_ptr<ShardStream>;
 
-protocol::ErrPacket toScatterErr(const BackendError& e) {
-  return protocol::ErrPacket{e.code, e.sql_state, e.message};
-}
+
 
 void releaseScatter(std::vector<ShardStreamPtr>& shards) {
   for (auto& s : shards) {
@@ -92,7 +90,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan) {
     auto synced = co_await conn->sync(shard_state);
     if (!synced) {
       if (synced.error().kind == BackendError::Kind::kServer) {
-        queueError(reply_seq_, toScatterErr(synced.error()));
+        queueError(reply_seq_, synced.error().toErrPacket());
       } else {
         queueError(reply_seq_, client_error::make(client_error::kBackendLost,
             fmt::format("shardproxy: shard {} failed: {}", shardLabel(t), synced.error().message)));
