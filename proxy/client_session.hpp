@@ -58,7 +58,9 @@ class ClientSession {
   awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
 
   // scatter_executor.cpp: statements that span shards.
-  awaitable<bool> runScatter(const routing::ScatterPlan& plan);
+  // binary_rows: answer a COM_STMT_EXECUTE (binary result rows built from the
+  // shards' text rows and the merged column definitions).
+  awaitable<bool> runScatter(const routing::ScatterPlan& plan, bool binary_rows = false);
 
   // client_prepared.cpp: the binary protocol (COM_STMT_*).
   awaitable<bool> onStmtPrepare(protocol::ByteView payload);

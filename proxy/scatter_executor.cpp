@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "protocol/binary_row.hpp"
 #include "protocol/constants.hpp"
 #include "protocol/generic_packets.hpp"
 #include "protocol/resultset.hpp"
@@ -56,9 +57,35 @@ void releaseScatter(std::vector<ShardStreamPtr>& shards) {
   }
 }
 
+// A merged row (text values, as the shards sent them) as the binary row one
+// server would send for a COM_STMT_EXECUTE: every value is converted back to
+// its column's binary type. A value that does not convert is an error, never
+// a silently altered row.
+std::expected<void, std::string> encodeBinaryFromText(const std::vector<std::optional<std::string>>& row,
+                                                      std::span<const protocol::ColumnDefinition41> columns,
+                                                      std::span<const protocol::BinaryType> types,
+                                                      protocol::Bytes& out) {
+  std::vector<protocol::BinaryValue> values;
+  values.reserve(row.size());
+  for (size_t c = 0; c < row.size() && c < columns.size(); ++c) {
+    std::optional<std::string_view> text;
+    if (row[c]) text = std::string_view(*row[c]);
+    auto v = protocol::fromText(text, columns[c]);
+    if (!v) {
+      return std::unexpected(fmt::format("shardproxy: merged value of column {} does not convert to its binary type",
+                                         columns[c].name));
+    }
+    values.push_back(*v);
+  }
+  if (values.size() != types.size() || !protocol::encodeBinaryRow(values, types, out)) {
+    return std::unexpected(std::string("shardproxy: merged row does not match its binary result columns"));
+  }
+  return {};
+}
+
 }  // namespace
 
-awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan) {
+awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool binary_rows) {
   if (pinned_ || pending_begin_ || in_transaction_) {
     queueError(reply_seq_, client_error::make(client_error::kCrossBackend,
         "shardproxy: a statement that spans shards cannot run inside a transaction or while the session holds "
@@ -184,12 +211,20 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan) {
     protocol::encode(protocol::EofPacket{0, statusFlags()}, scratch);
     seq = client_.append(scratch, seq);
   }
+  std::vector<protocol::BinaryType> binary_types;
+  if (binary_rows) binary_types = protocol::binaryTypesOf(out_columns);
   // 4. Rows: pull from the shard the merger needs, push merged rows out.
   size_t next_any = 0;
   for (;;) {
     while (auto row = merger.nextRow()) {
       scratch.clear();
-      protocol::encodeTextRow(*row, scratch);
+      if (!binary_rows) {
+        protocol::encodeTextRow(*row, scratch);
+      } else if (auto r = encodeBinaryFromText(*row, out_columns, binary_types, scratch); !r) {
+        queueError(seq, client_error::make(client_error::kGeneric, r.error()));
+        releaseScatter(shards);
+        co_return co_await client_.flush();
+      }
       seq = client_.append(scratch, seq);
       if (client_.pendingOutput() >= kClientFlushBytes && !co_await client_.flush()) {
         releaseScatter(shards);
