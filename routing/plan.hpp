@@ -31,6 +31,19 @@ enum class PlanKind : uint8_t {
   kMultiRoute,   // one target per shard, each with its own SQL (only with PlannerInput::split_in_lists)
   kRefused,
   kScatter,      // Plan::scatter: several shards queried at once, results merged by a ResultMerger
+  // A multi-row INSERT / REPLACE split per shard (only with
+  // PlannerInput::multi_shard_writes = kBestEffort): Plan::targets holds one
+  // target per shard, each with the statement cut down to that shard's rows,
+  // ordered by the shard's first row in the statement (the first target holds
+  // the statement's first row). Every part is a separate write: nothing makes
+  // them atomic together.
+  kMultiWrite,
+};
+
+// What a multi-row INSERT / REPLACE whose rows land on several shards becomes.
+enum class MultiShardWrites : uint8_t {
+  kRefuse,      // refused (insert_multi_shard, 9109) with the shard list
+  kBestEffort,  // split per shard (PlanKind::kMultiWrite); the parts are not atomic
 };
 
 // A statement spread over several shards: every target is queried (in
@@ -69,6 +82,8 @@ struct PlannerInput {
   // when the table's scatter policy allows it) become kScatter plans. Takes
   // precedence over split_in_lists.
   bool allow_scatter = true;
+  // Multi-row INSERT / REPLACE over several shards (config scatter.multi_shard_writes).
+  MultiShardWrites multi_shard_writes = MultiShardWrites::kRefuse;
 };
 
 // Plans a parsed statement; `sql` is the text it was parsed from.

@@ -110,11 +110,12 @@ Plan PlanCache::plan(std::string_view sql, const PlannerInput& input) {
   }
   // Shapes the parser rejects once `?` stands in for a literal (e.g. CHAR(10)) are planned directly.
   if (!entry->statement) return planQuery(sql, input);
-  PlannerInput normalized{input.map, input.default_backend, q.params, input.split_in_lists, input.allow_scatter};
+  PlannerInput normalized{input.map,           input.default_backend, q.params,
+                          input.split_in_lists, input.allow_scatter,   input.multi_shard_writes};
   std::vector<TextEdit> edits;
   Plan plan = detail::planStatementWithEdits(*entry->statement, entry->text, normalized, &edits);
   if (plan.kind == PlanKind::kRefused || plan.kind == PlanKind::kMultiRoute ||
-      plan.kind == PlanKind::kScatter) {
+      plan.kind == PlanKind::kScatter || plan.kind == PlanKind::kMultiWrite) {
     // Messages quote the values as written, and each shard of a split plan has
     // its own edits: plan the original text for those.
     return planQuery(sql, input);

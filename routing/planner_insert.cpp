@@ -1,6 +1,7 @@
 // INSERT / REPLACE into a sharded table: every row must carry the key as an
-// exact value and all rows must land on one shard; for month tables each
-// row's month column must be the first day of its time column's month.
+// exact value; for month tables each row's month column must be the first day
+// of its time column's month. Rows landing on several shards are refused, or
+// split into one statement per shard under multi_shard_writes: best_effort.
 #include <algorithm>
 
 #include "routing/conditions.hpp"
@@ -122,6 +123,38 @@ std::optional<Plan> checkOnDuplicate(const RoutingContext& ctx, const parser::In
   return std::nullopt;
 }
 
+// One target per shard, each receiving the statement with only its own rows
+// in the VALUES list (everything else -- column list, IGNORE, row alias,
+// ON DUPLICATE KEY UPDATE, comments -- kept byte for byte). Targets follow the
+// order of each shard's first row, so the first target holds the first row.
+Plan splitRows(const RoutingContext& ctx, const parser::InsertStatement& ins, const std::vector<uint32_t>& row_shards) {
+  if (ins.row_ranges.size() != ins.rows.size() || ins.rows.size() != row_shards.size()) {
+    return refuse(RouteErrorCode::kInsertMultiShard, "shardproxy: " + std::string(verbOf(ctx.statement.kind)) +
+                                                         " into sharded table " + ctx.rule->name +
+                                                         " spans shards and its rows cannot be split");
+  }
+  std::vector<uint32_t> order;
+  for (uint32_t s : row_shards) {
+    if (std::find(order.begin(), order.end(), s) == order.end()) order.push_back(s);
+  }
+  Plan result;
+  result.kind = PlanKind::kMultiWrite;
+  result.table = ctx.rule;
+  for (uint32_t shard : order) {
+    std::string kept;
+    for (size_t i = 0; i < row_shards.size(); ++i) {
+      if (row_shards[i] != shard) continue;
+      if (!kept.empty()) kept += ", ";
+      kept += ins.row_ranges[i].text(ctx.sql);
+    }
+    std::vector<TextEdit> edits{{ins.row_ranges.front().begin, ins.row_ranges.back().end, std::move(kept)}};
+    Plan one = routeToShard(ctx, shard, std::move(edits));
+    if (one.kind != PlanKind::kRoute) return one;
+    result.targets.push_back(std::move(one.targets.front()));
+  }
+  return result;
+}
+
 }  // namespace
 
 Plan planInsert(const RoutingContext& ctx) {
@@ -157,19 +190,21 @@ Plan planInsert(const RoutingContext& ctx) {
   std::vector<uint32_t> distinct = shards;
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  if (distinct.size() > 1) {
+  const bool split = ctx.input.multi_shard_writes == MultiShardWrites::kBestEffort;
+  if (distinct.size() > 1 && !split) {
     std::string names;
     for (uint32_t s : distinct) names += (names.empty() ? "" : ", ") + rule.shards[s].name;
-    return refuse(RouteErrorCode::kInsertMultiShard, "shardproxy: " + verb + " into sharded table " + rule.name +
-                                                         " has rows for shards " + names +
-                                                         ": send one statement per shard");
+    return refuse(RouteErrorCode::kInsertMultiShard,
+                  "shardproxy: " + verb + " into sharded table " + rule.name + " has rows for shards " + names +
+                      ": send one statement per shard (or allow non-atomic split writes with "
+                      "scatter.multi_shard_writes: best_effort)");
   }
   if (auto error = checkOnDuplicate(ctx, ins)) return *error;
   if (rule.month) {
     if (auto error = checkMonths(ctx, ins)) return *error;
   }
-  Plan plan = routeToShard(ctx, distinct.front(), {});
-  if (plan.kind != PlanKind::kRoute) return plan;
+  Plan plan = distinct.size() > 1 ? splitRows(ctx, ins, shards) : routeToShard(ctx, distinct.front(), {});
+  if (plan.kind != PlanKind::kRoute && plan.kind != PlanKind::kMultiWrite) return plan;
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
   plan.key_values = std::move(values);
