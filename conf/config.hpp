@@ -49,8 +49,21 @@ struct BackendConfig {
   uint32_t query_timeout_ms = 0;     // 0 = none
 };
 
+// Statements spanning shards (docs/configuration.md, section `scatter`).
+enum class MultiShardWrites : uint8_t {
+  kRefuse,      // a multi-row INSERT/REPLACE over several shards is refused (9109)
+  kBestEffort,  // split per shard and run; parts are not atomic together
+};
+
+struct ScatterConfig {
+  MultiShardWrites multi_shard_writes = MultiShardWrites::kRefuse;
+  uint64_t max_merge_bytes = 256ull << 20;  // rows/groups a merge may buffer per statement
+  uint32_t shard_timeout_ms = 0;            // longest wait for a shard's next packet; 0 = none
+};
+
 struct Config {
   ServerConfig server;
+  ScatterConfig scatter;
   std::vector<UserAccount> users;
   std::vector<UserAccount> admin_users;
   std::vector<BackendConfig> backends;

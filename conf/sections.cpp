@@ -82,6 +82,29 @@ const FieldSpec<ServerConfig> kServerFields[] = {
      }},
 };
 
+// ---- scatter ----
+
+constexpr std::string_view kMultiShardWrites[] = {"refuse", "best_effort"};
+constexpr uint64_t kMinMergeBytes = 1ull << 20;
+constexpr uint64_t kMaxMergeBytes = 64ull << 30;
+
+const FieldSpec<ScatterConfig> kScatterFields[] = {
+    {"multi_shard_writes", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
+       if (auto choice = w.readChoice(v, p, kMultiShardWrites)) {
+         s.multi_shard_writes = *choice == "best_effort" ? MultiShardWrites::kBestEffort : MultiShardWrites::kRefuse;
+       }
+     }},
+    {"max_merge_bytes", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
+       assign(w.readUInt(v, p, kMinMergeBytes, kMaxMergeBytes), s.max_merge_bytes);
+     }},
+    {"shard_timeout_ms", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
+       assign(w.readUInt(v, p, 0, kMaxTimeoutMs), s.shard_timeout_ms);
+     }},
+};
+
 // ---- users / admin_users ----
 
 struct UserEntry {
@@ -185,6 +208,11 @@ const FieldSpec<Document> kTopFields[] = {
        if (v.IsNull()) return;
        if (v.IsMap() && v["admin_listen"]) d.admin_listen_line = lineOf(v["admin_listen"]);
        readMapping<ServerConfig>(w, v, p, kServerFields, d.config.server);
+     }},
+    {"scatter", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       if (v.IsNull()) return;
+       readMapping<ScatterConfig>(w, v, p, kScatterFields, d.config.scatter);
      }},
     {"users", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
