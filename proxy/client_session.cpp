@@ -273,6 +273,12 @@ bool isSessionControl(parser::StatementKind kind) {
   }
 }
 
+routing::MultiShardWrites multiShardWrites(const conf::Config& config) {
+  return config.scatter.multi_shard_writes == conf::MultiShardWrites::kBestEffort
+             ? routing::MultiShardWrites::kBestEffort
+             : routing::MultiShardWrites::kRefuse;
+}
+
 protocol::ErrPacket refusalToErr(const routing::Refusal& r) {
   auto info = routing::routeErrorInfo(r.code);
   return protocol::ErrPacket{info.mysql_errno, std::string(info.sqlstate), r.message};
@@ -303,6 +309,7 @@ routing::Plan ClientSession::planFor(std::string_view sql, const parser::Stateme
     }
   }
   routing::PlannerInput input{*map, worker_.context().config.default_backend, params};
+  input.multi_shard_writes = multiShardWrites(worker_.context().config);
   return worker_.planCache().plan(sql, input);
 }
 
@@ -319,6 +326,12 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
       // Callers run scatter plans with runScatter(); anything else spanning shards is not executable here.
       return client_error::make(client_error::kNotSupported,
                                 "shardproxy: this statement spans several shards and cannot be merged in this form");
+    case routing::PlanKind::kMultiWrite:
+      // Text queries run split writes with runMultiWrite(); a prepared statement's
+      // parameters cannot be divided between the parts.
+      return client_error::make(client_error::kNotSupported,
+                                "shardproxy: a prepared INSERT/REPLACE whose rows land on several shards cannot be "
+                                "split; execute one statement per shard, or send it as a text query");
     case routing::PlanKind::kRoute: {
       const auto& t = plan.targets.front();
       target.pool = worker_.pool(t.backend);
@@ -383,6 +396,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   }
   routing::Plan plan = planFor(sql, info, {});
   if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter);
+  if (plan.kind == routing::PlanKind::kMultiWrite) co_return co_await runMultiWrite(plan, info);
   auto routed = resolve(plan, sql, info);
   if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
     queueError(reply_seq_, *err);
@@ -483,6 +497,7 @@ awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
     result.rows.push_back({"-", default_backend, "-", std::string(statement)});
   } else {
     routing::PlannerInput input{*map, default_backend};
+    input.multi_shard_writes = multiShardWrites(worker_.context().config);
     for (auto& row : routing::explainRows(routing::planQuery(statement, input))) {
       result.rows.push_back({std::move(row.shard), std::move(row.backend), std::move(row.table), std::move(row.sql)});
     }

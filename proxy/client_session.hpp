@@ -62,6 +62,22 @@ class ClientSession {
   // shards' text rows and the merged column definitions).
   awaitable<bool> runScatter(const routing::ScatterPlan& plan, bool binary_rows = false);
 
+  // multi_write_executor.cpp: an INSERT / REPLACE split per shard (routing::PlanKind::kMultiWrite).
+  awaitable<bool> runMultiWrite(const routing::Plan& plan, const parser::StatementInfo& info);
+  awaitable<bool> runMultiWriteParallel(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
+                                        const parser::StatementInfo& info);
+  awaitable<bool> runMultiWriteOnOne(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
+                                     const parser::StatementInfo& info);
+  awaitable<bool> undoSplitWrite(std::unique_ptr<BackendConnection> conn, BackendPool& pool,
+                                 const routing::RouteTarget& target, const protocol::ErrPacket& error);
+  awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> preparePartConnection(
+      BackendPool& pool, const parser::StatementInfo& info);
+  awaitable<bool> sendWriteOk(const protocol::OkPacket& sum);
+  // client_prepared.cpp: a prepared statement that spans shards, run as text.
+  std::expected<std::string, protocol::ErrPacket> inlineParameters(const std::string& sql,
+                                                                  const protocol::StmtExecute& exec) const;
+  awaitable<bool> executeScatterAsText(const std::string& sql, const protocol::StmtExecute& exec);
+
   // client_prepared.cpp: the binary protocol (COM_STMT_*).
   awaitable<bool> onStmtPrepare(protocol::ByteView payload);
   awaitable<bool> onStmtExecute(protocol::ByteView payload);

@@ -14,6 +14,7 @@
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/shard_read.hpp"
 #include "proxy/worker.hpp"
 #include "routing/merge.hpp"
 
@@ -25,9 +26,20 @@ using protocol::ResponseEvent;
 namespace {
 
 // Bounded memory for merges that must buffer (aggregates keep groups, merge
-// sort keeps one row per shard): past this the statement is refused.
-constexpr size_t kMergeMemoryCap = 256u << 20;
+// sort keeps one row per shard): past scatter.max_merge_bytes the statement
+// fails. A shard that leaves the proxy waiting longer than
+// scatter.shard_timeout_ms for its next packet fails it too (kShardTimeout).
 constexpr size_t kClientFlushBytes = 256 * 1024;
+constexpr client_error::Code kShardTimeout{9003, "HY000"};
+
+// Why reading a shard failed, for the client's error.
+std::string readFailure(ShardReadError e, std::chrono::milliseconds timeout, std::string_view when) {
+  if (e == ShardReadError::kTimeout) {
+    return fmt::format("no answer within {} ms (scatter.shard_timeout_ms){}; its connection was closed",
+                       timeout.count(), when);
+  }
+  return fmt::format("connection lost{}", when);
+}
 
 struct ShardStream {
   BackendPool* pool = nullptr;
@@ -139,9 +151,18 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     if (!co_await s->conn->stream().flush()) s->conn->markBroken();
   }
   routing::ResultMerger merger(plan.merge, shards.size());
-  auto fail = [&](size_t i, std::string why) {
-    queueError(reply_seq_, client_error::make(client_error::kBackendLost,
+  const auto& scatter_config = worker_.context().config.scatter;
+  const size_t merge_cap = scatter_config.max_merge_bytes;
+  const std::chrono::milliseconds timeout(scatter_config.shard_timeout_ms);
+  // The sequence id of the next packet to the client: an error after the
+  // result set header has started must continue its numbering.
+  uint8_t seq = reply_seq_;
+  auto fail = [&](size_t i, std::string why, client_error::Code code = client_error::kBackendLost) {
+    queueError(seq, client_error::make(code,
         fmt::format("shardproxy: shard {} failed: {}", shardLabel(*shards[i]->target), why)));
+  };
+  auto failRead = [&](size_t i, ShardReadError e, std::string_view when) {
+    fail(i, readFailure(e, timeout, when), e == ShardReadError::kTimeout ? kShardTimeout : client_error::kBackendLost);
   };
   // 2. Column definitions from every shard.
   for (size_t i = 0; i < shards.size(); ++i) {
@@ -149,11 +170,9 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     s.tracker = std::make_unique<protocol::ResponseTracker>(protocol::ResponseKind::kQuery, s.conn->capabilities());
     std::vector<protocol::ColumnDefinition41> columns;
     for (;;) {
-      std::expected<StreamMessage, StreamError> msg = std::unexpected(StreamError::kIo);
-      if (!s.conn->broken()) msg = co_await s.conn->stream().read();
+      auto msg = co_await readShard(*s.conn, timeout);
       if (!msg) {
-        s.conn->markBroken();
-        fail(i, "connection lost");
+        failRead(i, msg.error(), "");
         releaseScatter(shards);
         co_return co_await client_.flush();
       }
@@ -196,7 +215,6 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
   }
   // 3. The result set header the client sees.
   const bool deprecate_eof = capabilities_ & protocol::cap::kDeprecateEof;
-  uint8_t seq = reply_seq_;
   protocol::Bytes scratch;
   const auto& out_columns = merger.outputColumns();
   protocol::encodeColumnCount(out_columns.size(), scratch);
@@ -251,10 +269,9 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
       releaseScatter(shards);
       co_return false;
     }
-    auto msg = co_await s.conn->stream().read();
+    auto msg = co_await readShard(*s.conn, timeout);
     if (!msg) {
-      s.conn->markBroken();
-      fail(*pick, "connection lost during the query");
+      failRead(*pick, msg.error(), " during the query");
       releaseScatter(shards);
       co_return co_await client_.flush();
     }
@@ -284,10 +301,10 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
         releaseScatter(shards);
         co_return co_await client_.flush();
       }
-      if (merger.bufferedBytes() > kMergeMemoryCap) {
+      if (merger.bufferedBytes() > merge_cap) {
         queueError(seq, client_error::make(client_error::kGeneric, fmt::format(
-            "shardproxy: the merge of this statement needs more than {} MiB; narrow it (fewer groups, a key, a LIMIT)",
-            kMergeMemoryCap >> 20)));
+            "shardproxy: the merge of this statement needs more than {} bytes (scatter.max_merge_bytes); narrow "
+            "it (fewer groups, a key, a LIMIT)", merge_cap)));
         releaseScatter(shards);
         co_return co_await client_.flush();
       }
