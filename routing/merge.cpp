@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "routing/compare_coerce.hpp"
 #include "routing/merge_aggregate.hpp"
 
 namespace sp::routing {
@@ -223,8 +224,9 @@ void ResultMerger::finishAggregate() {
   std::erase_if(rows, [&](const MergedRow& row) {
     for (const auto& term : spec_.having) {
       if (!term.literal || !row[term.column]) return true;  // comparisons with NULL are never true
-      std::optional<std::string_view> lit(*term.literal);
-      if (!holds(term.op, compareValues(classes_[term.column], view(row[term.column]), lit))) return true;
+      // The server's coercions (a DATETIME against '2025-03-01', text against 5), not text order.
+      int cmp = compareWithLiteral(classes_[term.column], *row[term.column], term.literal_type, *term.literal);
+      if (!holds(term.op, cmp)) return true;
     }
     return false;
   });

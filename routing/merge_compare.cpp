@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "routing/compare_coerce.hpp"
 #include "routing/decimal.hpp"
 
 namespace sp::routing {
@@ -69,6 +70,10 @@ double toDouble(std::string_view s) {
   return std::strtod(copy.c_str(), nullptr);
 }
 
+std::optional<int64_t> temporalValue(ValueClass cls, std::string_view text) {
+  return cls == ValueClass::kTime ? temporal::parseTime(text) : temporal::parseDatetime(text);
+}
+
 }  // namespace
 
 ValueClass classify(const protocol::ColumnDefinition41& column) {
@@ -82,8 +87,13 @@ ValueClass classify(const protocol::ColumnDefinition41& column) {
     case ColumnType::kMediumBlob: case ColumnType::kLongBlob: case ColumnType::kBlob: case ColumnType::kEnum:
     case ColumnType::kSet: case ColumnType::kJson:
       return binaryCollation(column.character_set) ? ValueClass::kBinary : ValueClass::kText;
+    case ColumnType::kDate: case ColumnType::kNewDate: case ColumnType::kDateTime: case ColumnType::kDateTime2:
+    case ColumnType::kTimestamp: case ColumnType::kTimestamp2:
+      return ValueClass::kDatetime;
+    case ColumnType::kTime: case ColumnType::kTime2:
+      return ValueClass::kTime;
     default:
-      return ValueClass::kBinary;  // dates, times, bit: canonical text orders like the value
+      return ValueClass::kBinary;  // bit, geometry: bytes
   }
 }
 
@@ -100,6 +110,12 @@ int compareValues(ValueClass cls, const std::optional<std::string_view>& a, cons
       std::string x = fold(trimTrailingSpaces(*a)), y = fold(trimTrailingSpaces(*b));
       int c = x.compare(y);
       return c < 0 ? -1 : c > 0 ? 1 : 0;
+    }
+    case ValueClass::kDatetime:
+    case ValueClass::kTime: {
+      auto x = temporalValue(cls, *a), y = temporalValue(cls, *b);
+      if (x && y) return *x < *y ? -1 : *x > *y ? 1 : 0;
+      break;  // not the server's text form (cannot happen): bytes
     }
     case ValueClass::kBinary: break;
   }
@@ -119,6 +135,11 @@ std::string groupKey(ValueClass cls, const std::optional<std::string_view>& valu
       break;
     }
     case ValueClass::kText: key += fold(trimTrailingSpaces(*value)); break;
+    case ValueClass::kDatetime:
+    case ValueClass::kTime:
+      if (auto v = temporalValue(cls, *value)) key += std::to_string(*v);
+      else key += *value;
+      break;
     case ValueClass::kBinary: key += *value; break;
   }
   return key;
@@ -156,6 +177,11 @@ void appendExact(std::string_view t, std::string& out) {
   }
 }
 
+void appendInt64(int64_t v, std::string& out) {
+  auto bits = static_cast<uint64_t>(v) ^ (1ull << 63);  // two's complement -> offset binary
+  for (int shift = 56; shift >= 0; shift -= 8) out += static_cast<char>((bits >> shift) & 0xFF);
+}
+
 void appendDouble(double v, std::string& out) {
   uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof bits);
@@ -188,6 +214,17 @@ void appendSortKey(ValueClass cls, const std::optional<std::string_view>& value,
         break;
       case ValueClass::kFloat: appendDouble(toDouble(*value), key); break;
       case ValueClass::kText: appendEscaped(fold(trimTrailingSpaces(*value)), key); break;
+      case ValueClass::kDatetime:
+      case ValueClass::kTime:
+        // Server text always parses; the marker byte keeps a stray one apart.
+        if (auto v = temporalValue(cls, *value)) {
+          key += '\x01';
+          appendInt64(*v, key);
+        } else {
+          key += '\x02';
+          appendEscaped(*value, key);
+        }
+        break;
       case ValueClass::kBinary: appendEscaped(*value, key); break;
     }
   }

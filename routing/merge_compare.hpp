@@ -2,8 +2,9 @@
 // would: numbers (integers, DECIMAL) numerically and exactly, FLOAT/DOUBLE
 // as doubles, strings under the column's collation (binary collations by
 // bytes, the others case-insensitively with trailing spaces ignored, as
-// utf8mb4_general_ci does), temporal values by their canonical text. NULL
-// sorts before every value.
+// utf8mb4_general_ci does), DATE/DATETIME/TIMESTAMP and TIME as instants
+// and durations (negative TIMEs first, 100:00:00 after 99:00:00). NULL sorts
+// before every value.
 #pragma once
 #include <optional>
 #include <string>
@@ -13,7 +14,7 @@
 
 namespace sp::routing {
 
-enum class ValueClass : uint8_t { kExact, kFloat, kBinary, kText };
+enum class ValueClass : uint8_t { kExact, kFloat, kBinary, kText, kDatetime, kTime };
 
 ValueClass classify(const protocol::ColumnDefinition41& column);
 

@@ -47,11 +47,16 @@ struct MergeSortKey {
 
 enum class HavingOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
 
+// What the literal was in the SQL: it decides how the server compares
+// (routing/compare_coerce.hpp): a number (integer, DECIMAL, TRUE/FALSE) or a string.
+enum class LiteralType : uint8_t { kExact, kString };
+
 // HAVING evaluated at the proxy: a conjunction of `column <op> literal`.
 struct HavingTerm {
   uint32_t column = 0;  // merged-row position
   HavingOp op = HavingOp::kEq;
   std::optional<std::string> literal;  // the literal's value; nullopt for NULL (never true)
+  LiteralType literal_type = LiteralType::kExact;
 };
 
 struct MergeSpec {

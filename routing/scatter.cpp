@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "parser/lexer.hpp"
+#include "routing/compare_coerce.hpp"
 #include "routing/planner_detail.hpp"
 
 namespace sp::routing::detail {
@@ -269,13 +270,12 @@ std::optional<Plan> ScatterBuilder::addHaving() {
       case parser::BinaryOp::kGe: op = flipped ? HavingOp::kLe : HavingOp::kGe; break;
       default: break;
     }
-    std::optional<std::string> literal;
-    if (rhs->literal_kind == parser::LiteralKind::kString) {
-      literal = parser::unquoteString(rhs->range.text(sql_));
-    } else if (rhs->literal_kind != parser::LiteralKind::kNull) {
-      literal = std::string(rhs->range.text(sql_));
+    auto literal = havingLiteral(*rhs, sql_);  // routing/compare_coerce.hpp
+    if (!literal) {
+      refusal = unsupported(literal.error());
+      return;
     }
-    spec_.having.push_back({*column, op, std::move(literal)});
+    spec_.having.push_back({*column, op, std::move(literal->text), literal->type});
   });
   return refusal;
 }
