@@ -8,7 +8,10 @@ Run by ctest (integration.split_insert) or by hand from tests/integration:
   SP_PROXY_BINARY=<build>/proxy/shardproxy SP_DB0_PORT=.. SP_DB1_PORT=.. \\
       /usr/bin/python3 -m unittest -v split_insert_test
 """
+import struct
 import unittest
+
+from pymysql.constants import COMMAND
 
 import scatter_failure_proxy as sf
 
@@ -210,6 +213,25 @@ class SplitInsert(unittest.TestCase):
             sf.rows(conn, f"INSERT INTO {self.table.name} (conv_id, seq) VALUES (9, 1), (10, 1)")
             sf.rows(conn, "ROLLBACK")
             self.assertEqual(set(self.all_rows()), {1, 2, 3})
+        finally:
+            conn.close()
+
+    def test_prepared_split_is_refused_clearly(self):
+        """COM_STMT_EXECUTE of an INSERT over two shards: 1235 with a clear message, nothing written.
+        PyMySQL has no server-side prepare, so the two commands are sent by hand."""
+        conn = self.best.connect()
+        try:
+            sql = f"INSERT INTO {self.table.name} (conv_id, seq) VALUES (1, 1), (9, 1)"
+            conn._execute_command(COMMAND.COM_STMT_PREPARE, sql)
+            ok = conn._read_packet()
+            statement_id, columns, params = struct.unpack("<IHH", ok.get_all_data()[1:9])
+            self.assertEqual((columns, params), (0, 0))
+            conn._execute_command(COMMAND.COM_STMT_EXECUTE, struct.pack("<IBI", statement_id, 0, 1))
+            errno, message = sf.error_of(conn._read_packet)
+            self.assertEqual(errno, 1235, message)
+            self.assertIn("cannot be split", message)
+            self.assertEqual(self.all_rows(), {})
+            self.assertEqual(sf.rows(conn, "SELECT 1"), ((1,),))  # the session goes on
         finally:
             conn.close()
 
