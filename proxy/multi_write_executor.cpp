@@ -134,6 +134,22 @@ protocol::ErrPacket partialFailure(const std::vector<WritePart>& parts, std::str
   return client_error::make(kSplitWritePartial, message);
 }
 
+// Inside a transaction every part must be on `pool`, the transaction's backend.
+std::optional<protocol::ErrPacket> crossBackendError(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
+                                                     const BackendPool& pool, bool pinned,
+                                                     const parser::StatementInfo& info) {
+  for (size_t i = 0; i < pools.size(); ++i) {
+    if (pools[i] == &pool) continue;
+    std::string bound = pinned ? fmt::format("the transaction is bound to backend {}", pool.name())
+                               : fmt::format("its first rows go to backend {}", pool.name());
+    return client_error::make(client_error::kCrossBackend, fmt::format(
+        "shardproxy: this {} inside a transaction has rows for {}, but {}; transactions spanning backends are not "
+        "supported, so nothing was written: insert each backend's rows in its own transaction, or outside a "
+        "transaction", verbOf(info), partLabel(plan.targets[i]), bound));
+  }
+  return std::nullopt;
+}
+
 protocol::OkPacket summedOk(const std::vector<protocol::OkPacket>& oks) {
   protocol::OkPacket sum;
   uint32_t warnings = 0;
@@ -213,14 +229,8 @@ awaitable<bool> ClientSession::runMultiWriteParallel(const routing::Plan& plan, 
 awaitable<bool> ClientSession::runMultiWriteOnOne(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
                                                   const parser::StatementInfo& info) {
   BackendPool* pool = pinned_pool_ ? pinned_pool_ : pools.front();
-  for (size_t i = 0; i < pools.size(); ++i) {
-    if (pools[i] == pool) continue;
-    std::string bound = pinned_pool_ ? fmt::format("the transaction is bound to backend {}", pool->name())
-                                     : fmt::format("its first rows go to backend {}", pool->name());
-    queueError(reply_seq_, client_error::make(client_error::kCrossBackend, fmt::format(
-        "shardproxy: this {} inside a transaction has rows for {}, but {}; transactions spanning backends are not "
-        "supported, so nothing was written: insert each backend's rows in its own transaction, or outside a "
-        "transaction", verbOf(info), partLabel(plan.targets[i]), bound)));
+  if (auto err = crossBackendError(plan, pools, *pool, pinned_pool_ != nullptr, info)) {
+    queueError(reply_seq_, *err);
     co_return co_await client_.flush();
   }
   auto conn = co_await borrowFor(*pool);
