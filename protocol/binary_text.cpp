@@ -348,7 +348,8 @@ DecodeResult<ParamDescription> describeParam(const BinaryValue& v, BinaryType t)
     p.kind = Kind::kString;
     p.s = timeText(*tm, tm->microsecond != 0 ? kMaxFractionDigits : 0);
   } else if (const auto* s = std::get_if<std::string_view>(&v)) {
-    p.kind = Kind::kString;
+    bool decimal = t.type == ColumnType::kDecimal || t.type == ColumnType::kNewDecimal;
+    p.kind = decimal ? Kind::kDecimal : Kind::kString;
     p.s = std::string(*s);
   } else {
     return std::unexpected(bad());  // LongDataValue: the caller substitutes the data first

@@ -94,7 +94,9 @@ DecodeResult<BinaryValue> fromText(std::optional<std::string_view> text,
 // A bound parameter reduced to what routing compares: integers, doubles,
 // strings (DECIMAL, strings, and dates/times rendered as text), or NULL.
 struct ParamDescription {
-  enum class Kind : uint8_t { kNull, kSigned, kUnsigned, kDouble, kString };
+  // kDecimal: a DECIMAL-typed parameter (its digits in `s`); compared exactly
+  // by the server, unlike a string, which an integer column compares as DOUBLE.
+  enum class Kind : uint8_t { kNull, kSigned, kUnsigned, kDouble, kString, kDecimal };
   Kind kind = Kind::kNull;
   int64_t i = 0;
   uint64_t u = 0;

@@ -10,6 +10,8 @@
 #include "protocol/constants.hpp"
 #include "protocol/prepared.hpp"
 #include "protocol/response_tracker.hpp"
+#include "protocol/sql_literal.hpp"
+#include "parser/placeholders.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
@@ -33,6 +35,7 @@ routing::ParamValue toParamValue(const protocol::ParamDescription& d) {
     case In::kUnsigned: v.kind = Out::kUnsigned; break;
     case In::kDouble: v.kind = Out::kDouble; break;
     case In::kString: v.kind = Out::kString; break;
+    case In::kDecimal: v.kind = Out::kDecimal; break;
   }
   v.i = d.i;
   v.u = d.u;
@@ -51,7 +54,59 @@ protocol::ErrPacket unknownStatement(uint32_t id, std::string_view command) {
                              fmt::format("Unknown prepared statement handler ({}) given to {}", id, command)};
 }
 
+std::string lowerCopy(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The character set the client's strings are in: SET NAMES / SET CHARACTER SET
+// and an explicit character_set_client, the last one set winning is not
+// tracked, so any of them naming an unsafe set counts.
+bool clientCharsetUnsafe(const SessionState& s) {
+  auto firstWord = [](std::string_view v) {
+    size_t end = v.find_first_of(" \t");
+    std::string w = lowerCopy(v.substr(0, end));
+    std::erase(w, '\'');
+    return w;
+  };
+  if (protocol::quotingUnsafeCharset(firstWord(s.names))) return true;
+  if (protocol::quotingUnsafeCharset(firstWord(s.character_set))) return true;
+  auto it = s.variables.find("character_set_client");
+  return it != s.variables.end() && protocol::quotingUnsafeCharset(firstWord(it->second));
+}
+
 }  // namespace
+
+// A prepared statement that spans shards runs as text: its parameters are
+// written into the statement as the literals the server would type the same
+// way (protocol/sql_literal.hpp), the text statement is planned and merged as
+// a query, and the merged rows go back to the client as binary rows.
+std::expected<std::string, protocol::ErrPacket> ClientSession::inlineParameters(
+    const std::string& sql, const protocol::StmtExecute& exec) const {
+  auto refuse = [](std::string why) {
+    return std::unexpected(client_error::make(client_error::kNotSupported,
+        "shardproxy: this prepared statement spans shards and runs as text, but " + why));
+  };
+  if (clientCharsetUnsafe(desired_)) {
+    return refuse("its string parameters cannot be quoted safely in the client's character set; "
+                  "use utf8mb4 or name one shard key value");
+  }
+  protocol::SqlLiteralOptions options;
+  if (auto it = desired_.variables.find("sql_mode"); it != desired_.variables.end()) {
+    options.backslash_escapes = lowerCopy(it->second).find("no_backslash_escapes") == std::string::npos;
+  }
+  std::vector<std::string> literals;
+  literals.reserve(exec.values.size());
+  for (size_t i = 0; i < exec.values.size(); ++i) {
+    auto literal = protocol::sqlLiteral(exec.values[i], exec.types[i], options);
+    if (!literal) return refuse("parameter " + std::to_string(i + 1) + " is " + literal.error());
+    literals.push_back(std::move(*literal));
+  }
+  auto text = parser::substitutePlaceholders(sql, literals);
+  if (!text) return refuse(text.error());
+  return std::move(*text);
+}
 
 awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
   auto request = protocol::decodeStmtPrepare(payload);
@@ -187,12 +242,14 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   }
   parser::StatementInfo info = parser::classify(stmt->sql);
   routing::Plan plan = planFor(stmt->sql, info, params);
-  if (plan.kind == routing::PlanKind::kScatter) {
-    queueError(reply_seq_, client_error::make(client_error::kNotSupported,
-        "shardproxy: a prepared statement that spans shards is not supported yet; name the shard key "
-        "(one value) or run it as a text query"));
-    co_return co_await client_.flush();
+  // Spanning shards (or refused only because bound values sit where the
+  // scatter planner needs literals: IN lists, LIMIT, HAVING): run as text.
+  bool maybe_scatter = plan.kind == routing::PlanKind::kScatter;
+  if (plan.kind == routing::PlanKind::kRefused && plan.refusal) {
+    auto code = plan.refusal->code;
+    maybe_scatter = code == routing::RouteErrorCode::kMultiShard || code == routing::RouteErrorCode::kUnsupported;
   }
+  if (maybe_scatter) co_return co_await executeScatterAsText(stmt->sql, info, *exec, plan);
   auto routed = resolve(plan, stmt->sql, info);
   if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
     queueError(reply_seq_, *err);
@@ -209,6 +266,43 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
     for (auto& buffer : again->long_data) buffer.clear();
   }
   co_return keep_going;
+}
+
+awaitable<bool> ClientSession::executeScatterAsText(const std::string& sql, const parser::StatementInfo& info,
+                                                    const protocol::StmtExecute& exec,
+                                                    const routing::Plan& bound_plan) {
+  const bool bound_refused = bound_plan.kind == routing::PlanKind::kRefused;
+  auto text = inlineParameters(sql, exec);
+  if (!text) {
+    // A statement refused for its own shape keeps that refusal; one that
+    // spans shards is told why its parameters cannot be inlined.
+    auto err = text.error();
+    if (bound_refused) {
+      auto routed = resolve(bound_plan, sql, info);
+      if (auto* refusal = std::get_if<protocol::ErrPacket>(&routed)) err = *refusal;
+    }
+    queueError(reply_seq_, err);
+    co_return co_await client_.flush();
+  }
+  parser::StatementInfo text_info = parser::classify(*text);
+  routing::Plan plan = planFor(*text, text_info, {});
+  if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter, true);
+  // Not a scatter as text either: the text form's refusal (it names the
+  // statement's real problem), or else the bound form's.
+  std::variant<StatementTarget, protocol::ErrPacket> routed;
+  if (plan.kind == routing::PlanKind::kRefused) {
+    routed = resolve(plan, *text, text_info);
+  } else if (bound_refused) {
+    routed = resolve(bound_plan, sql, info);
+  }
+  if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
+    queueError(reply_seq_, *err);
+    co_return co_await client_.flush();
+  }
+  spdlog::error("prepared statement planned as scatter but its text form did not: {}", text->substr(0, 200));
+  queueError(reply_seq_, client_error::make(client_error::kNotSupported,
+      "shardproxy: internal error: the prepared statement's text form plans differently; run it as a text query"));
+  co_return co_await client_.flush();
 }
 
 void ClientSession::onStmtSendLongData(protocol::ByteView payload) {

@@ -76,7 +76,8 @@ class ClientSession {
   // client_prepared.cpp: a prepared statement that spans shards, run as text.
   std::expected<std::string, protocol::ErrPacket> inlineParameters(const std::string& sql,
                                                                   const protocol::StmtExecute& exec) const;
-  awaitable<bool> executeScatterAsText(const std::string& sql, const protocol::StmtExecute& exec);
+  awaitable<bool> executeScatterAsText(const std::string& sql, const parser::StatementInfo& info,
+                                       const protocol::StmtExecute& exec, const routing::Plan& bound_plan);
 
   // client_prepared.cpp: the binary protocol (COM_STMT_*).
   awaitable<bool> onStmtPrepare(protocol::ByteView payload);

@@ -36,6 +36,17 @@ KeyValue parseDecimalLiteral(std::string_view text) {
   return parseUnsigned(whole.empty() ? "0" : whole);
 }
 
+// 1.5e3 is a DOUBLE: an integer column compares with it as DOUBLE, exact for
+// whole values below 2^53 (how a prepared statement's DOUBLE key is written
+// when it runs as text).
+KeyValue parseFloatLiteral(std::string_view text) {
+  double d = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (ec != std::errc() || end != text.data() + text.size() || !(d >= 0)) return {ValueStatus::kInexact, 0};
+  if (d >= double(kExactDoubleLimit) || double(uint64_t(d)) != d) return {ValueStatus::kInexact, 0};
+  return {ValueStatus::kValue, uint64_t(d)};
+}
+
 // A quoted number compared with an integer column: compared as DOUBLE by
 // MySQL, so it is exact only for plain digits below 2^53.
 KeyValue fromQuotedText(std::string_view content) {
@@ -46,6 +57,7 @@ KeyValue fromQuotedText(std::string_view content) {
 }
 
 KeyValue fromLiteralText(LiteralKind kind, std::string_view text);
+KeyValue signedNumber(std::string_view text, KeyValue (*parse)(std::string_view));
 
 KeyValue fromParam(const ParamValue& p) {
   switch (p.kind) {
@@ -61,6 +73,7 @@ KeyValue fromParam(const ParamValue& p) {
       return exact ? KeyValue{ValueStatus::kValue, whole} : KeyValue{ValueStatus::kInexact, 0};
     }
     case ParamValue::Kind::kString: return fromQuotedText(p.s);
+    case ParamValue::Kind::kDecimal: return signedNumber(p.s, parseDecimalLiteral);
   }
   return {ValueStatus::kInexact, 0};
 }
@@ -83,7 +96,7 @@ KeyValue fromLiteralText(LiteralKind kind, std::string_view text) {
     case LiteralKind::kTrue: return {ValueStatus::kValue, 1};
     case LiteralKind::kFalse: return {ValueStatus::kValue, 0};
     case LiteralKind::kPlaceholder: return {ValueStatus::kNeedsParam, 0};
-    case LiteralKind::kFloat:
+    case LiteralKind::kFloat: return signedNumber(text, parseFloatLiteral);
     case LiteralKind::kHex:
     case LiteralKind::kBit: return {ValueStatus::kInexact, 0};
   }

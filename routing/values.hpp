@@ -18,6 +18,7 @@ namespace sp::routing {
 struct ParamValue {
   enum class Kind : uint8_t {
     kNull, kSigned, kUnsigned, kDouble, kString,
+    kDecimal,  // a DECIMAL-typed bound parameter: its digits in `s`, compared exactly
     kLiteral,  // a literal lifted out of the SQL text by the plan cache: judged exactly as the literal
   };
   Kind kind = Kind::kNull;

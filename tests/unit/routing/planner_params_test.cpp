@@ -41,6 +41,13 @@ ParamValue stringParam(std::string s) {
   return p;
 }
 
+ParamValue decimalParam(std::string s) {
+  ParamValue p;
+  p.kind = ParamValue::Kind::kDecimal;
+  p.s = std::move(s);
+  return p;
+}
+
 ParamValue doubleParam(double d) {
   ParamValue p;
   p.kind = ParamValue::Kind::kDouble;
@@ -78,6 +85,13 @@ TEST(PlannerParams, ParameterKinds) {
       {stringParam("18"), PlanKind::kRoute, "msg_02"},
       {stringParam("18x"), PlanKind::kRefused, "bad_key_value"},
       {stringParam("9007199254740992"), PlanKind::kRefused, "bad_key_value"},
+      // A DECIMAL parameter compares exactly (Java's BigInteger/BigDecimal), even past 2^53.
+      {decimalParam("18446744073709551615"), PlanKind::kRoute, "msg_15"},
+      {decimalParam("18446744073709551614.000"), PlanKind::kRoute, "msg_14"},
+      {decimalParam("20"), PlanKind::kRoute, "msg_04"},
+      {decimalParam("20.5"), PlanKind::kRefused, "bad_key_value"},
+      {decimalParam("-20"), PlanKind::kRefused, "negative_key"},
+      {decimalParam("18446744073709551616"), PlanKind::kRefused, "bad_key_value"},
       {doubleParam(19.0), PlanKind::kRoute, "msg_03"},
       {doubleParam(19.5), PlanKind::kRefused, "bad_key_value"},
       {ParamValue{}, PlanKind::kRoute, "msg_00"},  // NULL: matches nothing, provably empty
@@ -90,6 +104,34 @@ TEST(PlannerParams, ParameterKinds) {
       EXPECT_EQ(plan.targets[0].physical_table, c.table_or_error);
     } else {
       EXPECT_EQ(routeErrorInfo(plan.refusal->code).name, c.table_or_error);
+    }
+  }
+}
+
+// Float literals (how a DOUBLE parameter is written when a prepared statement
+// runs as text) route when they hold an exact integer below 2^53, like DOUBLE parameters.
+TEST(PlannerParams, FloatLiteralKeys) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  struct Case {
+    const char* literal;
+    PlanKind kind;
+    const char* table_or_error;
+  };
+  const Case cases[] = {
+      {"1.90000000000000000e+01", PlanKind::kRoute, "msg_03"},
+      {"1.9E1", PlanKind::kRoute, "msg_03"},
+      {"1.95e1", PlanKind::kRefused, "bad_key_value"},
+      {"9.007199254740992e15", PlanKind::kRefused, "bad_key_value"},
+      {"-1.9e1", PlanKind::kRefused, "negative_key"},
+  };
+  for (const auto& c : cases) {
+    Plan plan = planQuery(std::string("SELECT * FROM msg WHERE conv_id = ") + c.literal, PlannerInput{*map, "db0"});
+    ASSERT_EQ(plan.kind, c.kind) << c.literal;
+    if (plan.kind == PlanKind::kRoute) {
+      EXPECT_EQ(plan.targets[0].physical_table, c.table_or_error) << c.literal;
+    } else {
+      EXPECT_EQ(routeErrorInfo(plan.refusal->code).name, c.table_or_error) << c.literal;
     }
   }
 }
