@@ -4,6 +4,7 @@
 
 #include "routing/compare_coerce.hpp"
 #include "routing/merge_aggregate.hpp"
+#include "routing/merge_metadata.hpp"
 
 namespace sp::routing {
 namespace {
@@ -70,11 +71,15 @@ std::expected<void, std::string> ResultMerger::setColumns(size_t shard, std::vec
       return std::unexpected("merge: shard #" + std::to_string(shard) + " returned too few columns");
     }
     shard_columns_ = std::move(columns);
+  } else {
+    for (size_t i = 0; i < columns.size(); ++i) foldShardColumn(shard_columns_[i], columns[i]);
   }
   shards_[shard].columns_set = true;
-  // Every shard runs the same SQL shape: the first shard's metadata decides;
-  // the others only have to agree on the count.
+  // Every shard runs the same SQL shape: the first shard's metadata decides
+  // the shape; the others agree on the count and may only show that the
+  // server's plan materializes string results (merge_metadata.hpp).
   if (++columns_set_ == 1) resolveColumns();
+  buildOutputColumns();
   return {};
 }
 
@@ -97,10 +102,18 @@ void ResultMerger::resolveColumns() {
     for (uint32_t g : spec_.group_by) order_.push_back({g, false});
   }
   for (uint32_t i = 0; i < spec_.columns.size(); ++i) {
+    if (spec_.columns[i].visible) visible_.push_back(i);
+  }
+  if (spec_.aggregate) aggregator_ = std::make_unique<GroupAggregator>(spec_, shard_columns_);
+}
+
+void ResultMerger::buildOutputColumns() {
+  bool materialized = sortsAfterGrouping(spec_);
+  output_columns_.clear();
+  for (uint32_t i : visible_) {
     const MergeColumn& c = spec_.columns[i];
-    if (!c.visible) continue;
-    visible_.push_back(i);
     protocol::ColumnDefinition41 def = shard_columns_[c.source];
+    if (materialized) def = materializedString(std::move(def));
     if (!c.name.empty()) def.name = c.name;
     if (c.op == MergeOp::kAvg && (def.type == protocol::ColumnType::kNewDecimal ||
                                   def.type == protocol::ColumnType::kDecimal)) {
@@ -108,7 +121,6 @@ void ResultMerger::resolveColumns() {
     }
     output_columns_.push_back(std::move(def));
   }
-  if (spec_.aggregate) aggregator_ = std::make_unique<GroupAggregator>(spec_, shard_columns_);
 }
 
 const std::vector<protocol::ColumnDefinition41>& ResultMerger::outputColumns() const { return output_columns_; }

@@ -41,7 +41,9 @@ class ResultMerger {
   // shards disagree on the column count or it does not fit the spec.
   std::expected<void, std::string> setColumns(size_t shard, std::vector<protocol::ColumnDefinition41> columns);
   // Whether a shard's columns were set: outputColumns is valid from the
-  // first setColumns on (shards run the same SQL shape; the first decides).
+  // first setColumns on (shards run the same SQL shape; the first decides;
+  // later shards can only turn string metadata into its materialized form,
+  // so read outputColumns after every shard's setColumns).
   bool columnsReady() const;
   // What the client sees: helper columns dropped, names as the client wrote
   // them, aggregate types as the server reports them (AVG: DECIMAL with the
@@ -74,6 +76,7 @@ class ResultMerger {
   };
 
   void resolveColumns();
+  void buildOutputColumns();        // from shard_columns_ (folded over the shards so far)
   bool allFinished() const;
   void pump();                       // moves rows through the row-mode pipeline
   void emit(MergedRow row);          // Distinct -> Limit/Offset -> Project
@@ -84,7 +87,7 @@ class ResultMerger {
 
   MergeSpec spec_;
   std::vector<ShardState> shards_;
-  std::vector<protocol::ColumnDefinition41> shard_columns_;  // first shard's
+  std::vector<protocol::ColumnDefinition41> shard_columns_;  // first shard's, folded (foldShardColumn)
   std::vector<ValueClass> classes_;       // per shard column
   std::vector<uint32_t> visible_;         // shard/merged positions sent to the client
   std::vector<MergeSortKey> order_;       // resolved sort keys

@@ -71,6 +71,10 @@ struct MergeSpec {
   uint32_t helper_columns = 0;
   std::vector<MergeColumn> columns;  // aggregate mode, and row mode without `*`
   std::vector<uint32_t> group_by;    // shard columns forming the group key
+  // Merged positions the WHERE pins to one value (`col = literal`): MariaDB
+  // drops them from GROUP BY / ORDER BY, which decides its result metadata
+  // (routing/merge_metadata.hpp). Not used for the merge itself.
+  std::vector<uint32_t> constant_columns;
   std::vector<HavingTerm> having;
   std::vector<MergeSortKey> order_by;  // empty: shard order (row mode) / group key order (aggregate)
   bool distinct = false;               // SELECT DISTINCT: duplicates of visible columns dropped

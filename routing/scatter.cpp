@@ -311,6 +311,18 @@ std::optional<Plan> ScatterBuilder::buildAggregate() {
     if (spec_.columns[*column].op != MergeOp::kValue) return unsupported("groups by an aggregate");
     spec_.group_by.push_back(*column);
   }
+  // GROUP BY columns pinned by `col = literal` / `col IN (literal)` in the WHERE: only for the result metadata.
+  forEachConjunct(sel_.where.get(), [&](const parser::Expr& c) {
+    bool eq = c.kind == parser::ExprKind::kBinary && c.binary_op == parser::BinaryOp::kEq;
+    bool in_one = c.kind == parser::ExprKind::kIn && !c.negated && !c.subquery;
+    if (!(eq || in_one) || c.args.size() != 2) return;
+    const parser::Expr* col = c.args[0].get();
+    const parser::Expr* lit = c.args[1].get();
+    if (col->kind == parser::ExprKind::kLiteral) std::swap(col, lit);
+    if (lit->kind != parser::ExprKind::kLiteral || col->kind != parser::ExprKind::kColumn) return;
+    auto it = by_text_.find(normalized(col->range.text(sql_)));
+    if (it != by_text_.end()) spec_.constant_columns.push_back(it->second);
+  });
   if (keyless_ && ctx_.rule->scatter == ScatterPolicy::kAggregates) {
     for (uint32_t i = 0; i < sel_.items.size(); ++i) {
       if (spec_.columns[i].op == MergeOp::kValue &&
