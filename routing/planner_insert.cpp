@@ -175,7 +175,7 @@ Plan planInsert(const RoutingContext& ctx) {
   std::vector<uint32_t> shards;
   Plan info;
   for (const parser::Expr* e : keys.values) {
-    KeyValue v = e ? keyValueOf(*e, ctx.sql, ctx.input.params) : KeyValue{ValueStatus::kNotLiteral, 0};
+    KeyValue v = e ? storedKeyValueOf(*e, ctx.sql, ctx.input.params) : KeyValue{ValueStatus::kNotLiteral, 0};
     if (e && e->kind == parser::ExprKind::kLiteral && e->literal_kind == parser::LiteralKind::kPlaceholder) {
       info.depends_on_params = true;
     }

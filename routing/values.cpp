@@ -124,6 +124,19 @@ KeyValue keyValueOf(const Expr& expr, std::string_view sql, std::span<const Para
   return inner.value == 0 ? inner : KeyValue{ValueStatus::kNegative, 0};
 }
 
+KeyValue storedKeyValueOf(const Expr& expr, std::string_view sql, std::span<const ParamValue> params) {
+  KeyValue v = keyValueOf(expr, sql, params);
+  if (v.status != ValueStatus::kInexact || expr.kind != ExprKind::kLiteral) return v;
+  if (expr.literal_kind == LiteralKind::kString) return parseUnsigned(parser::unquoteString(expr.range.text(sql)));
+  if (expr.literal_kind != LiteralKind::kPlaceholder || expr.placeholder_index >= params.size()) return v;
+  const ParamValue& p = params[expr.placeholder_index];
+  if (p.kind == ParamValue::Kind::kString) return parseUnsigned(p.s);
+  if (p.kind == ParamValue::Kind::kLiteral && p.literal_kind == LiteralKind::kString) {
+    return parseUnsigned(parser::unquoteString(p.literal_text));
+  }
+  return v;
+}
+
 DateBound dateValueOf(const Expr& expr, std::string_view sql, std::span<const ParamValue> params) {
   if (expr.kind != ExprKind::kLiteral) return {ValueStatus::kNotLiteral, {}};
   std::string content;

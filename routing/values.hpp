@@ -51,6 +51,12 @@ struct KeyValue {
 //   -5 -> kNegative; NULL -> kNull; 4.2, 1e3, '4x', X'2A' -> kInexact.
 KeyValue keyValueOf(const parser::Expr& expr, std::string_view sql, std::span<const ParamValue> params);
 
+// The key value an INSERT stores from `expr` into a BIGINT UNSIGNED key
+// column. Like keyValueOf, except that a string of plain digits is exact over
+// the whole range: the server parses it as an integer when it stores it (the
+// DOUBLE rule is for comparisons only). Java's BigInteger arrives as such text.
+KeyValue storedKeyValueOf(const parser::Expr& expr, std::string_view sql, std::span<const ParamValue> params);
+
 struct DateBound {
   ValueStatus status = ValueStatus::kNotLiteral;  // kInexact: a literal that is not a valid date
   DateTimeValue value;

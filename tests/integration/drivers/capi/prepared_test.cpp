@@ -219,6 +219,12 @@ TEST_F(Prepared, KeyBoundAsEachIntegerTypeDoubleDecimalAndText) {
     EXPECT_EQ(select.rows()[0][1], std::to_string(seq_ + c.conv % 1000));
   }
   EXPECT_EQ(places.size(), cases.size());  // each case on its own shard
+  // The maximum key bound as a DECIMAL (Java's BigInteger): exact, past 2^53.
+  Params max_decimal;
+  max_decimal.text(MYSQL_TYPE_NEWDECIMAL, "18446744073709551615").num(MYSQL_TYPE_LONGLONG, seq_, true);
+  ASSERT_TRUE(select.execute(max_decimal)) << select.error();
+  ASSERT_EQ(select.rows().size(), 1u);
+  EXPECT_EQ(select.rows()[0][0], std::to_string(kMaxKey));
 
   // Values that are no exact unsigned key: refused, and the statement stays usable.
   struct Refusal {
