@@ -242,9 +242,9 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   }
   parser::StatementInfo info = parser::classify(stmt->sql);
   routing::Plan plan = planFor(stmt->sql, info, params);
-  // Spanning shards (or refused only because bound values sit where the
-  // scatter planner needs literals: IN lists, LIMIT, HAVING): run as text.
-  bool maybe_scatter = plan.kind == routing::PlanKind::kScatter;
+  // Spanning shards, a split INSERT, or refused only because bound values sit
+  // where the scatter planner needs literals (IN lists, LIMIT, HAVING): run as text.
+  bool maybe_scatter = plan.kind == routing::PlanKind::kScatter || plan.kind == routing::PlanKind::kMultiWrite;
   if (plan.kind == routing::PlanKind::kRefused && plan.refusal) {
     auto code = plan.refusal->code;
     maybe_scatter = code == routing::RouteErrorCode::kMultiShard || code == routing::RouteErrorCode::kUnsupported;
@@ -287,6 +287,8 @@ awaitable<bool> ClientSession::executeScatterAsText(const std::string& sql, cons
   parser::StatementInfo text_info = parser::classify(*text);
   routing::Plan plan = planFor(*text, text_info, {});
   if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter, true);
+  // A split INSERT answers with one OK, the same in both protocols.
+  if (plan.kind == routing::PlanKind::kMultiWrite) co_return co_await runMultiWrite(plan, text_info);
   // Not a scatter as text either: the text form's refusal (it names the
   // statement's real problem), or else the bound form's.
   std::variant<StatementTarget, protocol::ErrPacket> routed;

@@ -162,7 +162,7 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
     }
     conn = std::move(*r);
   }
-  if (sync_state) {
+  if (sync_state && !conn->inSync(desired_)) {
     auto s = co_await conn->sync(desired_);
     if (!s) {
       const auto& e = s.error();
@@ -327,11 +327,10 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
       return client_error::make(client_error::kNotSupported,
                                 "shardproxy: this statement spans several shards and cannot be merged in this form");
     case routing::PlanKind::kMultiWrite:
-      // Text queries run split writes with runMultiWrite(); a prepared statement's
-      // parameters cannot be divided between the parts.
+      // Callers run split writes with runMultiWrite() (prepared statements
+      // through their text form, client_prepared.cpp): not executable here.
       return client_error::make(client_error::kNotSupported,
-                                "shardproxy: a prepared INSERT/REPLACE whose rows land on several shards cannot be "
-                                "split; execute one statement per shard, or send it as a text query");
+                                "shardproxy: an INSERT/REPLACE whose rows land on several shards cannot run in this form");
     case routing::PlanKind::kRoute: {
       const auto& t = plan.targets.front();
       target.pool = worker_.pool(t.backend);

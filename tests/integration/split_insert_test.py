@@ -216,21 +216,29 @@ class SplitInsert(unittest.TestCase):
         finally:
             conn.close()
 
-    def test_prepared_split_is_refused_clearly(self):
-        """COM_STMT_EXECUTE of an INSERT over two shards: 1235 with a clear message, nothing written.
-        PyMySQL has no server-side prepare, so the two commands are sent by hand."""
+    def test_prepared_split_runs_like_the_text_statement(self):
+        """COM_STMT_EXECUTE of an INSERT whose bound keys land on two shards: split like the
+        text statement (the values are inlined), one OK with both rows counted, rows on both
+        shards. PyMySQL has no server-side prepare, so the commands are sent by hand."""
         conn = self.best.connect()
         try:
-            sql = f"INSERT INTO {self.table.name} (conv_id, seq) VALUES (1, 1), (9, 1)"
+            sql = f"INSERT INTO {self.table.name} (conv_id, seq) VALUES (?, 1), (?, 1)"
             conn._execute_command(COMMAND.COM_STMT_PREPARE, sql)
             ok = conn._read_packet()
             statement_id, columns, params = struct.unpack("<IHH", ok.get_all_data()[1:9])
-            self.assertEqual((columns, params), (0, 0))
-            conn._execute_command(COMMAND.COM_STMT_EXECUTE, struct.pack("<IBI", statement_id, 0, 1))
-            errno, message = sf.error_of(conn._read_packet)
-            self.assertEqual(errno, 1235, message)
-            self.assertIn("cannot be split", message)
-            self.assertEqual(self.all_rows(), {})
+            self.assertEqual((columns, params), (0, 2))
+            for _ in range(params):  # parameter definitions, then EOF (PyMySQL keeps EOF packets)
+                conn._read_packet()
+            eof = conn._read_packet()
+            self.assertTrue(eof.is_eof_packet())
+            # flags 0, iteration 1, NULL bitmap 0, new-params-bound 1, two BIGINT UNSIGNED.
+            execute = struct.pack("<IBIBB", statement_id, 0, 1, 0, 1) + bytes([0x08, 0x80, 0x08, 0x80])
+            execute += struct.pack("<QQ", 1, 9)
+            conn._execute_command(COMMAND.COM_STMT_EXECUTE, execute)
+            result = conn._read_packet()
+            self.assertTrue(result.is_ok_packet(), result.get_all_data()[:80])
+            self.assertEqual(result.get_all_data()[1], 2)  # affected rows, both parts summed
+            self.assertEqual(set(self.all_rows()), {1, 9})
             self.assertEqual(sf.rows(conn, "SELECT 1"), ((1,),))  # the session goes on
         finally:
             conn.close()
