@@ -47,7 +47,7 @@ BackendError serverError(protocol::ByteView err_payload) {
 }
 
 BackendConnection::BackendConnection(tcp::socket socket, size_t max_packet_bytes)
-    : stream_(std::move(socket), max_packet_bytes) {}
+    : stream_(std::move(socket), max_packet_bytes, PacketStream::kBackendReadBuffer) {}
 
 BackendError BackendConnection::ioError(std::string_view what) const {
   return makeError(BackendError::Kind::kIo,
@@ -240,6 +240,12 @@ awaitable<std::expected<BackendStatement, BackendError>> BackendConnection::prep
     stream_.append(close, 0);
   }
   co_return stmt;
+}
+
+bool BackendConnection::inSync(const SessionState& desired) const {
+  return (desired.database.empty() || desired.database == applied_.database) && desired.names == applied_.names &&
+         desired.character_set == applied_.character_set && desired.isolation == applied_.isolation &&
+         desired.variables == applied_.variables;
 }
 
 awaitable<std::expected<void, BackendError>> BackendConnection::sync(const SessionState& desired) {

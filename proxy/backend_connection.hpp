@@ -48,6 +48,9 @@ class BackendConnection {
   awaitable<std::expected<BackendStatement, BackendError>> prepared(const std::string& sql);
   BackendStatementCache& statements() { return statements_; }
 
+  // True when sync(desired) would send nothing and change nothing: the
+  // common case, checked without starting a coroutine.
+  bool inSync(const SessionState& desired) const;
   // Applies the session state difference (database, names, variables).
   awaitable<std::expected<void, BackendError>> sync(const SessionState& desired);
 

@@ -10,9 +10,7 @@
 namespace sp::proxy {
 
 namespace {
-// Small enough that 10k idle sessions stay cheap; grows for big messages and
-// shrinks back afterwards.
-constexpr size_t kInitialBuffer = 4096;
+// Buffers grow for big messages and shrink back to their read size afterwards.
 constexpr size_t kShrinkAbove = 256 * 1024;
 
 uint32_t payloadLength(const uint8_t* p) {
@@ -20,10 +18,13 @@ uint32_t payloadLength(const uint8_t* p) {
 }
 }  // namespace
 
-PacketStream::PacketStream(tcp::socket socket, size_t max_message_bytes)
-    : socket_(std::move(socket)), max_(max_message_bytes) {
+PacketStream::PacketStream(tcp::socket socket, size_t max_message_bytes, size_t read_buffer)
+    : socket_(std::move(socket)), max_(max_message_bytes), read_buffer_(std::max<size_t>(read_buffer, 1024)) {
   error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
+  // Synchronous read_some/write_some return would_block instead of blocking
+  // the worker; Asio's asynchronous operations work the same either way.
+  socket_.non_blocking(true, ec);
 }
 
 void PacketStream::close() {
@@ -42,7 +43,7 @@ void PacketStream::compact() {
   if (begin_ == end_) {
     begin_ = end_ = 0;
     if (in_.size() > kShrinkAbove) {
-      in_.resize(kInitialBuffer);
+      in_.resize(read_buffer_);
       in_.shrink_to_fit();
     }
     return;
@@ -54,19 +55,44 @@ void PacketStream::compact() {
   }
 }
 
+// Makes room for `needed_total` bytes from begin_ (and at least a full read).
+void PacketStream::reserveRead(size_t needed_total) {
+  compact();
+  if (in_.size() < needed_total || in_.size() < read_buffer_) {
+    in_.resize(std::max(needed_total, std::max(in_.size() * 2, read_buffer_)));
+  }
+}
+
+bool PacketStream::noteReadError(const error_code& ec) {
+  last_error_ = ec;
+  eof_ = (ec == asio::error::eof);
+  return false;
+}
+
+bool PacketStream::tryFill() {
+  if (eof_ || !socket_.is_open()) return false;
+  // Read a whole packet's worth at least: a header alone would not help.
+  reserveRead(end_ - begin_ + protocol::kHeaderSize + 1);
+  if (end_ == in_.size()) return false;  // full buffer: the caller has packets to consume first
+  error_code ec;
+  size_t n = socket_.read_some(asio::buffer(in_.data() + end_, in_.size() - end_), ec);
+  if (ec) {
+    // would_block: nothing yet. Errors and EOF are left for the next read() to report.
+    return false;
+  }
+  end_ += n;
+  return n > 0;
+}
+
 // Ensures at least `needed_total` bytes are buffered from begin_.
 awaitable<bool> PacketStream::fill(size_t needed_total) {
   if (end_ - begin_ >= needed_total) co_return true;
-  compact();
-  if (in_.size() < needed_total) in_.resize(std::max(needed_total, std::max(in_.size() * 2, kInitialBuffer)));
+  reserveRead(needed_total);
   while (end_ - begin_ < needed_total) {
+    // async_read_some first tries a non-blocking recv itself, then waits in epoll.
     auto [ec, n] = co_await socket_.async_read_some(
         asio::buffer(in_.data() + end_, in_.size() - end_), kNoThrow);
-    if (ec) {
-      last_error_ = ec;
-      eof_ = (ec == asio::error::eof);
-      co_return false;
-    }
+    if (ec) co_return noteReadError(ec);
     end_ += n;
   }
   co_return true;
@@ -124,7 +150,19 @@ uint8_t PacketStream::append(protocol::ByteView payload, uint8_t seq) {
 
 awaitable<bool> PacketStream::flush() {
   if (out_.empty()) co_return true;
-  auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(out_), kNoThrow);
+  // Usually the kernel takes everything at once: send without suspending.
+  // Only what it could not take (a full socket buffer) waits for epoll.
+  error_code ec;
+  size_t sent = socket_.write_some(asio::buffer(out_), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    ec = {};
+    sent = 0;
+  }
+  if (!ec && sent < out_.size()) {
+    auto rest = asio::buffer(out_.data() + sent, out_.size() - sent);
+    auto [wec, n] = co_await asio::async_write(socket_, rest, kNoThrow);
+    ec = wec;
+  }
   out_.clear();
   if (out_.capacity() > kShrinkAbove) out_.shrink_to_fit();
   if (ec) {

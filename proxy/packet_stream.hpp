@@ -2,6 +2,13 @@
 // (joining 0xffffff-byte continuation packets), returning views into its own
 // buffer to avoid copies; writes are framed into an output buffer and sent by
 // flush(), so a forwarded result set goes out in large batches.
+//
+// Per-query cost (docs/benchmarks.md, "Per-query cost"): the socket is in
+// non-blocking mode and flush() / tryFill() call send/recv directly, so the
+// common case (the kernel takes the whole write, or the rest of a response is
+// already buffered) completes without suspending the coroutine. An Asio
+// operation that completes at once still posts its completion through the
+// io_context, which costs an extra epoll_wait(0) and a trip through the queue.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -25,12 +32,22 @@ struct StreamMessage {
 
 class PacketStream {
  public:
-  PacketStream(tcp::socket socket, size_t max_message_bytes);
+  // `read_buffer`: bytes read per recv (the buffer grows beyond it only for
+  // a message that does not fit). Client streams stay small so that 10k idle
+  // sessions are cheap; backend streams read a whole result set in few recvs.
+  PacketStream(tcp::socket socket, size_t max_message_bytes, size_t read_buffer = kClientReadBuffer);
+
+  static constexpr size_t kClientReadBuffer = 4096;
+  static constexpr size_t kBackendReadBuffer = 64 * 1024;
 
   // Reads the next logical message.
   awaitable<std::expected<StreamMessage, StreamError>> read();
   // True when a complete packet is already buffered (read() will not block).
   bool hasBufferedPacket() const;
+  // One non-blocking recv of whatever the kernel already holds, without
+  // waiting; true when bytes arrived. For callers about to flush a partial
+  // response: if the rest is already here, it goes out in the same send.
+  bool tryFill();
 
   // Frames `payload` starting at `seq` into the output buffer; returns the next seq.
   uint8_t append(protocol::ByteView payload, uint8_t seq);
@@ -48,11 +65,14 @@ class PacketStream {
 
  private:
   awaitable<bool> fill(size_t needed_total);
+  void reserveRead(size_t needed_total);
+  bool noteReadError(const error_code& ec);
   awaitable<std::expected<StreamMessage, StreamError>> readJoined();
   void compact();
 
   tcp::socket socket_;
   size_t max_;
+  size_t read_buffer_;
   protocol::Bytes in_;
   size_t begin_ = 0;
   size_t end_ = 0;

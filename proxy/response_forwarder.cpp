@@ -22,6 +22,12 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
   uint8_t seq = first_client_seq;
   protocol::Bytes scratch;
   while (!tracker.done()) {
+    if (!in.hasBufferedPacket() && client.pendingOutput() > 0 && client.pendingOutput() < kFlushThreshold) {
+      // Mid-response and the read buffer ran dry: the rest is often already
+      // in the kernel. Take it now, so it leaves in the same send.
+      while (!in.hasBufferedPacket() && in.tryFill()) {
+      }
+    }
     if (!in.hasBufferedPacket() || client.pendingOutput() >= kFlushThreshold) {
       // About to wait for the backend (or holding a lot): let the client have what we have.
       if (client.pendingOutput() > 0 && !co_await client.flush()) result.client_failed = true;
