@@ -26,6 +26,7 @@
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/pool_capacity.hpp"
 #include "proxy/shard_read.hpp"
 #include "proxy/worker.hpp"
 
@@ -181,8 +182,14 @@ awaitable<bool> ClientSession::runMultiWrite(const routing::Plan& plan, const pa
 
 awaitable<bool> ClientSession::runMultiWriteParallel(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
                                                      const parser::StatementInfo& info) {
+  if (auto shortfall = poolShortfall(worker_, plan.targets)) {
+    queueError(reply_seq_, *shortfall);
+    co_return co_await client_.flush();
+  }
   std::vector<WritePart> parts(plan.targets.size());
-  // 1. Every connection borrowed and in the session's state before anything is sent.
+  // 1. Every connection borrowed and in the session's state before anything
+  // is sent, one multi-shard statement at a time per worker (async_gate.hpp).
+  AsyncGate::Pass gate_pass = co_await worker_.multiShardGate().enter();
   for (size_t i = 0; i < parts.size(); ++i) {
     auto& part = parts[i];
     part.target = &plan.targets[i];
@@ -197,6 +204,7 @@ awaitable<bool> ClientSession::runMultiWriteParallel(const routing::Plan& plan, 
     }
     part.conn = std::move(*ready);
   }
+  gate_pass.release();
   // 2. All parts in flight at once.
   for (auto& part : parts) {
     protocol::Bytes payload;

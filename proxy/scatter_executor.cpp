@@ -14,6 +14,7 @@
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/pool_capacity.hpp"
 #include "proxy/shard_read.hpp"
 #include "proxy/worker.hpp"
 #include "routing/merge.hpp"
@@ -104,6 +105,13 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
         "connection-bound state; run it outside the transaction"));
     co_return co_await client_.flush();
   }
+  if (auto shortfall = poolShortfall(worker_, plan.targets)) {
+    queueError(reply_seq_, *shortfall);
+    co_return co_await client_.flush();
+  }
+  // Borrowing all shards' connections is one step per worker (async_gate.hpp):
+  // concurrent scatters never hold part of what they need while waiting.
+  AsyncGate::Pass gate_pass = co_await worker_.multiShardGate().enter();
   std::vector<ShardStreamPtr> shards;
   shards.reserve(plan.targets.size());
   // Each shard query is one autocommitted read: with the session's
@@ -147,6 +155,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     s->conn->stream().append(payload, 0);
     shards.push_back(std::move(s));
   }
+  gate_pass.release();
   for (auto& s : shards) {
     if (!co_await s->conn->stream().flush()) s->conn->markBroken();
   }

@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "proxy/async_gate.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/net.hpp"
 #include "proxy/proxy_context.hpp"
@@ -36,6 +37,9 @@ class Worker {
   BackendPool* defaultPool() { return default_pool_; }
   // Per-thread plan cache (not thread-safe by design: no locks on the hot path).
   routing::PlanCache& planCache() { return plan_cache_; }
+  // Statements that borrow several connections at once (scatter, split
+  // writes) borrow them one statement at a time (see async_gate.hpp).
+  AsyncGate& multiShardGate() { return multi_shard_gate_; }
   unsigned index() const { return index_; }
 
   // Backend changes from a shard-map reload (shard_map_manager.cpp). Call on
@@ -71,6 +75,7 @@ class Worker {
   std::vector<std::unique_ptr<BackendPool>> retired_pools_;
   std::unordered_set<ClientSession*> sessions_;
   routing::PlanCache plan_cache_;
+  AsyncGate multi_shard_gate_{io_.get_executor()};
   std::thread thread_;
 };
 
