@@ -22,6 +22,7 @@ std::string formatHostPort(const HostPort& address);
 struct ServerConfig {
   HostPort listen{"127.0.0.1", 6033};
   std::optional<HostPort> admin_listen;   // bound by the shard-map lifecycle work
+  bool admin_allow_remote = false;        // accept admin logins from non-loopback peers (still admin_users only)
   unsigned threads = 0;                   // 0 = number of cores
   uint32_t max_connections = 10000;
   uint32_t max_packet_bytes = 64u << 20;

@@ -60,6 +60,11 @@ const FieldSpec<ServerConfig> kServerFields[] = {
        if (v.IsNull()) return;  // `admin_listen: ~` keeps the admin port off
        if (auto hp = w.readHostPort(v, p)) s.admin_listen = *hp;
      }},
+    {"admin_allow_remote", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       static constexpr std::string_view kBools[] = {"true", "false"};
+       if (auto word = w.readChoice(v, p, kBools)) s.admin_allow_remote = *word == "true";
+     }},
     {"threads", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        assign(w.readUInt(v, p, 0, kMaxThreads), s.threads);

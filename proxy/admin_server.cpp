@@ -27,7 +27,7 @@ std::string AdminServer::start() {
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return "cannot listen on admin port " + conf::formatHostPort(hp) + ": " + ec.message();
-  if (!address.is_loopback()) {
+  if (!address.is_loopback() && !context_.config.server.admin_allow_remote) {
     spdlog::warn("admin_listen {} is not a loopback address; only loopback peers are accepted (use an SSH tunnel)",
                  conf::formatHostPort(hp));
   }

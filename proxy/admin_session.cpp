@@ -43,9 +43,9 @@ void AdminSession::queueError(uint8_t seq, uint16_t code, const char* sql_state,
 }
 
 awaitable<bool> AdminSession::login() {
-  if (!loopback_) {
+  if (!loopback_ && !context_.config.server.admin_allow_remote) {
     // Refused before the handshake, as a server refuses a host it does not know.
-    spdlog::warn("admin port: refused connection from non-loopback peer {}", peer_);
+    spdlog::warn("admin port: refused connection from non-loopback peer {} (server.admin_allow_remote is false)", peer_);
     queueError(0, 1130, "HY000", "Host '" + peer_ + "' is not allowed to connect to the shardproxy admin port");
     co_await client_.flush();
     co_return false;

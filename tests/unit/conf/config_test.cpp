@@ -153,6 +153,19 @@ TEST(ConfigGood, NullOptionalValuesMeanUnset) {
   EXPECT_TRUE(result->shard_map_path.empty());
 }
 
+TEST(ConfigGood, AdminAllowRemote) {
+  auto off = parseConfig(minimalWith(""), kBase);
+  ASSERT_TRUE(off.has_value());
+  EXPECT_FALSE(off->server.admin_allow_remote);
+  auto on = parseConfig(minimalWith("server:\n  admin_allow_remote: true\n"), kBase);
+  ASSERT_TRUE(on.has_value()) << formatIssues(on.error(), "t.yaml");
+  EXPECT_TRUE(on->server.admin_allow_remote);
+  auto bad = parseConfig(minimalWith("server:\n  admin_allow_remote: yes please\n"), kBase);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(formatIssues(bad.error(), "t.yaml").find("server.admin_allow_remote"), std::string::npos)
+      << formatIssues(bad.error(), "t.yaml");
+}
+
 TEST(ConfigGood, LoadsFileAndRecordsSourcePath) {
   auto dir = std::filesystem::temp_directory_path() / "sp_conf_test";
   std::filesystem::create_directories(dir);
