@@ -22,7 +22,11 @@ void encodeHeader(PacketHeader h, uint8_t* out4) {
 }
 
 uint8_t appendFramed(Bytes& out, ByteView payload, uint8_t seq) {
-  out.reserve(out.size() + payload.size() + kHeaderSize * (payload.size() / kMaxPacketPayload + 1));
+  // Grow geometrically: an exact reserve per call reallocated and copied the
+  // whole pending buffer on every packet (quadratic for a result streamed
+  // row by row into one output buffer).
+  size_t need = out.size() + payload.size() + kHeaderSize * (payload.size() / kMaxPacketPayload + 1);
+  if (need > out.capacity()) out.reserve(std::max(need, out.capacity() * 2));
   size_t offset = 0;
   while (true) {
     size_t chunk = std::min<size_t>(payload.size() - offset, kMaxPacketPayload);
