@@ -212,7 +212,7 @@ TEST(BinaryText, DescribeParam) {
            {"timestamp_micro", BinaryDateTime{2024, 3, 1, 0, 0, 0, 120}, {CT::kTimestamp, false},
             {K::kString, 0, 0, 0, "2024-03-01 00:00:00.000120"}},
            {"time", BinaryTime{true, 1, 2, 3, 4, 0}, {CT::kTime, false}, {K::kString, 0, 0, 0, "-26:03:04"}},
-           {"decimal", std::string_view("12.50"), {CT::kNewDecimal, false}, {K::kString, 0, 0, 0, "12.50"}},
+           {"decimal", std::string_view("12.50"), {CT::kNewDecimal, false}, {K::kDecimal, 0, 0, 0, "12.50"}},
            {"string", std::string_view("a\0b", 3), {CT::kString, false},
             {K::kString, 0, 0, 0, std::string("a\0b", 3)}},
        }) {

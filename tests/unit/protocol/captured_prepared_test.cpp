@@ -363,7 +363,7 @@ TEST(CapturedLibmariadb, ClientExecutesDecode) {
   EXPECT_EQ(describe(6), (ParamDescription{Kind::kString, 0, 0, 0, "2024-02-29"}));
   EXPECT_EQ(describe(7), (ParamDescription{Kind::kString, 0, 0, 0, "2024-03-01 13:14:15.999999"}));
   EXPECT_EQ(describe(8), (ParamDescription{Kind::kString, 0, 0, 0, "-70:59:59"}));  // hour 838 & 0xff
-  EXPECT_EQ(describe(10), (ParamDescription{Kind::kString, 0, 0, 0, "12345.678"}));
+  EXPECT_EQ(describe(10), (ParamDescription{Kind::kDecimal, 0, 0, 0, "12345.678"}));
   EXPECT_EQ(describe(11), ParamDescription{});
 
   const Exchange& second = find(r, std::string_view("\x17", 1), 1);
