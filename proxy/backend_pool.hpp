@@ -46,6 +46,7 @@ class BackendPool {
   void start();
   void stop();
   PoolStats stats() const;
+  uint32_t maxSize() const { return max_size_; }
 
  private:
   awaitable<void> maintain();

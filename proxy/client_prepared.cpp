@@ -60,20 +60,25 @@ std::string lowerCopy(std::string_view s) {
   return out;
 }
 
+// The charset named by a setting: its first word, unquoted ("'gbk'" -> gbk,
+// "latin1 collate latin1_bin" -> latin1). SET NAMES / SET CHARACTER SET values
+// are already unquoted by SessionState; character_set_client is kept as written.
+std::string_view charsetWord(std::string_view v) {
+  v = v.substr(0, v.find_first_of(" \t"));
+  auto quote = [](char c) { return c == '\'' || c == '"' || c == '`'; };
+  while (!v.empty() && quote(v.front())) v.remove_prefix(1);
+  while (!v.empty() && quote(v.back())) v.remove_suffix(1);
+  return v;
+}
+
 // The character set the client's strings are in: SET NAMES / SET CHARACTER SET
-// and an explicit character_set_client, the last one set winning is not
-// tracked, so any of them naming an unsafe set counts.
+// and an explicit character_set_client; which was set last is not tracked, so
+// any of them naming an unsafe set counts.
 bool clientCharsetUnsafe(const SessionState& s) {
-  auto firstWord = [](std::string_view v) {
-    size_t end = v.find_first_of(" \t");
-    std::string w = lowerCopy(v.substr(0, end));
-    std::erase(w, '\'');
-    return w;
-  };
-  if (protocol::quotingUnsafeCharset(firstWord(s.names))) return true;
-  if (protocol::quotingUnsafeCharset(firstWord(s.character_set))) return true;
+  if (protocol::quotingUnsafeCharset(charsetWord(s.names))) return true;
+  if (protocol::quotingUnsafeCharset(charsetWord(s.character_set))) return true;
   auto it = s.variables.find("character_set_client");
-  return it != s.variables.end() && protocol::quotingUnsafeCharset(firstWord(it->second));
+  return it != s.variables.end() && protocol::quotingUnsafeCharset(charsetWord(it->second));
 }
 
 }  // namespace

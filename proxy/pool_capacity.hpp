@@ -23,7 +23,7 @@ inline std::optional<protocol::ErrPacket> poolShortfall(Worker& worker, std::spa
   for (const auto& [backend, count] : need) {
     BackendPool* pool = worker.pool(backend);
     if (!pool) continue;  // the executors report unknown backends themselves
-    uint32_t max = pool->stats().max;
+    uint32_t max = pool->maxSize();
     if (count > max) {
       return client_error::make(client_error::kGeneric, fmt::format(
           "shardproxy: this statement needs {} connections to backend {} at once, but a worker thread's pool for it "

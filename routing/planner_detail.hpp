@@ -44,9 +44,11 @@ std::optional<Plan> applyMonthRule(const RoutingContext& ctx, const parser::Expr
 Plan splitInLists(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
                   const std::vector<uint32_t>& shards, const parser::Expr* where);
 
-// Edits cutting each key IN list down to the elements whose value lives on `shard`.
-std::optional<Plan> cutInLists(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
-                               uint32_t shard, std::vector<TextEdit>& edits);
+// All edits that give `shard` its own statement: its values in the key IN
+// lists and, for month tables, the month rule on its physical table (the
+// months and parameter dependence are recorded in `result`).
+std::optional<Plan> shardEdits(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
+                               uint32_t shard, const parser::Expr* where, Plan& result, std::vector<TextEdit>& edits);
 
 // A SELECT spread over `shards` (routing/scatter.cpp): a kScatter plan with
 // each shard's SQL and the merge, or a refusal. `in_lists` empty: no key

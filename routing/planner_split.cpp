@@ -5,7 +5,9 @@
 #include "routing/planner_detail.hpp"
 
 namespace sp::routing::detail {
+namespace {
 
+// Edits cutting each key IN list down to the elements whose value lives on `shard`.
 std::optional<Plan> cutInLists(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
                                uint32_t shard, std::vector<TextEdit>& edits) {
   for (const parser::Expr* in : in_lists) {
@@ -28,6 +30,19 @@ std::optional<Plan> cutInLists(const RoutingContext& ctx, const std::vector<cons
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<Plan> shardEdits(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
+                               uint32_t shard, const parser::Expr* where, Plan& result, std::vector<TextEdit>& edits) {
+  if (auto refusal = cutInLists(ctx, in_lists, shard, edits)) return refusal;
+  if (!ctx.rule->month) return std::nullopt;
+  Plan info;
+  if (auto refusal = applyMonthRule(ctx, where, ctx.rule->shards[shard].physical_table, info, edits)) return refusal;
+  result.months = info.months;
+  result.depends_on_params |= info.depends_on_params;
+  return std::nullopt;
+}
+
 Plan splitInLists(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
                   const std::vector<uint32_t>& shards, const parser::Expr* where) {
   Plan result;
@@ -35,18 +50,10 @@ Plan splitInLists(const RoutingContext& ctx, const std::vector<const parser::Exp
   result.table = ctx.rule;
   for (uint32_t shard : shards) {
     std::vector<TextEdit> edits;
-    if (auto refusal = cutInLists(ctx, in_lists, shard, edits)) return *refusal;
-    Plan info;
-    if (ctx.rule->month) {
-      if (auto refusal = applyMonthRule(ctx, where, ctx.rule->shards[shard].physical_table, info, edits)) {
-        return *refusal;
-      }
-      result.months = info.months;
-    }
+    if (auto refusal = shardEdits(ctx, in_lists, shard, where, result, edits)) return *refusal;
     Plan one = routeToShard(ctx, shard, std::move(edits));
     if (one.kind != PlanKind::kRoute) return one;
     result.targets.push_back(std::move(one.targets.front()));
-    result.depends_on_params |= info.depends_on_params;
   }
   return result;
 }

@@ -437,19 +437,11 @@ Plan planScatter(const RoutingContext& ctx, const std::vector<const parser::Expr
   ScatterPlan scatter;
   for (uint32_t shard : shards) {
     std::vector<TextEdit> edits;
-    if (auto refusal = cutInLists(ctx, in_lists, shard, edits)) return *refusal;
-    Plan info;
-    if (ctx.rule->month) {
-      if (auto refusal = applyMonthRule(ctx, where, ctx.rule->shards[shard].physical_table, info, edits)) {
-        return *refusal;
-      }
-      result.months = info.months;
-    }
+    if (auto refusal = shardEdits(ctx, in_lists, shard, where, result, edits)) return *refusal;
     edits.insert(edits.end(), builder.edits_.begin(), builder.edits_.end());
     Plan one = routeToShard(ctx, shard, std::move(edits));
     if (one.kind != PlanKind::kRoute) return one;
     scatter.targets.push_back(std::move(one.targets.front()));
-    result.depends_on_params |= info.depends_on_params;
   }
   if (ctx.edits_out) ctx.edits_out->clear();
   scatter.merge = std::move(builder.spec_);
