@@ -17,17 +17,14 @@ import zlib
 
 import pymysql
 
+from free_ports import free_ports
+
 HOST = "127.0.0.1"
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-PORT = int(os.environ.get("SP_ADMIN_IT_PORT") or _free_port())
-ADMIN_PORT = int(os.environ.get("SP_ADMIN_IT_ADMIN_PORT") or _free_port())
+_PICKED = free_ports(2)
+PORT = int(os.environ.get("SP_ADMIN_IT_PORT") or _PICKED[0])
+ADMIN_PORT = int(os.environ.get("SP_ADMIN_IT_ADMIN_PORT") or _PICKED[1])
 DB0_PORT = int(os.environ.get("SP_DB0_PORT", "3307"))
 DB1_PORT = int(os.environ.get("SP_DB1_PORT", "3308"))
 HERE = os.path.dirname(os.path.abspath(__file__))

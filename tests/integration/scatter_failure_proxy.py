@@ -13,12 +13,13 @@ AUTO_INCREMENT id at N*1000+1, so insert ids tell the shards apart.
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import uuid
 
 import pymysql
+
+from free_ports import free_ports
 
 HOST = "127.0.0.1"
 DB0_PORT = int(os.environ.get("SP_DB0_PORT", "3307"))
@@ -34,20 +35,6 @@ APP_USER, APP_PASSWORD = "app", "app_pw"
 DDL = ("CREATE TABLE {} (conv_id BIGINT UNSIGNED NOT NULL, seq INT NOT NULL, body VARCHAR(600) NOT NULL DEFAULT '', "
        "id BIGINT NOT NULL AUTO_INCREMENT, PRIMARY KEY (conv_id, seq), UNIQUE KEY (id)) "
        "ENGINE=InnoDB AUTO_INCREMENT={}")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-
-
-def port_open(port):
-    try:
-        with socket.create_connection((HOST, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 def backend_port(shard):
@@ -135,7 +122,7 @@ class ProxyRun:
         self.dir = os.path.join(RUN_ROOT, name)
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
-        self.port, self.admin_port = free_port(), free_port()
+        self.port, self.admin_port = free_ports(2)
         self.log_path = os.path.join(self.dir, "shardproxy.log")
         self.config_path = os.path.join(self.dir, "shardproxy.yaml")
         with open(os.path.join(self.dir, "map.yaml"), "w") as f:
@@ -163,11 +150,15 @@ cache: cache/shardmap.sqlite
         self.proc = None
 
     def start(self, timeout=20):
+        # Ready means THIS process logged that it listens on our port: an open port
+        # alone could belong to another process (see free_ports.py).
+        ready_line = f"shardproxy listening on {HOST}:{self.port} "
+        log_offset = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
         with open(self.log_path, "a") as log:
             self.proc = subprocess.Popen([BINARY, "--config", self.config_path], stdout=log,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
-        while not port_open(self.port):
+        while not self._logged_since(log_offset, ready_line):
             if self.proc.poll() is not None:
                 raise RuntimeError(f"shardproxy exited ({self.proc.returncode}):\n{self.log_tail()}")
             if time.monotonic() > deadline:
@@ -187,6 +178,11 @@ cache: cache/shardmap.sqlite
                 self.proc.wait()
         code, self.proc = self.proc.returncode, None
         return code
+
+    def _logged_since(self, offset, text):
+        with open(self.log_path, errors="replace") as f:
+            f.seek(offset)
+            return text in f.read()
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
