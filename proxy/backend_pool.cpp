@@ -118,7 +118,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
 
 void BackendPool::release(std::unique_ptr<BackendConnection> conn) {
   if (!conn) return;
-  if (stopped_ || conn->broken() || !conn->stream().isOpen()) {
+  if (stopped_ || draining_ || conn->broken() || !conn->stream().isOpen()) {
     if (conn->broken()) ++counters_.broken;
     conn->stream().close();
     --total_;
@@ -138,6 +138,15 @@ void BackendPool::stop() {
   for (auto& c : idle_) c->stream().close();
   total_ -= static_cast<uint32_t>(idle_.size());
   idle_.clear();
+  while (!waiters_.empty()) wakeOneWaiter();
+}
+
+void BackendPool::drain() {
+  draining_ = true;
+  for (auto& c : idle_) c->stream().close();
+  total_ -= static_cast<uint32_t>(idle_.size());
+  idle_.clear();
+  // Waiters retry at once; with the idle list gone they open their own.
   while (!waiters_.empty()) wakeOneWaiter();
 }
 
@@ -163,10 +172,10 @@ awaitable<void> BackendPool::pingIdle(Clock::time_point now) {
 awaitable<void> BackendPool::maintain() {
   auto alive = alive_;
   asio::steady_timer timer(executor_);
-  while (!stopped_) {
+  while (!stopped_ && !draining_) {
     timer.expires_after(kMaintenancePeriod);
     co_await timer.async_wait(kNoThrow);
-    if (!*alive || stopped_) co_return;
+    if (!*alive || stopped_ || draining_) co_return;
     auto now = Clock::now();
     // Idle timeout: close the least recently used above the minimum.
     auto idle_limit = std::chrono::milliseconds(config_.idle_timeout_ms);

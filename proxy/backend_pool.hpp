@@ -44,7 +44,12 @@ class BackendPool {
 
   // Starts the maintenance loop (idle timeout, health pings, minimum size).
   void start();
+  // Shutdown: no more lending; connections are closed as they come back.
   void stop();
+  // Removed by a reload: keeps lending (a statement planned on the previous map
+  // may still ask for it by name) but keeps nothing idle and stops maintenance,
+  // so the pool empties as its last borrowers return their connections.
+  void drain();
   PoolStats stats() const;
   uint32_t maxSize() const { return max_size_; }
 
@@ -64,6 +69,7 @@ class BackendPool {
   std::deque<asio::steady_timer*> waiters_;
   uint32_t total_ = 0;
   bool stopped_ = false;
+  bool draining_ = false;
   Clock::time_point down_until_{};
   std::chrono::milliseconds backoff_{0};
   PoolStats counters_;

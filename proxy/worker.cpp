@@ -57,7 +57,7 @@ void Worker::addPool(const conf::BackendConfig& b) {
 void Worker::retirePool(std::string_view name) {
   auto it = pools_.find(name);
   if (it == pools_.end() || it->second.get() == default_pool_) return;
-  it->second->stop();
+  it->second->drain();
   retired_pools_.push_back(std::move(it->second));
   pools_.erase(it);
 }
@@ -68,6 +68,9 @@ std::vector<Worker::PoolSnapshot> Worker::poolSnapshots() const {
     out.push_back({name, conf::formatHostPort(pool->config().address), pool->stats(), false});
   }
   for (const auto& pool : retired_pools_) {
+    // A retired pool stays allocated (a plan may still name it) but is listed
+    // only while it has connections out.
+    if (pool->stats().total == 0) continue;
     out.push_back({pool->name(), conf::formatHostPort(pool->config().address), pool->stats(), true});
   }
   return out;

@@ -44,8 +44,9 @@ class Worker {
 
   // Backend changes from a shard-map reload (shard_map_manager.cpp). Call on
   // this worker's thread. addPool starts a pool for a backend that has none;
-  // retirePool takes a pool out of lending (no new borrower finds it) and
-  // closes its connections as their borrowers return them.
+  // retirePool takes a pool out of lookups by the new map and drains it: a
+  // statement planned on the previous map can still borrow from it, and its
+  // connections close as their borrowers return them.
   void addPool(const conf::BackendConfig& config);
   void retirePool(std::string_view name);
   struct PoolSnapshot {

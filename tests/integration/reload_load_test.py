@@ -26,6 +26,8 @@ import admin_proxy as ap
 DURATION_S = float(os.environ.get("SP_RELOAD_LOAD_SECONDS", "20"))
 RELOADS = int(os.environ.get("SP_RELOAD_LOAD_RELOADS", "30"))
 INVALID_EVERY = 3
+DB2_BACKEND = (f"  - {{name: db2, address: 127.0.0.1:{ap.DB1_PORT}, user: proxy, password: proxy_pw, "
+               f"database: im, max_connections: 8}}\n")
 THREADS = 6
 SHARDS_A = dict(s01="0-31", s02="32-63")
 SHARDS_B = dict(s01="0-16,18-31", s02="17,32-63")
@@ -157,7 +159,13 @@ class ReloadUnderLoad(unittest.TestCase):
             for i in range(RELOADS):
                 version += 1
                 shards = SHARDS_B if i % 2 == 0 else SHARDS_A
-                run.write_map(ap.map_text(version, **shards))
+                # Every other B version puts s02 on db2, a second name for db1's
+                # server that only that config has: the next reload removes a
+                # backend while statements planned on the old map may still
+                # be on their way to it (or in a transaction pinned to it).
+                via_db2 = i % 4 == 0
+                run.write_config(DB2_BACKEND if via_db2 else "")
+                run.write_map(ap.map_text(version, s02_backend="db2" if via_db2 else "db1", **shards))
                 t0 = time.monotonic()
                 r = ap.dict_rows(admin, "RELOAD SHARD MAP")[0]
                 rtt_ms.append((time.monotonic() - t0) * 1000)
@@ -165,6 +173,8 @@ class ReloadUnderLoad(unittest.TestCase):
                 swap_ms.append(float(r["swap_ms"]))
                 self.assertEqual(r["result"], "applied", r)
                 self.assertEqual(int(r["new_version"]), version)
+                self.assertEqual(r["backends_added"], "db2" if via_db2 else "-", r)
+                self.assertEqual(r["backends_removed"], "db2" if i % 4 == 1 else "-", r)
                 # A new statement lands on the new owner of bucket 17.
                 expect = "s02" if shards is SHARDS_B else "s01"
                 key, msg_id = KEYS17[i % len(KEYS17)], 900_000 + i
