@@ -3,6 +3,7 @@
 // kind and SET statements are parsed into SessionSetting items.
 #include "parser/classify.hpp"
 
+#include <charconv>
 #include <span>
 
 #include "parser/lexer.hpp"
@@ -335,6 +336,44 @@ StatementKind kindAfterKeyword(Tokens tokens) {
   }
 }
 
+bool wordIs(const Token& t, std::string_view sql, std::string_view word) {
+  return t.is(TokenKind::kIdentifier) && equalsIgnoreCase(t.text(sql), word);
+}
+
+// KILL [HARD | SOFT] [CONNECTION | QUERY] <integer>   (MariaDB's grammar; the
+// id may be any expression there, but clients send a number).
+void classifyKill(std::string_view sql, Tokens tokens, StatementInfo& info) {
+  info.kind = StatementKind::kKill;
+  size_t i = 1;
+  if (i < tokens.size() && (wordIs(tokens[i], sql, "hard") || wordIs(tokens[i], sql, "soft"))) ++i;
+  if (i < tokens.size() && wordIs(tokens[i], sql, "connection")) {
+    ++i;
+  } else if (i < tokens.size() && wordIs(tokens[i], sql, "query")) {
+    info.kill.query_only = true;
+    ++i;
+  }
+  if (i < tokens.size() && wordIs(tokens[i], sql, "user")) {
+    info.kill.unsupported = "KILL USER";
+    return;
+  }
+  if (info.kill.query_only && i < tokens.size() && wordIs(tokens[i], sql, "id")) {
+    info.kill.unsupported = "KILL QUERY ID (a query id)";
+    return;
+  }
+  uint64_t id = 0;
+  bool number = i + 1 == tokens.size() && tokens[i].is(TokenKind::kInteger);
+  if (number) {
+    const std::string_view digits = tokens[i].text(sql);
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+    number = ec == std::errc() && end == digits.data() + digits.size();
+  }
+  if (!number) {
+    info.kill.unsupported = "KILL with an id that is not a connection id number";
+    return;
+  }
+  info.kill.id = id;
+}
+
 void classifyStatement(std::string_view sql, Tokens tokens, StatementInfo& info) {
   const Token& first = tokens[0];
   if (first.is(TokenKind::kLeftParen)) {
@@ -349,6 +388,7 @@ void classifyStatement(std::string_view sql, Tokens tokens, StatementInfo& info)
   if (first.isKeyword(Keyword::kSET)) return classifySet(sql, tokens, info);
   if (first.isKeyword(Keyword::kUSE)) return classifyUse(sql, tokens, info);
   if (first.isKeyword(Keyword::kCREATE)) return classifyCreate(tokens, info);
+  if (wordIs(first, sql, "kill")) return classifyKill(sql, tokens, info);
   info.kind = first.is(TokenKind::kIdentifier) ? kindAfterKeyword(tokens) : StatementKind::kOther;
 }
 

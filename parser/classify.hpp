@@ -34,6 +34,7 @@ enum class StatementKind : uint8_t {
   kDeallocateSql,  // DEALLOCATE / DROP PREPARE
   kCall,
   kDo,
+  kKill,           // KILL [HARD|SOFT] [CONNECTION|QUERY] ... (StatementInfo::kill)
   kOther,
 };
 
@@ -55,10 +56,22 @@ struct SessionSetting {
   bool operator==(const SessionSetting&) const = default;
 };
 
+// KILL [HARD | SOFT] [CONNECTION | QUERY] id. The id is the connection id the
+// client saw in its handshake (the proxy's, not a backend's), so the proxy
+// carries it out itself. Forms it cannot (KILL USER, KILL QUERY ID, an id
+// that is not an integer literal) leave `unsupported` set to what was written.
+struct KillRequest {
+  bool query_only = false;  // KILL QUERY: the running statement, not the connection
+  uint64_t id = 0;
+  std::string unsupported;  // non-empty: refuse, naming this
+  bool operator==(const KillRequest&) const = default;
+};
+
 struct StatementInfo {
   StatementKind kind = StatementKind::kOther;
   std::vector<SessionSetting> settings;  // kSet only
   std::string database;                  // kUse only: unquoted database name
+  KillRequest kill;                      // kKill only
   // Reasons a backend connection must stay with this session from now on:
   bool creates_temporary_table = false;  // CREATE TEMPORARY TABLE
   bool uses_named_lock = false;          // GET_LOCK( ... ) anywhere

@@ -51,7 +51,23 @@ void BackendPool::wakeOneWaiter() {
   waiters_.pop_front();
 }
 
-awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> BackendPool::acquire(uint32_t flavour) {
+std::unique_ptr<BackendConnection> BackendPool::lend(std::unique_ptr<BackendConnection> conn, uint32_t owner) {
+  lent_[conn.get()] = Lent{owner, conn->serverThreadId(), false};
+  return conn;
+}
+
+std::vector<uint32_t> BackendPool::markLentForKill(uint32_t owner) {
+  std::vector<uint32_t> out;
+  for (auto& [conn, lent] : lent_) {
+    if (lent.owner != owner) continue;
+    lent.kill_aimed = true;
+    out.push_back(lent.thread_id);
+  }
+  return out;
+}
+
+awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> BackendPool::acquire(uint32_t flavour,
+                                                                                                uint32_t owner) {
   flavour &= kFlavourMask;
   const auto deadline = Clock::now() + kMaxWait;
   bool waited = false;
@@ -68,10 +84,10 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
         ++counters_.broken;
         continue;
       }
-      if (idle_for < std::chrono::milliseconds(config_.ping_interval_ms)) co_return conn;
+      if (idle_for < std::chrono::milliseconds(config_.ping_interval_ms)) co_return lend(std::move(conn), owner);
       // Idle long enough that the server may have dropped it: check first.
       auto ping = co_await conn->command(protocol::Command::kPing, {});
-      if (ping) co_return conn;
+      if (ping) co_return lend(std::move(conn), owner);
       --total_;
       ++counters_.broken;
       continue;
@@ -94,7 +110,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
       ++counters_.connects;
       backoff_ = std::chrono::milliseconds(0);
       down_until_ = {};
-      co_return std::move(*conn);
+      co_return lend(std::move(*conn), owner);
     }
     if (!idle_.empty()) {
       // Full, but an idle connection of another flavour exists: replace it.
@@ -118,7 +134,12 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
 
 void BackendPool::release(std::unique_ptr<BackendConnection> conn) {
   if (!conn) return;
-  if (stopped_ || draining_ || conn->broken() || !conn->stream().isOpen()) {
+  bool kill_aimed = false;
+  if (auto it = lent_.find(conn.get()); it != lent_.end()) {
+    kill_aimed = it->second.kill_aimed;
+    lent_.erase(it);
+  }
+  if (stopped_ || draining_ || kill_aimed || conn->broken() || !conn->stream().isOpen()) {
     if (conn->broken()) ++counters_.broken;
     conn->stream().close();
     --total_;

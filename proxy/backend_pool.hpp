@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "conf/config.hpp"
@@ -38,9 +39,17 @@ class BackendPool {
   const conf::BackendConfig& config() const { return config_; }
   const std::string& name() const { return config_.name; }
 
-  awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> acquire(uint32_t flavour);
-  // Returns a connection. Broken connections are closed instead of pooled.
+  // `owner` is the client connection id the connection is lent to (for KILL).
+  awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> acquire(uint32_t flavour,
+                                                                                     uint32_t owner);
+  // Returns a connection. Broken connections, and connections a KILL aimed
+  // at, are closed instead of pooled.
   void release(std::unique_ptr<BackendConnection> conn);
+
+  // KILL support: the server thread ids of the connections lent to `owner`,
+  // each marked so it is closed, never pooled, when it comes back: once the
+  // KILL is sent, the thread id must not be serving another client.
+  std::vector<uint32_t> markLentForKill(uint32_t owner);
 
   // Starts the maintenance loop (idle timeout, health pings, minimum size).
   void start();
@@ -65,7 +74,16 @@ class BackendPool {
   uint32_t max_size_;
   uint32_t min_size_;
   size_t max_packet_bytes_;
+  std::unique_ptr<BackendConnection> lend(std::unique_ptr<BackendConnection> conn, uint32_t owner);
+
+  struct Lent {
+    uint32_t owner = 0;
+    uint32_t thread_id = 0;
+    bool kill_aimed = false;
+  };
   std::vector<std::unique_ptr<BackendConnection>> idle_;
+  // Connections out on loan, by address (never dereferenced through here).
+  std::unordered_map<const BackendConnection*, Lent> lent_;
   std::deque<asio::steady_timer*> waiters_;
   uint32_t total_ = 0;
   bool stopped_ = false;

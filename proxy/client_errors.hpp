@@ -24,10 +24,16 @@ inline constexpr Code kMalformedPacket{1835, "HY000"};    // ER_MALFORMED_PACKET
 // an ERR packet carrying one as "2027 Received malformed packet".
 inline constexpr Code kBackendUnavailable{9001, "HY000"}; // cannot reach the backend
 inline constexpr Code kBackendLost{9002, "HY000"};        // backend connection lost during a statement
+inline constexpr Code kShardTimeout{9003, "HY000"};       // a shard did not answer within scatter.shard_timeout_ms
 inline constexpr Code kNotSupported{1235, "42000"};       // ER_NOT_SUPPORTED_YET
 inline constexpr Code kServerShutdown{1053, "08S01"};     // ER_SERVER_SHUTDOWN
 inline constexpr Code kGeneric{1105, "HY000"};            // ER_UNKNOWN_ERROR
 inline constexpr Code kCrossBackend{9120, "HY000"};       // shardproxy: state bound to another backend
+inline constexpr Code kSplitWritePartial{9121, "HY000"};  // a split INSERT's parts failed on some shards
+inline constexpr Code kNoSuchThread{1094, "HY000"};       // ER_NO_SUCH_THREAD (KILL of an unknown id)
+inline constexpr Code kKillDenied{1095, "HY000"};         // ER_KILL_DENIED_ERROR
+inline constexpr Code kQueryInterrupted{1317, "70100"};   // ER_QUERY_INTERRUPTED
+inline constexpr Code kConnectionKilled{1927, "70100"};   // ER_CONNECTION_KILLED
 
 inline protocol::ErrPacket make(Code code, std::string message) {
   return protocol::ErrPacket{code.number, code.sql_state, std::move(message)};

@@ -28,7 +28,7 @@ awaitable<bool> ClientSession::handshake() {
   if (!db.empty()) {
     // Like MySQL, refuse a login to a database that does not exist. A backend
     // that is down does not block the login: statements will report it.
-    auto acquired = co_await defaultPool().acquire(capabilities_);
+    auto acquired = co_await defaultPool().acquire(capabilities_, connection_id_);
     if (acquired) {
       auto conn = std::move(*acquired);
       auto r = co_await conn->sync(desired_);

@@ -42,6 +42,8 @@ void ClientSession::closeIfIdle() {
   if (idle_) client_.close();
 }
 
+void ClientSession::kill() { client_.close(); }
+
 uint16_t ClientSession::statusFlags() const {
   uint16_t s = 0;
   if (in_transaction_ || pending_begin_) s |= status::kInTrans;
@@ -111,6 +113,8 @@ awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
       co_return false;
     case Command::kQuery:
       co_return co_await onQuery(payload);
+    case Command::kProcessKill:
+      co_return co_await onProcessKill(payload);
     case Command::kPing:
       co_return co_await sendOk(reply_seq_);
     case Command::kInitDb:
@@ -150,7 +154,7 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
   if (pinned_) {
     conn = std::move(pinned_);
   } else {
-    auto r = co_await pool.acquire(capabilities_);
+    auto r = co_await pool.acquire(capabilities_, connection_id_);
     if (!r) {
       const auto& cfg = pool.config();
       queueError(reply_seq_, client_error::make(
@@ -379,6 +383,12 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   if (auto inner = routing::explainShardsStatement(sql)) co_return co_await onExplainShards(*inner);
   parser::StatementInfo info = parser::classify(sql);
   using K = parser::StatementKind;
+  if (info.kind == K::kKill) {
+    // Never forwarded: the id is the proxy's, and on a backend it would name
+    // an unrelated server thread.
+    if (info.multiple_statements) info.kill.unsupported = "KILL in a multi-statement";
+    co_return co_await onKill(info.kill);
+  }
   if (!pinned_ && !info.multiple_statements) {
     if (info.kind == K::kBegin) {
       pending_begin_ = std::string(sql);

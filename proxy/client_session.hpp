@@ -38,6 +38,13 @@ class ClientSession {
   // session ends after its current statement.
   void closeIfIdle();
   bool inTransaction() const { return in_transaction_; }
+  uint32_t connectionId() const { return connection_id_; }
+  const std::string& user() const { return user_; }
+  bool idle() const { return idle_; }  // waiting for the client's next command
+  // KILL CONNECTION from another session (Worker::aimKill, on this worker's
+  // thread): closes the client connection; the session ends after the
+  // statement it may be running, which the killer interrupts on the backends.
+  void kill();
 
  private:
   // client_handshake.cpp
@@ -47,6 +54,9 @@ class ClientSession {
   awaitable<bool> dispatch(protocol::ByteView payload);
   awaitable<bool> onQuery(protocol::ByteView payload);
   awaitable<bool> onExplainShards(std::string_view statement);
+  // client_kill.cpp: KILL [CONNECTION | QUERY] n and COM_PROCESS_KILL.
+  awaitable<bool> onKill(const parser::KillRequest& request);
+  awaitable<bool> onProcessKill(protocol::ByteView payload);
   // What runOn sends: a command payload as is, or an execute of a prepared
   // statement whose physical SQL is prepared on the borrowed connection.
   struct Outbound {

@@ -38,8 +38,6 @@ using protocol::ResponseEvent;
 
 namespace {
 
-// Some parts of a split write were applied and some were not (or may not have been).
-constexpr client_error::Code kSplitWritePartial{9121, "HY000"};
 constexpr std::string_view kSavepoint = "SAVEPOINT shardproxy_split";
 constexpr std::string_view kRollbackToSavepoint = "ROLLBACK TO SAVEPOINT shardproxy_split";
 constexpr std::string_view kReleaseSavepoint = "RELEASE SAVEPOINT shardproxy_split";
@@ -67,7 +65,7 @@ std::string_view verbOf(const parser::StatementInfo& info) {
 awaitable<void> readPartAnswer(WritePart& part, std::chrono::milliseconds timeout) {
   protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, part.conn->capabilities());
   while (!tracker.done()) {
-    auto msg = co_await readShard(*part.conn, timeout);
+    auto msg = co_await readShard(*part.conn, timeout, part.pool->config());
     if (!msg) {
       part.failure = msg.error() == ShardReadError::kTimeout
                          ? fmt::format("no answer within {} ms (scatter.shard_timeout_ms); its connection was "
@@ -132,7 +130,7 @@ protocol::ErrPacket partialFailure(const std::vector<WritePart>& parts, std::str
   bool same_error = succeeded.empty() && !unknown && first;
   for (const auto& p : parts) same_error = same_error && p.server_error && p.server_error->error_code == first->error_code;
   if (same_error) return protocol::ErrPacket{first->error_code, first->sql_state, message};
-  return client_error::make(kSplitWritePartial, message);
+  return client_error::make(client_error::kSplitWritePartial, message);
 }
 
 // Inside a transaction every part must be on `pool`, the transaction's backend.
@@ -327,7 +325,7 @@ awaitable<bool> ClientSession::undoSplitWrite(std::unique_ptr<BackendConnection>
 
 awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> ClientSession::preparePartConnection(
     BackendPool& pool, const parser::StatementInfo& info) {
-  auto r = co_await pool.acquire(capabilities_);
+  auto r = co_await pool.acquire(capabilities_, connection_id_);
   if (!r) co_return std::unexpected(fmt::format("backend unavailable: {}", r.error().message));
   auto conn = std::move(*r);
   auto synced = co_await conn->sync(desired_);

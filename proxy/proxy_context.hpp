@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <memory>
 
@@ -11,6 +12,8 @@
 #include "routing/shard_map.hpp"
 
 namespace sp::proxy {
+
+class Worker;
 
 struct ProxyContext {
   conf::Config config;
@@ -20,6 +23,8 @@ struct ProxyContext {
   std::atomic<uint32_t> sessions_in_transaction{0};
   std::atomic<uint64_t> statements{0};
   std::atomic<bool> shutting_down{false};
+  // Every worker, set once before they start (KILL finds a session on any of them).
+  std::vector<Worker*> workers;
 
   // The shard map in force. Each statement plans against one snapshot; a
   // reload publishes a new immutable map (null: no sharded tables).

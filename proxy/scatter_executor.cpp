@@ -29,14 +29,14 @@ namespace {
 // Bounded memory for merges that must buffer (aggregates keep groups, merge
 // sort keeps one row per shard): past scatter.max_merge_bytes the statement
 // fails. A shard that leaves the proxy waiting longer than
-// scatter.shard_timeout_ms for its next packet fails it too (kShardTimeout).
+// scatter.shard_timeout_ms for its next packet fails it too (client_error::kShardTimeout).
 constexpr size_t kClientFlushBytes = 256 * 1024;
-constexpr client_error::Code kShardTimeout{9003, "HY000"};
 
 // Why reading a shard failed, for the client's error.
 std::string readFailure(ShardReadError e, std::chrono::milliseconds timeout, std::string_view when) {
   if (e == ShardReadError::kTimeout) {
-    return fmt::format("no answer within {} ms (scatter.shard_timeout_ms){}; its connection was closed",
+    return fmt::format("no answer within {} ms (scatter.shard_timeout_ms){}; its connection was closed and "
+                       "its query killed",
                        timeout.count(), when);
   }
   return fmt::format("connection lost{}", when);
@@ -171,7 +171,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
         fmt::format("shardproxy: shard {} failed: {}", shardLabel(*shards[i]->target), why)));
   };
   auto failRead = [&](size_t i, ShardReadError e, std::string_view when) {
-    fail(i, readFailure(e, timeout, when), e == ShardReadError::kTimeout ? kShardTimeout : client_error::kBackendLost);
+    fail(i, readFailure(e, timeout, when), e == ShardReadError::kTimeout ? client_error::kShardTimeout : client_error::kBackendLost);
   };
   // 2. Column definitions from every shard.
   for (size_t i = 0; i < shards.size(); ++i) {
@@ -179,7 +179,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     s.tracker = std::make_unique<protocol::ResponseTracker>(protocol::ResponseKind::kQuery, s.conn->capabilities());
     std::vector<protocol::ColumnDefinition41> columns;
     for (;;) {
-      auto msg = co_await readShard(*s.conn, timeout);
+      auto msg = co_await readShard(*s.conn, timeout, s.pool->config());
       if (!msg) {
         failRead(i, msg.error(), "");
         releaseScatter(shards);
@@ -286,7 +286,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
       if (direct) msg = *direct;
       else s.conn->markBroken();
     } else {
-      msg = co_await readShard(*s.conn, timeout);
+      msg = co_await readShard(*s.conn, timeout, s.pool->config());
     }
     if (!msg) {
       failRead(*pick, msg.error(), " during the query");
@@ -294,15 +294,21 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
       co_return co_await client_.flush();
     }
     auto ev = s.tracker->onPacket(msg->payload);
-    if (!ev || *ev == ResponseEvent::kErr) {
-      std::string why = "malformed response";
-      if (ev) {
-        s.finished = true;
-        if (auto err = protocol::decodeErrPacket(msg->payload)) why = err->message;
-      } else {
-        s.conn->markBroken();
-      }
-      fail(*pick, why);
+    if (ev && *ev == ResponseEvent::kErr) {
+      // The server's own error mid-result (interrupted, lock wait, ...): its
+      // code and SQLSTATE, as in the column phase, so clients react as to a server.
+      s.finished = true;
+      auto err = protocol::decodeErrPacket(msg->payload);
+      queueError(seq, protocol::ErrPacket{err ? err->error_code : uint16_t(1105),
+                                          err ? err->sql_state : std::string("HY000"),
+                                          fmt::format("shardproxy: shard {}: {}", shardLabel(*s.target),
+                                                      err ? err->message : "error")});
+      releaseScatter(shards);
+      co_return co_await client_.flush();
+    }
+    if (!ev) {
+      s.conn->markBroken();
+      fail(*pick, "malformed response");
       releaseScatter(shards);
       co_return co_await client_.flush();
     }

@@ -70,9 +70,10 @@ std::string Server::start() {
     }
     workers_.push_back(std::move(w));
   }
-  for (auto& w : workers_) w->start();
   std::vector<Worker*> workers;
   for (auto& w : workers_) workers.push_back(w.get());
+  context_.workers = workers;
+  for (auto& w : workers_) w->start();
   maps_->attachWorkers(std::move(workers));
   if (cfg.server.admin_listen) {
     admin_ = std::make_unique<AdminServer>(context_, *maps_);

@@ -7,6 +7,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include "proxy/backend_connection.hpp"
+#include "proxy/backend_kill.hpp"
 #include "proxy/net.hpp"
 
 namespace sp::proxy {
@@ -16,11 +17,14 @@ enum class ShardReadError : uint8_t {
   kTimeout,  // no packet within the timeout: the connection is closed and marked broken
 };
 
-// The next message of `conn`, waiting at most `timeout` for it (0 = no limit).
-// A timed-out connection is left mid-response, so it is closed here: the
-// caller must never return it to a pool as reusable (it is marked broken).
+// The next message of `conn` (a connection to `backend`), waiting at most
+// `timeout` for it (0 = no limit). A timed-out connection is left
+// mid-response, so it is closed here: the caller must never return it to a
+// pool as reusable (it is marked broken). Closing does not stop the server,
+// which would run the query to its end, so its thread is sent KILL QUERY.
 inline awaitable<std::expected<StreamMessage, ShardReadError>> readShard(BackendConnection& conn,
-                                                                        std::chrono::milliseconds timeout) {
+                                                                        std::chrono::milliseconds timeout,
+                                                                        const conf::BackendConfig& backend) {
   using namespace boost::asio::experimental::awaitable_operators;
   if (conn.broken()) co_return std::unexpected(ShardReadError::kLost);
   if (timeout.count() == 0 || conn.stream().hasBufferedPacket()) {
@@ -38,6 +42,7 @@ inline awaitable<std::expected<StreamMessage, ShardReadError>> readShard(Backend
   if (result.index() == 1) {
     conn.markBroken();
     conn.stream().close();
+    spawnKillBackendQuery(executor, backend, conn.serverThreadId());
     co_return std::unexpected(ShardReadError::kTimeout);
   }
   auto& msg = std::get<0>(result);

@@ -62,6 +62,31 @@ void Worker::retirePool(std::string_view name) {
   pools_.erase(it);
 }
 
+Worker::KillAim Worker::aimKill(uint32_t connection_id, std::string_view user, bool query_only) {
+  KillAim aim;
+  ClientSession* session = nullptr;
+  for (auto* s : sessions_) {
+    if (s->connectionId() == connection_id) session = s;
+  }
+  if (session == nullptr) return aim;
+  if (session->user() != user) {
+    aim.result = KillAim::Result::kNotOwner;
+    return aim;
+  }
+  aim.result = KillAim::Result::kAimed;
+  if (query_only && session->idle()) return aim;  // nothing is running
+  const bool running = !session->idle();
+  auto aimAt = [&](BackendPool& pool) {
+    for (uint32_t thread_id : pool.markLentForKill(connection_id)) {
+      if (running) aim.running.push_back(KillTarget{pool.config(), thread_id});
+    }
+  };
+  for (auto& [name, pool] : pools_) aimAt(*pool);
+  for (auto& pool : retired_pools_) aimAt(*pool);
+  if (!query_only) session->kill();
+  return aim;
+}
+
 std::vector<Worker::PoolSnapshot> Worker::poolSnapshots() const {
   std::vector<PoolSnapshot> out;
   for (const auto& [name, pool] : pools_) {

@@ -42,6 +42,21 @@ class Worker {
   AsyncGate& multiShardGate() { return multi_shard_gate_; }
   unsigned index() const { return index_; }
 
+  // KILL [QUERY] of one of this worker's sessions, on this worker's thread
+  // (client_kill.cpp sends it here). Finds the session, checks that `user`
+  // owns it, marks the backend connections lent to it so none goes back to a
+  // pool, closes the client connection unless `query_only`, and returns the
+  // server threads that run its statement now (none when it is idle).
+  struct KillTarget {
+    conf::BackendConfig backend;
+    uint32_t thread_id = 0;
+  };
+  struct KillAim {
+    enum class Result : uint8_t { kNoSuchSession, kNotOwner, kAimed } result = Result::kNoSuchSession;
+    std::vector<KillTarget> running;  // kAimed: KILL QUERY these
+  };
+  KillAim aimKill(uint32_t connection_id, std::string_view user, bool query_only);
+
   // Backend changes from a shard-map reload (shard_map_manager.cpp). Call on
   // this worker's thread. addPool starts a pool for a backend that has none;
   // retirePool takes a pool out of lookups by the new map and drains it: a

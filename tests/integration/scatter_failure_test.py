@@ -4,7 +4,8 @@ test's own shardproxy (scatter_failure_proxy.py):
 - a backend mariadbd SIGKILLed in the middle of a scatter: the client gets an error
   naming a shard of that backend, never rows passed off as complete; other sessions
   keep being served, and everything works again once scripts/cluster restarted it;
-- a shard slower than scatter.shard_timeout_ms fails the statement with 9003 naming it;
+- a shard slower than scatter.shard_timeout_ms fails the statement with 9003 naming it,
+  and its query is killed on the server;
 - a merge needing more than scatter.max_merge_bytes fails with a clear error.
 
 Run by ctest (integration.scatter_failure) or by hand from tests/integration:
@@ -176,6 +177,18 @@ class ScatterFailure(unittest.TestCase):
             self.assertIn(f"shard 09 ({self.table.physical(9)} on backend db1)", message)
             self.assertIn("1000 ms", message)
             self.assertLess(elapsed, 3.5, "the timeout did not cut the wait short")
+            # The shard's query was killed on its server, not left to sleep out its 4 s.
+            d = sf.direct(sf.DB1_PORT)
+            try:
+                while True:
+                    running = sf.rows(d, "SELECT COUNT(*) FROM information_schema.PROCESSLIST "
+                                         "WHERE INFO LIKE '%SLEEP(IF(conv_id%' AND ID <> CONNECTION_ID()")[0][0]
+                    if running == 0:
+                        break
+                    self.assertLess(time.monotonic() - start, 3.5, "the timed-out shard query still runs")
+                    time.sleep(0.1)
+            finally:
+                d.close()
             # The session and the proxy go on; the result is right again.
             self.assertEqual(sf.rows(conn, f"SELECT COUNT(*) FROM {self.table.name}"), ((sum(ROWS_PER_SHARD),),))
         finally:

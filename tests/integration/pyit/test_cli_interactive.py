@@ -7,6 +7,7 @@ name that exists only in our table proves those field lists came back intact.
 import os
 import pty
 import select
+import signal
 import subprocess
 import time
 import unittest
@@ -97,6 +98,31 @@ class InteractiveClient(unittest.TestCase):
                          "-uapp", "-papp_pw", "im"])
         try:
             term.read_until(PROMPT)
+            term.send("SELECT 6 * 7;\n")
+            self.assertIn(b"42", term.read_until(PROMPT))
+            term.send("exit\n")
+            term.read_until(b"Bye")
+            self.assertEqual(term.proc.wait(10), 0)
+        finally:
+            term.close()
+
+    def test_ctrl_c_kills_the_running_query(self):
+        # On SIGINT the client opens a second connection and sends KILL QUERY
+        # with the thread id of its handshake: the proxy's id, which the proxy
+        # must carry out itself (forwarded, it would name some backend thread).
+        term = Terminal(["mariadb", "--no-defaults", "-A", "-h", sptest.HOST, "-P", str(sptest.PROXY_PORT),
+                         "-uapp", "-papp_pw", "im"])
+        try:
+            term.read_until(PROMPT)
+            term.send("SELECT SLEEP(30) AS slept;\n")
+            time.sleep(1.0)
+            started = time.monotonic()
+            term.proc.send_signal(signal.SIGINT)
+            answer = term.read_until(PROMPT, timeout_s=10)
+            self.assertLess(time.monotonic() - started, 10)
+            self.assertIn(b"query killed", answer)
+            self.assertIn(b"ERROR 1317", answer)
+            # The same client session goes on.
             term.send("SELECT 6 * 7;\n")
             self.assertIn(b"42", term.read_until(PROMPT))
             term.send("exit\n")

@@ -230,3 +230,32 @@ TEST(Classify, LastInsertIdReaders) {
 
 }  // namespace
 }  // namespace sp::parser
+
+namespace sp::parser {
+namespace {
+
+// KILL names the proxy's own connection ids, so the proxy carries it out.
+TEST(Classify, Kill) {
+  auto kill = [](std::string_view sql) {
+    auto info = classify(sql);
+    EXPECT_EQ(info.kind, StatementKind::kKill) << sql;
+    return info.kill;
+  };
+  EXPECT_EQ(kill("KILL 42"), (KillRequest{false, 42, ""}));
+  EXPECT_EQ(kill("kill connection 7"), (KillRequest{false, 7, ""}));
+  EXPECT_EQ(kill("KILL QUERY 7"), (KillRequest{true, 7, ""}));
+  EXPECT_EQ(kill("KILL HARD QUERY 9;"), (KillRequest{true, 9, ""}));
+  EXPECT_EQ(kill("KILL SOFT CONNECTION /* c */ 18446744073709551615"),
+            (KillRequest{false, 18446744073709551615ULL, ""}));
+  EXPECT_EQ(kill("KILL QUERY ID 5").unsupported, "KILL QUERY ID (a query id)");
+  EXPECT_EQ(kill("KILL USER app").unsupported, "KILL USER");
+  EXPECT_FALSE(kill("KILL CONNECTION_ID()").unsupported.empty());
+  EXPECT_FALSE(kill("KILL 1 + 1").unsupported.empty());
+  EXPECT_FALSE(kill("KILL 18446744073709551616").unsupported.empty());
+  EXPECT_FALSE(kill("KILL").unsupported.empty());
+  EXPECT_FALSE(kill("KILL 'x'").unsupported.empty());
+  EXPECT_EQ(classify("SELECT kill FROM t").kind, StatementKind::kSelect);
+}
+
+}  // namespace
+}  // namespace sp::parser
