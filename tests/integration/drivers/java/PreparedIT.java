@@ -185,6 +185,35 @@ public class PreparedIT {
     try (Statement s = db[tgShard / 2].createStatement()) {
       s.execute("DELETE FROM " + tgTable + " WHERE peer_id = " + peer);
     }
+    // Statement.cancel(): the driver opens a second connection and sends KILL
+    // QUERY with the thread id of this one's handshake (the proxy's id).
+    PreparedStatement slow = proxy.prepareStatement("SELECT SLEEP(?)");
+    slow.setInt(1, 20);
+    Thread canceller = new Thread(() -> {
+      try {
+        Thread.sleep(1000);
+        slow.cancel();
+      } catch (Exception e) {
+        System.out.println("cancel failed: " + e);
+      }
+    });
+    long cancelStart = System.nanoTime();
+    canceller.start();
+    int cancelCode = 0;
+    try (ResultSet r = slow.executeQuery()) {
+      r.next();
+    } catch (SQLException e) {
+      cancelCode = e.getErrorCode();
+    }
+    canceller.join();
+    double cancelSeconds = (System.nanoTime() - cancelStart) / 1e9;
+    check(cancelCode == 1317 && cancelSeconds < 10,
+          "Statement.cancel(): error " + cancelCode + " after " + cancelSeconds + " s, want 1317 within 10 s");
+    slow.setInt(1, 0);
+    try (ResultSet r = slow.executeQuery()) {
+      check(r.next() && r.getInt(1) == 0, "the connection goes on after cancel");
+    }
+
     long stmtExecutes = longOf(db[0], executes) + longOf(db[1], executes) - executesBefore;
     check(stmtExecutes >= 30, "only " + stmtExecutes + " COM_STMT_EXECUTE reached the backends");
     System.out.println("java: " + stmtExecutes + " COM_STMT_EXECUTE on the backends");
