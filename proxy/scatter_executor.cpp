@@ -258,6 +258,11 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
         co_return false;
       }
     }
+    if (merger.failure()) {
+      queueError(seq, client_error::make(client_error::kNotSupported, *merger.failure()));
+      releaseScatter(shards);
+      co_return co_await client_.flush();
+    }
     if (merger.done() || !merger.wantsMoreInput()) break;
     std::optional<size_t> pick = merger.needsRowFrom();
     if (!pick) {

@@ -1,6 +1,7 @@
 #include "routing/decimal.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace sp::routing::decimal {
 namespace {
@@ -172,6 +173,75 @@ std::optional<std::string> divide(std::string_view a, uint64_t b, uint32_t scale
   }
   if (quotient.size() < scale + 1) quotient = std::string(scale + 1 - quotient.size(), '0') + quotient;
   return format(pa->negative, quotient, scale);
+}
+
+std::optional<std::string> negate(std::string_view a) {
+  auto p = split(a);
+  if (!p) return std::nullopt;
+  std::string digits = (p->int_digits.empty() ? "0" : p->int_digits) + p->frac_digits;
+  return format(!p->negative, digits, p->frac_digits.size());
+}
+
+std::optional<std::string> multiply(std::string_view a, std::string_view b) {
+  auto pa = split(a), pb = split(b);
+  if (!pa || !pb) return std::nullopt;
+  std::string x = pa->int_digits + pa->frac_digits, y = pb->int_digits + pb->frac_digits;
+  size_t scale = pa->frac_digits.size() + pb->frac_digits.size();
+  std::vector<uint32_t> acc(x.size() + y.size(), 0);
+  for (size_t i = x.size(); i-- > 0;) {
+    for (size_t j = y.size(); j-- > 0;) {
+      acc[i + j + 1] += static_cast<uint32_t>((x[i] - '0') * (y[j] - '0'));
+    }
+  }
+  // Carries, least significant first (each cell holds at most 9*9*digits: no overflow for SQL sizes).
+  for (size_t k = acc.size(); k-- > 1;) {
+    acc[k - 1] += acc[k] / 10;
+    acc[k] %= 10;
+  }
+  std::string digits;
+  for (uint32_t d : acc) digits += static_cast<char>('0' + d);
+  if (digits.size() < scale + 1) digits = std::string(scale + 1 - digits.size(), '0') + digits;
+  return format(pa->negative != pb->negative, digits, scale);
+}
+
+std::optional<std::string> divideBy(std::string_view a, std::string_view b, uint32_t scale) {
+  auto pa = split(a), pb = split(b);
+  if (!pa || !pb || isZero(*pb)) return std::nullopt;
+  // a / b == (a * 10^k) / (b * 10^k) with k = b's scale, so the divisor is an integer.
+  std::string divisor = pb->int_digits + pb->frac_digits;
+  size_t nz = divisor.find_first_not_of('0');
+  divisor = divisor.substr(nz);
+  if (divisor.size() > 19) return std::nullopt;
+  uint64_t d = 0;
+  for (char c : divisor) {
+    if (d > (UINT64_MAX - static_cast<uint64_t>(c - '0')) / 10) return std::nullopt;
+    d = d * 10 + static_cast<uint64_t>(c - '0');
+  }
+  size_t k = pb->frac_digits.size();
+  std::string ints = pa->int_digits, frac = pa->frac_digits;
+  if (frac.size() < k) frac += std::string(k - frac.size(), '0');
+  ints += frac.substr(0, k);
+  frac = frac.substr(k);
+  std::string shifted = (pa->negative != pb->negative ? "-" : "") + (ints.empty() ? std::string("0") : ints);
+  if (!frac.empty()) shifted += "." + frac;
+  return divide(shifted, d, scale);
+}
+
+std::optional<std::string> rescale(std::string_view a, uint32_t scale) {
+  auto p = split(a);
+  if (!p) return std::nullopt;
+  if (p->frac_digits.size() <= scale) {
+    std::string out(a.substr(0, a.size()));
+    if (p->frac_digits.empty() && scale > 0) out += ".";
+    out += std::string(scale - p->frac_digits.size(), '0');
+    return out;
+  }
+  return divide(a, 1, scale);
+}
+
+uint32_t scaleOf(std::string_view a) {
+  size_t dot = a.find('.');
+  return dot == std::string_view::npos ? 0 : static_cast<uint32_t>(a.size() - dot - 1);
 }
 
 std::string canonical(std::string_view a) {

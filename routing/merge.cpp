@@ -233,6 +233,10 @@ void ResultMerger::emit(MergedRow row) {
 void ResultMerger::finishAggregate() {
   aggregate_done_ = true;
   std::vector<MergedRow> rows = aggregator_->finish();
+  if (aggregator_->failure()) {
+    failure_ = aggregator_->failure();
+    return;
+  }
   std::erase_if(rows, [&](const MergedRow& row) {
     for (const auto& term : spec_.having) {
       if (!term.literal || !row[term.column]) return true;  // comparisons with NULL are never true

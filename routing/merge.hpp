@@ -64,6 +64,9 @@ class ResultMerger {
   std::optional<MergedRow> nextRow();
   // All input consumed (or the limit reached) and all output taken.
   bool done() const;
+  // Why the merge failed (a computed column that cannot be evaluated
+  // exactly); checked when nextRow() has nothing: the statement fails.
+  const std::optional<std::string>& failure() const { return failure_; }
   // Bytes held in buffers and groups, for the per-query memory cap.
   size_t bufferedBytes() const;
 
@@ -101,6 +104,7 @@ class ResultMerger {
   uint64_t emitted_ = 0;   // rows kept by LIMIT
   size_t buffered_bytes_ = 0;
   size_t columns_set_ = 0;
+  std::optional<std::string> failure_;
 };
 
 }  // namespace sp::routing

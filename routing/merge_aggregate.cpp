@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "routing/decimal.hpp"
+#include "routing/merge_compute.hpp"
 
 namespace sp::routing {
 namespace {
@@ -37,7 +38,7 @@ std::string addValues(ValueClass cls, const std::string& a, const std::string& b
 }
 
 GroupAggregator::GroupAggregator(const MergeSpec& spec, const std::vector<protocol::ColumnDefinition41>& shard_columns)
-    : spec_(spec) {
+    : spec_(spec), columns_(shard_columns) {
   for (const auto& c : shard_columns) {
     classes_.push_back(classify(c));
     avg_scales_.push_back(std::min<uint32_t>(c.decimals + kDivPrecisionIncrement, kMaxDecimalScale));
@@ -82,6 +83,7 @@ size_t GroupAggregator::merge(Group& group, MergedRow& row) {
     auto& in = row[c.source];
     switch (c.op) {
       case MergeOp::kValue: break;  // first value of the group (a group key, or any value)
+      case MergeOp::kComputed: break;  // evaluated in compute()
       case MergeOp::kCount:
       case MergeOp::kSum:
       case MergeOp::kAvg:
@@ -146,6 +148,20 @@ void GroupAggregator::finalize(Group& group) const {
   group.values = std::move(out);
 }
 
+void GroupAggregator::compute(MergedRow& row) {
+  if (spec_.computed.empty() || failure_) return;
+  for (size_t i = 0; i < spec_.columns.size(); ++i) {
+    const MergeColumn& c = spec_.columns[i];
+    if (c.op != MergeOp::kComputed) continue;
+    auto v = evaluateComputed(spec_.computed[c.helper], row, classes_, columns_[i]);
+    if (!v) {
+      failure_ = v.error();
+      return;
+    }
+    row[i] = std::move(*v);
+  }
+}
+
 std::vector<MergedRow> GroupAggregator::finish() {
   std::vector<MergedRow> rows;
   if (groups_.empty() && spec_.group_by.empty()) {
@@ -154,16 +170,19 @@ std::vector<MergedRow> GroupAggregator::finish() {
       MergeOp op = spec_.columns[i].op;
       if (op == MergeOp::kCount || op == MergeOp::kCountDistinct) row[i] = "0";
     }
+    compute(row);
     rows.push_back(std::move(row));
-    return rows;
+  } else {
+    rows.reserve(groups_.size());
+    for (auto& g : groups_) {
+      finalize(g);
+      compute(g.values);
+      rows.push_back(std::move(g.values));
+    }
+    groups_.clear();
+    index_.clear();
   }
-  rows.reserve(groups_.size());
-  for (auto& g : groups_) {
-    finalize(g);
-    rows.push_back(std::move(g.values));
-  }
-  groups_.clear();
-  index_.clear();
+  if (failure_) rows.clear();
   return rows;
 }
 

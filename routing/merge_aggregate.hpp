@@ -26,6 +26,9 @@ class GroupAggregator {
   // One merged row per group, in first-seen order; for no GROUP BY exactly one
   // row even without input (COUNT 0, other aggregates NULL).
   std::vector<MergedRow> finish();
+  // Set when a computed column (MergeOp::kComputed) could not be evaluated
+  // exactly; finish() then returns no rows.
+  const std::optional<std::string>& failure() const { return failure_; }
 
  private:
   struct Group {
@@ -36,10 +39,13 @@ class GroupAggregator {
 
   size_t merge(Group& group, MergedRow& row);
   void finalize(Group& group) const;
+  void compute(MergedRow& row);  // kComputed columns, over the finalized values
 
   MergeSpec spec_;  // a copy: the owning ResultMerger may be moved
   std::vector<ValueClass> classes_;
   std::vector<uint32_t> avg_scales_;
+  std::vector<protocol::ColumnDefinition41> columns_;
+  std::optional<std::string> failure_;
   std::unordered_map<std::string, size_t> index_;  // group key -> groups_ position
   std::vector<Group> groups_;
 };

@@ -13,6 +13,7 @@ std::string_view opName(MergeOp op) {
     case MergeOp::kAvg: return "avg";
     case MergeOp::kCountDistinct: return "count distinct";
     case MergeOp::kSumDistinct: return "sum distinct";
+    case MergeOp::kComputed: return "computed";
   }
   return "?";
 }

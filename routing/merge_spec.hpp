@@ -30,6 +30,37 @@ enum class MergeOp : uint8_t {
   kCountDistinct,  // `helper` holds the distinct argument (shards GROUP BY it): counted once per value;
                    // `source` is the item itself (its metadata is the client's)
   kSumDistinct,    // same, summed once per value
+  kComputed,       // an expression over other merged columns (MergeSpec::computed[helper]), evaluated
+                   // after the groups are merged; `source` is the item itself (the shards compute it on
+                   // their partial groups only so that its metadata is the server's)
+};
+
+// An expression over merged aggregates evaluated at the proxy, e.g. COUNT(*) * 2,
+// SUM(x) / COUNT(*), IFNULL(MAX(x), 0), ROUND(AVG(x), 2). Exact decimal
+// arithmetic only (routing/merge_compute.hpp). Nodes refer to each other by
+// index; the planner keeps a division out of further arithmetic, because
+// MariaDB carries a quotient on with 9-digit precision that the proxy does not
+// reproduce (it only rounds the final value, which it does exactly).
+struct ComputedNode {
+  enum class Kind : uint8_t {
+    kColumn,   // merged column `column`
+    kLiteral,  // `literal` (decimal text), or NULL when !literal
+    kNeg, kAdd, kSub, kMul,
+    kDiv,      // args[0] / args[1]; NULL for a zero divisor (as the server's SELECT)
+    kFirstNonNull,  // IFNULL / COALESCE
+    kRound,    // ROUND(args[0], digits)
+  };
+  Kind kind = Kind::kLiteral;
+  uint32_t column = 0;
+  std::optional<std::string> literal;
+  std::vector<uint32_t> args;  // node indexes
+  uint32_t digits = 0;         // kRound
+};
+
+struct ComputedExpr {
+  std::vector<ComputedNode> nodes;
+  uint32_t root = 0;
+  std::string text;  // as the client wrote it, for errors
 };
 
 struct MergeColumn {
@@ -75,6 +106,7 @@ struct MergeSpec {
   // drops them from GROUP BY / ORDER BY, which decides its result metadata
   // (routing/merge_metadata.hpp). Not used for the merge itself.
   std::vector<uint32_t> constant_columns;
+  std::vector<ComputedExpr> computed;  // kComputed columns' expressions
   std::vector<HavingTerm> having;
   std::vector<MergeSortKey> order_by;  // empty: shard order (row mode) / group key order (aggregate)
   bool distinct = false;               // SELECT DISTINCT: duplicates of visible columns dropped

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "parser/lexer.hpp"
+#include "routing/decimal.hpp"
 #include "routing/compare_coerce.hpp"
 #include "routing/planner_detail.hpp"
 
@@ -108,6 +109,10 @@ class ScatterBuilder {
   std::expected<uint32_t, Plan> resolve(const parser::Expr& e, bool allow_position);
   std::expected<uint32_t, Plan> resolveAggregate(const parser::Expr& e, Agg agg);
   std::optional<Plan> setDistinctArg(const parser::Expr& call, uint32_t* helper);
+  // An expression over aggregates evaluated at the proxy (MergeOp::kComputed):
+  // returns its index in spec_.computed.
+  std::expected<uint32_t, Plan> addComputed(const parser::Expr& e);
+  std::expected<uint32_t, Plan> compileNode(const parser::Expr& e, ComputedExpr& out, bool in_arithmetic);
   std::optional<Plan> addHaving();
   std::optional<Plan> readLimit(uint64_t& count, uint64_t& offset, bool& has) const;
   void removeClause(std::string_view keyword, uint32_t expr_begin, uint32_t end);
@@ -173,10 +178,8 @@ std::optional<Plan> ScatterBuilder::addItems() {
     if (e.kind == parser::ExprKind::kStar) return unsupported("mixes * with aggregates");
     Agg agg = aggregateOf(e);
     if (agg == Agg::kOther) return unsupported("uses aggregate " + std::string(e.name) + (e.distinct ? "(DISTINCT)" : ""));
-    if (agg == Agg::kNone && containsAggregate(e)) {
-      return unsupported("computes with an aggregate (" + std::string(e.range.text(sql_)) + ")");
-    }
-    spec_.columns.push_back({mergeOpOf(agg), i, 0, true, {}});
+    MergeOp op = agg == Agg::kNone && containsAggregate(e) ? MergeOp::kComputed : mergeOpOf(agg);
+    spec_.columns.push_back({op, i, 0, true, {}});
     if (!item.alias.empty()) aliases_.emplace(normalized(item.alias.value), i);
     by_text_.emplace(normalized(e.range.text(sql_)), i);
   }
@@ -199,9 +202,123 @@ std::optional<Plan> ScatterBuilder::addItems() {
       uint32_t helper = 0;
       if (auto refusal = setDistinctArg(e, &helper)) return refusal;
       spec_.columns[i].helper = helper;
+    } else if (column.op == MergeOp::kComputed) {
+      auto computed = addComputed(e);
+      if (!computed) return computed.error();
+      spec_.columns[i].helper = *computed;
     }
   }
   return std::nullopt;
+}
+
+std::expected<uint32_t, Plan> ScatterBuilder::addComputed(const parser::Expr& e) {
+  ComputedExpr expr;
+  expr.text = std::string(e.range.text(sql_));
+  auto root = compileNode(e, expr, false);
+  if (!root) return std::unexpected(root.error());
+  expr.root = *root;
+  spec_.computed.push_back(std::move(expr));
+  return static_cast<uint32_t>(spec_.computed.size() - 1);
+}
+
+std::expected<uint32_t, Plan> ScatterBuilder::compileNode(const parser::Expr& e, ComputedExpr& out,
+                                                          bool in_arithmetic) {
+  using Kind = ComputedNode::Kind;
+  auto push = [&](ComputedNode node) {
+    out.nodes.push_back(std::move(node));
+    return static_cast<uint32_t>(out.nodes.size() - 1);
+  };
+  auto refuse = [&](const std::string& why) -> std::expected<uint32_t, Plan> {
+    return std::unexpected(unsupported("computes " + out.text + " from aggregates " + why +
+                                       " (the proxy computes + - * with exact numbers, one / last, ROUND, "
+                                       "IFNULL and COALESCE over COUNT, SUM, MIN, MAX and AVG)"));
+  };
+  auto child = [&](const parser::Expr& c, bool arithmetic, ComputedNode& node) -> std::optional<Plan> {
+    auto index = compileNode(c, out, arithmetic);
+    if (!index) return index.error();
+    node.args.push_back(*index);
+    return std::nullopt;
+  };
+  Agg agg = aggregateOf(e);
+  if (agg == Agg::kAvg) {
+    // AVG(x) is SUM(x) / COUNT(x): a quotient, so only at the top (or under ROUND / IFNULL).
+    if (in_arithmetic) return refuse("with AVG inside further arithmetic");
+    std::string arg = e.args.empty() ? "*" : std::string(e.args[0]->range.text(sql_));
+    ComputedNode sum{Kind::kColumn, addHelper("SUM(" + arg + ")", MergeOp::kSum), {}, {}, 0};
+    ComputedNode count{Kind::kColumn, addHelper("COUNT(" + arg + ")", MergeOp::kCount), {}, {}, 0};
+    uint32_t a = push(sum);
+    uint32_t b = push(count);
+    return push(ComputedNode{Kind::kDiv, 0, {}, {a, b}, 0});
+  }
+  if (agg != Agg::kNone) {
+    auto column = resolveAggregate(e, agg);
+    if (!column) return std::unexpected(column.error());
+    return push(ComputedNode{Kind::kColumn, *column, {}, {}, 0});
+  }
+  switch (e.kind) {
+    case parser::ExprKind::kLiteral:
+      switch (e.literal_kind) {
+        case parser::LiteralKind::kInteger:
+        case parser::LiteralKind::kDecimal:
+          return push(ComputedNode{Kind::kLiteral, 0, std::string(e.range.text(sql_)), {}, 0});
+        case parser::LiteralKind::kNull: return push(ComputedNode{Kind::kLiteral, 0, std::nullopt, {}, 0});
+        case parser::LiteralKind::kTrue: return push(ComputedNode{Kind::kLiteral, 0, std::string("1"), {}, 0});
+        case parser::LiteralKind::kFalse: return push(ComputedNode{Kind::kLiteral, 0, std::string("0"), {}, 0});
+        default: return refuse("with a literal that is not an exact number");
+      }
+    case parser::ExprKind::kColumn: {
+      auto column = resolve(e, false);
+      if (!column) return std::unexpected(column.error());
+      return push(ComputedNode{Kind::kColumn, *column, {}, {}, 0});
+    }
+    case parser::ExprKind::kUnary: {
+      if (e.unary_op != parser::UnaryOp::kNegate && e.unary_op != parser::UnaryOp::kPlus) break;
+      ComputedNode node{e.unary_op == parser::UnaryOp::kNegate ? Kind::kNeg : Kind::kFirstNonNull, 0, {}, {}, 0};
+      if (auto r = child(*e.args[0], e.unary_op == parser::UnaryOp::kNegate || in_arithmetic, node)) return std::unexpected(*r);
+      return push(std::move(node));
+    }
+    case parser::ExprKind::kBinary: {
+      Kind kind;
+      switch (e.binary_op) {
+        case parser::BinaryOp::kAdd: kind = Kind::kAdd; break;
+        case parser::BinaryOp::kSub: kind = Kind::kSub; break;
+        case parser::BinaryOp::kMul: kind = Kind::kMul; break;
+        case parser::BinaryOp::kDiv:
+          if (in_arithmetic) return refuse("with a quotient inside further arithmetic");
+          kind = Kind::kDiv;
+          break;
+        default: return refuse("with the operator in " + std::string(e.range.text(sql_)));
+      }
+      ComputedNode node{kind, 0, {}, {}, 0};
+      for (const auto& a : e.args) {
+        if (auto r = child(*a, true, node)) return std::unexpected(*r);
+      }
+      return push(std::move(node));
+    }
+    case parser::ExprKind::kFunction: {
+      std::string_view n = e.name;
+      if ((equalsIgnoreCase(n, "IFNULL") && e.args.size() == 2) || (equalsIgnoreCase(n, "COALESCE") && !e.args.empty())) {
+        ComputedNode node{Kind::kFirstNonNull, 0, {}, {}, 0};
+        for (const auto& a : e.args) {
+          if (auto r = child(*a, in_arithmetic, node)) return std::unexpected(*r);
+        }
+        return push(std::move(node));
+      }
+      if (equalsIgnoreCase(n, "ROUND") && (e.args.size() == 1 || e.args.size() == 2)) {
+        ComputedNode node{Kind::kRound, 0, {}, {}, 0};
+        if (e.args.size() == 2) {
+          auto digits = integerLiteral(e.args[1].get(), sql_);
+          if (!digits || *digits > 30) return refuse("with ROUND to other than 0..30 digits");
+          node.digits = static_cast<uint32_t>(*digits);
+        }
+        if (auto r = child(*e.args[0], false, node)) return std::unexpected(*r);
+        return push(std::move(node));
+      }
+      return refuse("with " + std::string(e.name) + "()");
+    }
+    default: break;
+  }
+  return refuse("with " + std::string(e.range.text(sql_)));
 }
 
 std::expected<uint32_t, Plan> ScatterBuilder::resolveAggregate(const parser::Expr& e, Agg agg) {
@@ -234,7 +351,15 @@ std::expected<uint32_t, Plan> ScatterBuilder::resolve(const parser::Expr& e, boo
   Agg agg = aggregateOf(e);
   if (agg != Agg::kNone) return resolveAggregate(e, agg);
   if (containsAggregate(e)) {
-    return std::unexpected(unsupported("computes with an aggregate (" + std::string(e.range.text(sql_)) + ")"));
+    // A hidden computed column: the shards compute the expression too, only
+    // so that its metadata (type, scale) is the server's.
+    std::string text(e.range.text(sql_));
+    if (auto it = by_text_.find(normalized(text)); it != by_text_.end()) return it->second;
+    auto computed = addComputed(e);
+    if (!computed) return std::unexpected(computed.error());
+    uint32_t column = addHelper(text, MergeOp::kComputed);
+    spec_.columns[column].helper = *computed;
+    return column;
   }
   if (auto it = by_text_.find(normalized(e.range.text(sql_))); it != by_text_.end()) return it->second;
   return addHelper(std::string(e.range.text(sql_)), MergeOp::kValue);
