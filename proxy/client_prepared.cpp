@@ -11,6 +11,7 @@
 #include "protocol/prepared.hpp"
 #include "protocol/response_tracker.hpp"
 #include "protocol/sql_literal.hpp"
+#include "parser/parse.hpp"
 #include "parser/placeholders.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
@@ -87,6 +88,23 @@ bool clientCharsetUnsafe(const SessionState& s) {
 // written into the statement as the literals the server would type the same
 // way (protocol/sql_literal.hpp), the text statement is planned and merged as
 // a query, and the merged rows go back to the client as binary rows.
+namespace {
+
+// Placeholder numbers in the statement's LIMIT / OFFSET (top-level SELECT).
+std::vector<uint32_t> limitPlaceholders(std::string_view sql) {
+  std::vector<uint32_t> out;
+  auto parsed = parser::parse(sql);
+  if (!parsed || !parsed->select) return out;
+  for (const parser::Expr* e : {parsed->select->limit.count.get(), parsed->select->limit.offset.get()}) {
+    if (e && e->kind == parser::ExprKind::kLiteral && e->literal_kind == parser::LiteralKind::kPlaceholder) {
+      out.push_back(e->placeholder_index);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::expected<std::string, protocol::ErrPacket> ClientSession::inlineParameters(
     const std::string& sql, const protocol::StmtExecute& exec) const {
   auto refuse = [](std::string why) {
@@ -107,6 +125,19 @@ std::expected<std::string, protocol::ErrPacket> ClientSession::inlineParameters(
     auto literal = protocol::sqlLiteral(exec.values[i], exec.types[i], options);
     if (!literal) return refuse("parameter " + std::to_string(i + 1) + " is " + literal.error());
     literals.push_back(std::move(*literal));
+  }
+  // LIMIT ? / OFFSET ? bound as DOUBLE (mysql2 binds every JavaScript number
+  // so): the server takes an integral value as the row count; in SQL text a
+  // LIMIT must be an integer literal.
+  for (uint32_t index : limitPlaceholders(sql)) {
+    if (index >= exec.values.size()) continue;
+    double v = 0;
+    if (const auto* d = std::get_if<double>(&exec.values[index])) v = *d;
+    else if (const auto* f = std::get_if<float>(&exec.values[index])) v = *f;
+    else continue;
+    if (v >= 0 && v < 9.2e18 && v == static_cast<double>(static_cast<uint64_t>(v))) {
+      literals[index] = std::to_string(static_cast<uint64_t>(v));
+    }
   }
   auto text = parser::substitutePlaceholders(sql, literals);
   if (!text) return refuse(text.error());

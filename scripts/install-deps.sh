@@ -66,8 +66,20 @@ deny_service_starts() {
   trap '"${SUDO[@]}" rm -f "$POLICY"' EXIT
 }
 
+# Node.js and npm for the mysql2 driver test (tests/integration/drivers/run_node.sh).
+# Machines that ship their own Node.js (with its npm) keep it: Debian's npm
+# package would conflict with it. Only where neither is present do Debian's come in.
+ensure_node() {
+  if command -v node >/dev/null && command -v npm >/dev/null; then return 0; fi
+  log "node/npm missing: installing Debian's nodejs and npm"
+  deny_service_starts
+  if lists_are_stale; then apt_update; fi
+  apt_install nodejs npm || { apt_update; apt_install nodejs npm; }
+}
+
 main() {
   local missing
+  ensure_node
   mapfile -t missing < <(missing_packages)
   if (( ${#missing[@]} == 0 )); then
     log "all ${#PACKAGES[@]} packages already installed"

@@ -1,6 +1,6 @@
 # Prepared statements through the proxy with real client drivers (issue 5):
 # libmariadb's mysql_stmt_* (gtest), Go database/sql + go-sql-driver/mysql,
-# Java MariaDB Connector/J, PHP PDO, Perl DBD::mysql, sysbench in ps mode.
+# Java MariaDB Connector/J, PHP PDO, Perl DBD::mysql, Node.js mysql2, sysbench in ps mode.
 # Included from tests/integration/CMakeLists.txt; uses its fixtures and
 # sp_add_integration_test. docs/testing.md lists the tests.
 
@@ -37,7 +37,7 @@ sp_drv_test(NAME reload TIMEOUT 120
   COMMAND $<TARGET_FILE:sp_prepared_capi_tests> --gtest_filter=ShardMapReload.*)
 sp_drv_test(NAME flood TIMEOUT 300
   COMMAND $<TARGET_FILE:sp_prepared_capi_tests> --gtest_filter=StatementFlood.*)
-foreach(driver go java php perl)
+foreach(driver go java php perl node)
   sp_drv_test(NAME ${driver} TIMEOUT 180 COMMAND ${SP_DRV_DIR}/run_${driver}.sh)
 endforeach()
 sp_drv_test(NAME sysbench TIMEOUT 240 COMMAND ${SP_IT_PYTHON} ${SP_DRV_DIR}/sysbench_prepared.py)
