@@ -66,7 +66,7 @@ bool addKeyValue(const Expr& value_expr, std::string_view sql, std::span<const P
                             "shardproxy: " + std::string(key.column) + " of sharded table " + std::string(table) +
                                 " is compared with " + quoteText(value_expr.range.text(sql)) +
                                 ", which is not an exact unsigned 64-bit integer: write the key as an "
-                                "integer literal (quoted numbers must be plain digits below 2^53)"};
+                                "integer literal (a quoted key must be digits)"};
       return false;
   }
   return false;

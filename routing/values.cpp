@@ -47,12 +47,21 @@ KeyValue parseFloatLiteral(std::string_view text) {
   return {ValueStatus::kValue, uint64_t(d)};
 }
 
-// A quoted number compared with an integer column: compared as DOUBLE by
-// MySQL, so it is exact only for plain digits below 2^53.
+// A quoted number compared with an integer column: MariaDB 10.11 compares the
+// two as DECIMAL, exactly over the whole BIGINT UNSIGNED range (checked on the
+// server: k = '18446744073709551615' does not match 18446744073709551600, and
+// ' 42', '42 ' and '0042.000' match 42). So: digits, a fraction of zeros, and
+// spaces around them map to that integer; anything else ('42abc', '4.2', '',
+// '+42', '1e3') is refused rather than guessed.
 KeyValue fromQuotedText(std::string_view content) {
-  KeyValue v = parseUnsigned(content);
+  auto isSpace = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!content.empty() && isSpace(content.front())) content.remove_prefix(1);
+  while (!content.empty() && isSpace(content.back())) content.remove_suffix(1);
+  if (content.empty() || content.front() == '.' || content.front() == '-' || content.front() == '+') {
+    return {ValueStatus::kInexact, 0};
+  }
+  KeyValue v = parseDecimalLiteral(content);
   if (v.status == ValueStatus::kOutOfRange) v.status = ValueStatus::kInexact;
-  if (v.status == ValueStatus::kValue && v.value >= kExactDoubleLimit) return {ValueStatus::kInexact, 0};
   return v;
 }
 

@@ -46,15 +46,16 @@ struct KeyValue {
 };
 
 // The key value of `expr` compared with an integer key column:
-//   42 -> 42; '42' -> 42 (MySQL compares a string with an integer column as
-//   DOUBLE, so only values below 2^53 are exact); 42.000 -> 42; TRUE -> 1;
-//   -5 -> kNegative; NULL -> kNull; 4.2, 1e3, '4x', X'2A' -> kInexact.
+//   42 -> 42; '42' -> 42 (MariaDB compares a string with an integer column as
+//   DECIMAL: exact over the whole range; spaces around and a zero fraction
+//   allowed); 42.000 -> 42; TRUE -> 1; -5 -> kNegative; NULL -> kNull;
+//   4.2, 1e3 at or past 2^53, '4x', X'2A' -> kInexact.
 KeyValue keyValueOf(const parser::Expr& expr, std::string_view sql, std::span<const ParamValue> params);
 
 // The key value an INSERT stores from `expr` into a BIGINT UNSIGNED key
-// column. Like keyValueOf, except that a string of plain digits is exact over
-// the whole range: the server parses it as an integer when it stores it (the
-// DOUBLE rule is for comparisons only). Java's BigInteger arrives as such text.
+// column. Like keyValueOf (a string of digits is exact over the whole range
+// there too); kept apart because storing and comparing are different server
+// paths. Java's BigInteger arrives as such text.
 KeyValue storedKeyValueOf(const parser::Expr& expr, std::string_view sql, std::span<const ParamValue> params);
 
 struct DateBound {

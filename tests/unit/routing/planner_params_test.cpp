@@ -84,7 +84,11 @@ TEST(PlannerParams, ParameterKinds) {
       {signedParam(-17), PlanKind::kRefused, "negative_key"},
       {stringParam("18"), PlanKind::kRoute, "msg_02"},
       {stringParam("18x"), PlanKind::kRefused, "bad_key_value"},
-      {stringParam("9007199254740992"), PlanKind::kRefused, "bad_key_value"},
+      // MariaDB compares a string with the integer key as DECIMAL: exact past 2^53 (mysql2 binds BigInt so).
+      {stringParam("9007199254740992"), PlanKind::kRoute, "msg_00"},
+      {stringParam("18446744073709551615"), PlanKind::kRoute, "msg_15"},
+      {stringParam(" 18 "), PlanKind::kRoute, "msg_02"},
+      {stringParam("18446744073709551616"), PlanKind::kRefused, "bad_key_value"},
       // A DECIMAL parameter compares exactly (Java's BigInteger/BigDecimal), even past 2^53.
       {decimalParam("18446744073709551615"), PlanKind::kRoute, "msg_15"},
       {decimalParam("18446744073709551614.000"), PlanKind::kRoute, "msg_14"},
