@@ -25,16 +25,16 @@ class RefCollector {
     if (e->subquery) select(*e->subquery, true);
   }
 
-  void tableRef(const TableRef* ref, bool nested) {
+  void tableRef(const TableRef* ref, bool nested, const SelectStatement* block = nullptr) {
     if (!ref) return;
     switch (ref->kind) {
-      case parser::TableRefKind::kTable: out_.tables.push_back({&ref->name, &ref->alias, nested}); break;
+      case parser::TableRefKind::kTable: out_.tables.push_back({&ref->name, &ref->alias, nested, block}); break;
       case parser::TableRefKind::kDerived:
         if (ref->subquery) select(*ref->subquery, true);
         break;
       case parser::TableRefKind::kJoin:
-        tableRef(ref->left.get(), nested);
-        tableRef(ref->right.get(), nested);
+        tableRef(ref->left.get(), nested, block);
+        tableRef(ref->right.get(), nested, block);
         expr(ref->on.get(), nested);
         break;
     }
@@ -54,7 +54,7 @@ class RefCollector {
     // With UNION every branch, the first included, is a separate block.
     bool block_nested = nested || branches;
     for (const auto& item : s.items) expr(item.expr.get(), block_nested);
-    for (const auto& from : s.from) tableRef(from.get(), block_nested);
+    for (const auto& from : s.from) tableRef(from.get(), block_nested, &s);
     expr(s.where.get(), block_nested);
     orderItems(s.group_by, block_nested);
     expr(s.having.get(), block_nested);

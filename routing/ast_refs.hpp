@@ -13,6 +13,7 @@ struct TableUse {
   const parser::TableName* name = nullptr;
   const parser::Identifier* alias = nullptr;  // null for DELETE targets / INSERT table
   bool nested = false;  // inside a subquery, derived table or UNION branch
+  const parser::SelectStatement* block = nullptr;  // the SELECT whose FROM names it (null outside SELECTs)
 };
 
 struct ColumnUse {

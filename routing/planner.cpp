@@ -264,6 +264,67 @@ Plan planStatement(const parser::Statement& st, std::string_view sql, const Plan
   return detail::planStatementWithEdits(st, sql, input, nullptr);
 }
 
+namespace {
+
+// A SELECT naming a sharded table in a subquery, derived table or UNION branch
+// (possibly besides its own FROM): routable when every reference is the same
+// logical table and each one's own query block pins the key to values of one
+// and the same shard (`... WHERE conv_id = 5 AND seq = (SELECT MAX(seq) FROM
+// msg WHERE conv_id = 5)`): the whole statement then runs there, every name
+// renamed. Anything else keeps the refusal, naming what is missing.
+Plan planNestedOnOneShard(RoutingContext& ctx, const std::vector<const TableUse*>& sharded) {
+  const parser::Statement& st = ctx.statement;
+  std::string verb(verbOf(st.kind));
+  const TableRule* rule = ctx.input.map.findTable(sharded.front()->name->table.value);
+  auto nestedRefusal = [&](const std::string& why) {
+    return refuse(RouteErrorCode::kUnsupported,
+                  "shardproxy: " + verb + " uses sharded table " + rule->name +
+                      " inside a subquery, derived table or UNION, which is supported only when every use of it "
+                      "names " + keyHint(*rule) + " of one shard in its own WHERE (" + why + ")");
+  };
+  if (!st.select) return nestedRefusal("not a SELECT");
+  for (const TableUse* use : sharded) {
+    if (ctx.input.map.findTable(use->name->table.value) != rule) return nestedRefusal("two sharded tables");
+  }
+  if (rule->month) return nestedRefusal("a table with month partitions");
+  std::optional<uint32_t> shard;
+  bool depends_on_params = false;
+  std::vector<uint64_t> key_values;
+  for (const TableUse* use : sharded) {
+    if (!use->block) return nestedRefusal("a use outside a SELECT's FROM");
+    RoutingContext one = ctx;
+    one.use = use;
+    one.rule = rule;
+    KeyConstraint key = extractKey(use->block->where.get(), ctx.sql, matcherFor(one, rule->key), rule->name,
+                                   ctx.input.params);
+    if (key.refusal) return refuse(key.refusal->code, key.refusal->message);
+    depends_on_params |= key.depends_on_params;
+    if (key.kind == KeyConstraint::Kind::kNone || key.values.empty()) {
+      Plan plan = nestedRefusal("a use without such a key");
+      plan.depends_on_params = depends_on_params;
+      return plan;
+    }
+    for (uint64_t v : key.values) {
+      uint32_t s = rule->shardIndexOf(v);
+      if (shard && *shard != s) return nestedRefusal("uses on different shards");
+      shard = s;
+      key_values.push_back(v);
+    }
+  }
+  if (!shard) return nestedRefusal("a use without such a key");
+  ctx.rule = rule;
+  ctx.use = sharded.front();
+  Plan plan = routeToShard(ctx, *shard, {});
+  if (plan.kind != PlanKind::kRoute) return plan;
+  std::sort(key_values.begin(), key_values.end());
+  key_values.erase(std::unique(key_values.begin(), key_values.end()), key_values.end());
+  plan.key_values = std::move(key_values);
+  plan.depends_on_params = depends_on_params;
+  return plan;
+}
+
+}  // namespace
+
 Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_view sql, const PlannerInput& input,
                                     std::vector<TextEdit>* edits_out) {
   if (!st.select && !st.insert && !st.update && !st.del) {
@@ -289,14 +350,8 @@ Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_vie
   }
   if (sharded.empty()) return ctx.physical.empty() ? passthrough(sql, input.default_backend) : planPhysical(ctx);
   std::string verb(verbOf(st.kind));
-  for (const TableUse* use : sharded) {
-    if (use->nested) {
-      return refuse(RouteErrorCode::kUnsupported,
-                    "shardproxy: " + verb + " uses sharded table " + std::string(use->name->table.value) +
-                        " inside a subquery, derived table or UNION, which is not supported: query it directly "
-                        "with " + keyHint(*input.map.findTable(use->name->table.value)));
-    }
-  }
+  bool any_nested = std::any_of(sharded.begin(), sharded.end(), [](const TableUse* u) { return u->nested; });
+  if (any_nested) return planNestedOnOneShard(ctx, sharded);
   bool multi_table_write = (st.del && (!st.del->targets.empty() || st.del->from.size() != 1 ||
                                        st.del->from[0]->kind != parser::TableRefKind::kTable)) ||
                            (st.update && (st.update->tables.size() != 1 ||

@@ -144,7 +144,33 @@ class Generator:
             return self._aggregate(table)
         if shape < 0.85:
             return self._rows(table, distinct=False)
-        return self._rows(table, distinct=True)
+        if shape < 0.96:
+            return self._rows(table, distinct=True)
+        return self._nested()
+
+    def _nested(self):
+        """msg in a subquery, derived table or UNION branch, every use on one
+        shard (routed whole), or on two shards (refused: 9113)."""
+        r = self.rng
+        k = r.choice(self.data.conv_ids)
+        same = [c for c in self.data.conv_ids if c % 16 == k % 16 and c != k]
+        k2 = r.choice(same) if same and r.random() < 0.6 else k
+        pick = r.random()
+        if pick < 0.3:
+            sql = (f"SELECT conv_id, seq, msg_id FROM msg WHERE conv_id = {k} "
+                   f"AND seq = (SELECT MAX(seq) FROM msg AS m2 WHERE m2.conv_id = {k2})")
+            return Query(sql, "msg", False, False, [], set())
+        if pick < 0.55:
+            sql = (f"SELECT COUNT(*), SUM(seq), MAX(msg_type) FROM (SELECT seq, msg_type FROM msg "
+                   f"WHERE conv_id IN ({k}, {k2}) AND seq > {r.randrange(0, 60)}) AS t")
+            return Query(sql, "msg", True, False, [0, 1, 2], set())
+        if pick < 0.8:
+            sql = (f"SELECT seq, msg_id FROM msg WHERE conv_id = {k} UNION ALL "
+                   f"SELECT seq, msg_id FROM msg WHERE conv_id = {k2} ORDER BY msg_id LIMIT {r.randrange(1, 40)}")
+            return Query(sql, "msg", True, True, [1], set())
+        other = next(c for c in self.data.conv_ids if c % 16 != k % 16)
+        sql = f"SELECT seq FROM msg WHERE conv_id = {k} AND seq IN (SELECT seq FROM msg WHERE conv_id = {other})"
+        return Query(sql, "msg", False, False, [], set())
 
     def _limit(self):
         r = self.rng
