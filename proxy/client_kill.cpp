@@ -16,6 +16,7 @@
 #include "proxy/backend_kill.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/local_result.hpp"
 #include "proxy/worker.hpp"
 
 namespace sp::proxy {
@@ -82,6 +83,22 @@ awaitable<bool> ClientSession::onKill(const parser::KillRequest& request) {
     co_return co_await client_.flush();
   }
   co_return co_await sendOk(reply_seq_);
+}
+
+awaitable<bool> ClientSession::sendConnectionId(const std::string& column) {
+  LocalResult result;
+  result.columns = {column};
+  protocol::ColumnDefinition41 def;  // as MariaDB describes CONNECTION_ID(): INT UNSIGNED NOT NULL, length 10
+  def.type = protocol::ColumnType::kLong;
+  def.column_length = 10;
+  def.character_set = 63;
+  def.flags = protocol::column_flag::kNotNull | protocol::column_flag::kUnsigned | protocol::column_flag::kBinary;
+  result.definitions = {def};
+  result.rows = {{std::to_string(connection_id_)}};
+  protocol::Bytes out;
+  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_);
+  client_.appendFramedBytes(out);
+  co_return co_await client_.flush();
 }
 
 awaitable<bool> ClientSession::onProcessKill(protocol::ByteView payload) {

@@ -5,6 +5,7 @@
 
 #include "protocol/constants.hpp"
 #include "protocol/generic_packets.hpp"
+#include "parser/local_queries.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/local_result.hpp"
@@ -383,6 +384,9 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   if (auto inner = routing::explainShardsStatement(sql)) co_return co_await onExplainShards(*inner);
   parser::StatementInfo info = parser::classify(sql);
   using K = parser::StatementKind;
+  if (info.kind == K::kSelect && !info.multiple_statements) {
+    if (auto column = parser::connectionIdQuery(sql)) co_return co_await sendConnectionId(*column);
+  }
   if (info.kind == K::kKill) {
     // Never forwarded: the id is the proxy's, and on a backend it would name
     // an unrelated server thread.

@@ -57,6 +57,8 @@ class ClientSession {
   // client_kill.cpp: KILL [CONNECTION | QUERY] n and COM_PROCESS_KILL.
   awaitable<bool> onKill(const parser::KillRequest& request);
   awaitable<bool> onProcessKill(protocol::ByteView payload);
+  // SELECT CONNECTION_ID(): this session's id, typed as the server types it.
+  awaitable<bool> sendConnectionId(const std::string& column);
   // What runOn sends: a command payload as is, or an execute of a prepared
   // statement whose physical SQL is prepared on the borrowed connection.
   struct Outbound {

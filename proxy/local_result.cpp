@@ -21,12 +21,18 @@ uint8_t appendLocalResult(protocol::Bytes& out, const LocalResult& result, uint3
   protocol::Bytes scratch;
   protocol::encodeColumnCount(result.columns.size(), scratch);
   seq = appendMessage(out, scratch, seq);
-  for (const auto& name : result.columns) {
+  for (size_t i = 0; i < result.columns.size(); ++i) {
+    const auto& name = result.columns[i];
     protocol::ColumnDefinition41 def;
-    def.name = def.org_name = name;
-    def.character_set = protocol::kCollationUtf8mb4GeneralCi;
-    def.column_length = 1024;
-    def.type = protocol::ColumnType::kVarString;
+    if (i < result.definitions.size()) {
+      def = result.definitions[i];
+    } else {
+      def.org_name = name;
+      def.character_set = protocol::kCollationUtf8mb4GeneralCi;
+      def.column_length = 1024;
+      def.type = protocol::ColumnType::kVarString;
+    }
+    def.name = name;
     protocol::encode(def, scratch);
     seq = appendMessage(out, scratch, seq);
   }

@@ -6,12 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "protocol/resultset.hpp"
 #include "protocol/wire.hpp"
 
 namespace sp::proxy {
 
 struct LocalResult {
   std::vector<std::string> columns;
+  // Column definitions when not the default VARCHAR ones (one per column; names from `columns`).
+  std::vector<protocol::ColumnDefinition41> definitions;
   std::vector<std::vector<std::optional<std::string>>> rows;
 };
 

@@ -6,7 +6,8 @@ scatter) with 1317 while the victim's session goes on; KILL [CONNECTION] and
 COM_PROCESS_KILL end the victim and roll back its open transaction; the
 server's errors for an unknown id (1094), another user's session (1095), the
 forms the proxy does not support (1235) and a session killing itself (1927,
-1317); and a backend thread whose number a client passes is left alone.
+1317); a backend thread whose number a client passes is left alone; and
+SELECT CONNECTION_ID() answers the proxy session's id, the one KILL takes.
 The mariadb CLI's Ctrl-C is in test_cli_interactive.py.
 """
 import threading
@@ -98,6 +99,20 @@ class Kill(unittest.TestCase):
         self.assertEqual(running_on_backends("kill_routed"), 0)
         # The victim's session goes on, on a fresh backend connection.
         self.assertEqual(sptest.scalar(self.victim, "SELECT 41 + 1"), 42)
+
+    def test_connection_id_is_the_proxy_session_id(self):
+        # What the handshake reported and KILL takes, typed as the server types it
+        # (INT UNSIGNED), whichever backend connection would have run it.
+        self.assertEqual(sptest.scalar(self.victim, "SELECT CONNECTION_ID()"), self.victim.thread_id())
+        with self.victim.cursor() as cur:
+            cur.execute("select connection_id() AS cid;")
+            self.assertEqual(cur.description[0][:2], ("cid", 3))
+            self.assertEqual(cur.fetchall(), ((self.victim.thread_id(),),))
+        # ... so killing by it works as it does on one server.
+        cid = sptest.scalar(self.victim, "SELECT CONNECTION_ID()")
+        error, _ = self.kill_while_running("SELECT SLEEP(20) AS kill_by_cid", f"KILL QUERY {cid}", "kill_by_cid")
+        self.assertIsNotNone(error)
+        self.assertEqual(error.args[0], 1317, error)
 
     def test_kill_query_interrupts_a_scatter(self):
         sql = (f"SELECT COUNT(*) AS kill_scatter FROM msg WHERE conv_id BETWEEN {BASE_CONV} AND {BASE_CONV + 15} "

@@ -259,3 +259,25 @@ TEST(Classify, Kill) {
 
 }  // namespace
 }  // namespace sp::parser
+
+#include "parser/local_queries.hpp"
+
+namespace sp::parser {
+namespace {
+
+// SELECT CONNECTION_ID() is answered by the proxy (the id KILL takes).
+TEST(LocalQueries, ConnectionId) {
+  EXPECT_EQ(connectionIdQuery("SELECT CONNECTION_ID()"), "CONNECTION_ID()");
+  EXPECT_EQ(connectionIdQuery("select connection_id ( ) ;"), "connection_id ( )");
+  EXPECT_EQ(connectionIdQuery("SELECT CONNECTION_ID() AS id"), "id");
+  EXPECT_EQ(connectionIdQuery("SELECT /* who */ CONNECTION_ID() `my id`"), "my id");
+  EXPECT_EQ(connectionIdQuery("SELECT CONNECTION_ID() 'cid'"), "cid");
+  EXPECT_FALSE(connectionIdQuery("SELECT CONNECTION_ID(), 1").has_value());
+  EXPECT_FALSE(connectionIdQuery("SELECT CONNECTION_ID() + 1").has_value());
+  EXPECT_FALSE(connectionIdQuery("SELECT CONNECTION_ID() FROM t").has_value());
+  EXPECT_FALSE(connectionIdQuery("SELECT 'CONNECTION_ID()'").has_value());
+  EXPECT_FALSE(connectionIdQuery("SELECT CONNECTION_ID(); SELECT 1").has_value());
+}
+
+}  // namespace
+}  // namespace sp::parser
