@@ -154,21 +154,21 @@ void BackendPool::start() {
   asio::co_spawn(executor_, maintain(), asio::detached);
 }
 
-void BackendPool::stop() {
-  stopped_ = true;
+void BackendPool::closeIdleAndWakeAll() {
   for (auto& c : idle_) c->stream().close();
   total_ -= static_cast<uint32_t>(idle_.size());
   idle_.clear();
   while (!waiters_.empty()) wakeOneWaiter();
 }
 
+void BackendPool::stop() {
+  stopped_ = true;
+  closeIdleAndWakeAll();  // waiters see stopped_ and fail
+}
+
 void BackendPool::drain() {
   draining_ = true;
-  for (auto& c : idle_) c->stream().close();
-  total_ -= static_cast<uint32_t>(idle_.size());
-  idle_.clear();
-  // Waiters retry at once; with the idle list gone they open their own.
-  while (!waiters_.empty()) wakeOneWaiter();
+  closeIdleAndWakeAll();  // waiters retry at once; with the idle list gone they open their own
 }
 
 awaitable<void> BackendPool::pingIdle(Clock::time_point now) {

@@ -68,6 +68,7 @@ class BackendPool {
   std::unique_ptr<BackendConnection> takeIdle(uint32_t flavour);
   void noteConnectFailure(const BackendError& e);
   void wakeOneWaiter();
+  void closeIdleAndWakeAll();
 
   asio::any_io_executor executor_;
   conf::BackendConfig config_;

@@ -93,16 +93,23 @@ class InteractiveClient(unittest.TestCase):
         finally:
             term.close()
 
-    def test_client_with_A_starts_without_field_lists(self):
-        term = Terminal(["mariadb", "--no-defaults", "-A", "-h", sptest.HOST, "-P", str(sptest.PROXY_PORT),
+    @staticmethod
+    def client_with_A():
+        return Terminal(["mariadb", "--no-defaults", "-A", "-h", sptest.HOST, "-P", str(sptest.PROXY_PORT),
                          "-uapp", "-papp_pw", "im"])
+
+    def answer_and_exit(self, term):
+        term.send("SELECT 6 * 7;\n")
+        self.assertIn(b"42", term.read_until(PROMPT))
+        term.send("exit\n")
+        term.read_until(b"Bye")
+        self.assertEqual(term.proc.wait(10), 0)
+
+    def test_client_with_A_starts_without_field_lists(self):
+        term = self.client_with_A()
         try:
             term.read_until(PROMPT)
-            term.send("SELECT 6 * 7;\n")
-            self.assertIn(b"42", term.read_until(PROMPT))
-            term.send("exit\n")
-            term.read_until(b"Bye")
-            self.assertEqual(term.proc.wait(10), 0)
+            self.answer_and_exit(term)
         finally:
             term.close()
 
@@ -110,8 +117,7 @@ class InteractiveClient(unittest.TestCase):
         # On SIGINT the client opens a second connection and sends KILL QUERY
         # with the thread id of its handshake: the proxy's id, which the proxy
         # must carry out itself (forwarded, it would name some backend thread).
-        term = Terminal(["mariadb", "--no-defaults", "-A", "-h", sptest.HOST, "-P", str(sptest.PROXY_PORT),
-                         "-uapp", "-papp_pw", "im"])
+        term = self.client_with_A()
         try:
             term.read_until(PROMPT)
             term.send("SELECT SLEEP(30) AS slept;\n")
@@ -122,12 +128,7 @@ class InteractiveClient(unittest.TestCase):
             self.assertLess(time.monotonic() - started, 10)
             self.assertIn(b"query killed", answer)
             self.assertIn(b"ERROR 1317", answer)
-            # The same client session goes on.
-            term.send("SELECT 6 * 7;\n")
-            self.assertIn(b"42", term.read_until(PROMPT))
-            term.send("exit\n")
-            term.read_until(b"Bye")
-            self.assertEqual(term.proc.wait(10), 0)
+            self.answer_and_exit(term)  # the same client session goes on
         finally:
             term.close()
 
