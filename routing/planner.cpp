@@ -270,8 +270,10 @@ namespace {
 // (possibly besides its own FROM): routable when every reference is the same
 // logical table and each one's own query block pins the key to values of one
 // and the same shard (`... WHERE conv_id = 5 AND seq = (SELECT MAX(seq) FROM
-// msg WHERE conv_id = 5)`): the whole statement then runs there, every name
-// renamed. Anything else keeps the refusal, naming what is missing.
+// msg WHERE conv_id = 5)`), or equates its key with a pinned use's key (the
+// correlated `m2.conv_id = msg.conv_id`): the whole statement then runs
+// there, every name renamed. Anything else keeps the refusal, naming what is
+// missing.
 Plan planNestedOnOneShard(RoutingContext& ctx, const std::vector<const TableUse*>& sharded) {
   const parser::Statement& st = ctx.statement;
   std::string verb(verbOf(st.kind));
@@ -280,7 +282,8 @@ Plan planNestedOnOneShard(RoutingContext& ctx, const std::vector<const TableUse*
     return refuse(RouteErrorCode::kUnsupported,
                   "shardproxy: " + verb + " uses sharded table " + rule->name +
                       " inside a subquery, derived table or UNION, which is supported only when every use of it "
-                      "names " + keyHint(*rule) + " of one shard in its own WHERE (" + why + ")");
+                      "names " + keyHint(*rule) + " of one shard in its own WHERE, or equates its key with the "
+                      "key of a use that does (" + why + ")");
   };
   if (!st.select) return nestedRefusal("not a SELECT");
   for (const TableUse* use : sharded) {
@@ -290,20 +293,20 @@ Plan planNestedOnOneShard(RoutingContext& ctx, const std::vector<const TableUse*
   std::optional<uint32_t> shard;
   bool depends_on_params = false;
   std::vector<uint64_t> key_values;
-  for (const TableUse* use : sharded) {
+  std::vector<ColumnMatcher> matchers;
+  std::vector<bool> pinned(sharded.size(), false);
+  for (size_t i = 0; i < sharded.size(); ++i) {
+    const TableUse* use = sharded[i];
     if (!use->block) return nestedRefusal("a use outside a SELECT's FROM");
     RoutingContext one = ctx;
     one.use = use;
     one.rule = rule;
-    KeyConstraint key = extractKey(use->block->where.get(), ctx.sql, matcherFor(one, rule->key), rule->name,
-                                   ctx.input.params);
+    matchers.push_back(matcherFor(one, rule->key));
+    KeyConstraint key = extractKey(use->block->where.get(), ctx.sql, matchers.back(), rule->name, ctx.input.params);
     if (key.refusal) return refuse(key.refusal->code, key.refusal->message);
     depends_on_params |= key.depends_on_params;
-    if (key.kind == KeyConstraint::Kind::kNone || key.values.empty()) {
-      Plan plan = nestedRefusal("a use without such a key");
-      plan.depends_on_params = depends_on_params;
-      return plan;
-    }
+    if (key.kind == KeyConstraint::Kind::kNone || key.values.empty()) continue;  // maybe correlated, below
+    pinned[i] = true;
     for (uint64_t v : key.values) {
       uint32_t s = rule->shardIndexOf(v);
       if (shard && *shard != s) return nestedRefusal("uses on different shards");
@@ -311,7 +314,38 @@ Plan planNestedOnOneShard(RoutingContext& ctx, const std::vector<const TableUse*
       key_values.push_back(v);
     }
   }
-  if (!shard) return nestedRefusal("a use without such a key");
+  // A correlated use, `m2.conv_id = msg.conv_id` with msg pinned: same key
+  // values, so the same shard. Repeated so that chains of them resolve.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < sharded.size(); ++i) {
+      if (pinned[i]) continue;
+      forEachConjunct(sharded[i]->block->where.get(), [&](const parser::Expr& c) {
+        if (pinned[i] || c.kind != parser::ExprKind::kBinary || c.binary_op != parser::BinaryOp::kEq ||
+            c.args.size() != 2 || c.args[0]->kind != parser::ExprKind::kColumn ||
+            c.args[1]->kind != parser::ExprKind::kColumn) {
+          return;
+        }
+        for (int side = 0; side < 2 && !pinned[i]; ++side) {
+          const parser::ColumnRef& mine = c.args[side]->column;
+          const parser::ColumnRef& outer = c.args[1 - side]->column;
+          // The outer side must name another use explicitly (unqualified, it would mean this block's table).
+          if (!matchers[i].matches(mine) || outer.table.empty() ||
+              equalsIgnoreCase(outer.table.value, matchers[i].qualifier)) {
+            continue;
+          }
+          for (size_t j = 0; j < sharded.size(); ++j) {
+            if (j != i && pinned[j] && matchers[j].matches(outer)) pinned[i] = progress = true;
+          }
+        }
+      });
+    }
+  }
+  if (!shard || std::find(pinned.begin(), pinned.end(), false) != pinned.end()) {
+    Plan plan = nestedRefusal("a use without such a key");
+    plan.depends_on_params = depends_on_params;
+    return plan;
+  }
   ctx.rule = rule;
   ctx.use = sharded.front();
   Plan plan = routeToShard(ctx, *shard, {});

@@ -156,10 +156,15 @@ class Generator:
         same = [c for c in self.data.conv_ids if c % 16 == k % 16 and c != k]
         k2 = r.choice(same) if same and r.random() < 0.6 else k
         pick = r.random()
-        if pick < 0.3:
+        if pick < 0.15:
             sql = (f"SELECT conv_id, seq, msg_id FROM msg WHERE conv_id = {k} "
                    f"AND seq = (SELECT MAX(seq) FROM msg AS m2 WHERE m2.conv_id = {k2})")
             return Query(sql, "msg", False, False, [], set())
+        if pick < 0.3:  # correlated: the inner key equals the outer one
+            sql = (f"SELECT m.conv_id, m.seq, m.msg_type FROM msg AS m WHERE m.conv_id = {k} "
+                   f"AND m.seq + 3 >= (SELECT MAX(m2.seq) FROM msg AS m2 WHERE m2.conv_id = m.conv_id "
+                   f"AND m2.msg_type = m.msg_type) ORDER BY m.seq")
+            return Query(sql, "msg", True, False, [1], set())
         if pick < 0.55:
             sql = (f"SELECT COUNT(*), SUM(seq), MAX(msg_type) FROM (SELECT seq, msg_type FROM msg "
                    f"WHERE conv_id IN ({k}, {k2}) AND seq > {r.randrange(0, 60)}) AS t")
