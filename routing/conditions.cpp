@@ -118,13 +118,60 @@ bool ColumnMatcher::matches(const parser::ColumnRef& ref) const {
   return ref.table.empty() || equalsIgnoreCase(ref.table.value, qualifier);
 }
 
+namespace {
+
+// False when an operator is written `||`: under sql_mode PIPES_AS_CONCAT
+// (ANSI) that is concatenation, and the lexer does not follow the mode.
+bool collectDisjuncts(const Expr& e, std::string_view sql, std::vector<const Expr*>& out) {
+  if (e.kind == ExprKind::kBinary && e.binary_op == parser::BinaryOp::kOr && e.args.size() == 2) {
+    uint32_t op_begin = e.args[0]->range.end, op_end = e.args[1]->range.begin;
+    if (op_begin <= op_end && sql.substr(op_begin, op_end - op_begin).find("||") != std::string_view::npos) {
+      return false;
+    }
+    return collectDisjuncts(*e.args[0], sql, out) && collectDisjuncts(*e.args[1], sql, out);
+  }
+  out.push_back(&e);
+  return true;
+}
+
+// `a OR b OR ...` pins the key only when every disjunct does (each may be an
+// AND chain of its own): then to the union of their values. nullopt when
+// some disjunct leaves the key open (`conv_id = 1 OR seq = 5`). The rows a
+// disjunct selects live on its own values' shards, so sending the whole
+// WHERE to each of those shards is exact.
+std::optional<KeyValues> disjunctionKey(const Expr& e, std::string_view sql, const ColumnMatcher& key,
+                                        std::string_view table, std::span<const ParamValue> params) {
+  std::vector<const Expr*> disjuncts;
+  if (!collectDisjuncts(e, sql, disjuncts)) return std::nullopt;
+  KeyValues out;
+  bool open = false;
+  for (const Expr* d : disjuncts) {
+    KeyConstraint k = extractKey(d, sql, key, table, params);
+    out.depends_on_params |= k.depends_on_params;
+    if (k.refusal && !out.refusal) out.refusal = k.refusal;
+    if (k.kind == KeyConstraint::Kind::kNone) open = true;
+    out.values.insert(out.values.end(), k.values.begin(), k.values.end());
+  }
+  if (open) {
+    if (!out.depends_on_params) return std::nullopt;
+    out.unknown = true;  // a `?` may still pin it; decided with the values
+    out.refusal.reset();
+    out.values.clear();
+  }
+  return out;
+}
+
+}  // namespace
+
 KeyConstraint extractKey(const Expr* where, std::string_view sql, const ColumnMatcher& key, std::string_view table,
                          std::span<const ParamValue> params) {
   KeyConstraint result;
   std::optional<std::vector<uint64_t>> allowed;  // intersection so far
   forEachConjunct(where, [&](const Expr& conjunct) {
     if (result.refusal) return;
-    auto values = keyValuesOf(conjunct, sql, key, table, params);
+    const bool disjunction = conjunct.kind == ExprKind::kBinary && conjunct.binary_op == parser::BinaryOp::kOr;
+    auto values = disjunction ? disjunctionKey(conjunct, sql, key, table, params)
+                              : keyValuesOf(conjunct, sql, key, table, params);
     if (!values) return;
     result.depends_on_params |= values->depends_on_params;
     if (values->refusal) {

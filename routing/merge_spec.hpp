@@ -55,6 +55,10 @@ struct ComputedNode {
   std::optional<std::string> literal;
   std::vector<uint32_t> args;  // node indexes
   uint32_t digits = 0;         // kRound
+  // kDiv that is an AVG of a GROUP BY query: MariaDB groups in a temporary
+  // table whose AVG field keeps the AVG's own scale (SUM's + 4), so what is
+  // computed from it (ROUND(AVG(x), 2)) starts from that rounded value.
+  bool avg_rounded_first = false;
 };
 
 struct ComputedExpr {

@@ -157,7 +157,7 @@ Plan planFiltered(const RoutingContext& ctx) {
       ctx.rule->scatter != ScatterPolicy::kDeny) {
     std::vector<uint32_t> all(ctx.rule->shards.size());
     for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
-    Plan plan = planScatter(ctx, {}, all, where);
+    Plan plan = planScatter(ctx, {}, all, where, true);
     plan.depends_on_params |= key.depends_on_params;
     return plan;
   }
@@ -170,7 +170,7 @@ Plan planFiltered(const RoutingContext& ctx) {
   std::sort(shards.begin(), shards.end());
   shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
   if (shards.size() > 1 && ctx.input.allow_scatter && ctx.statement.select) {
-    Plan plan = planScatter(ctx, key.in_lists, shards, where);
+    Plan plan = planScatter(ctx, key.in_lists, shards, where, false);
     if (plan.kind == PlanKind::kScatter) plan.key_values = std::move(key.values);
     plan.depends_on_params |= key.depends_on_params;
     return plan;

@@ -51,10 +51,11 @@ std::optional<Plan> shardEdits(const RoutingContext& ctx, const std::vector<cons
                                uint32_t shard, const parser::Expr* where, Plan& result, std::vector<TextEdit>& edits);
 
 // A SELECT spread over `shards` (routing/scatter.cpp): a kScatter plan with
-// each shard's SQL and the merge, or a refusal. `in_lists` empty: no key
-// (the table's scatter policy decides); else the key IN lists to cut.
+// each shard's SQL and the merge, or a refusal. `keyless`: the WHERE pins no
+// key (the table's scatter policy decides); `in_lists`: the key IN lists to
+// cut per shard (none when the key values came from `=` / OR disjuncts).
 Plan planScatter(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
-                 const std::vector<uint32_t>& shards, const parser::Expr* where);
+                 const std::vector<uint32_t>& shards, const parser::Expr* where, bool keyless);
 
 // planStatement, also handing out the edits that turned `sql` into the routed
 // SQL (empty when the SQL is unchanged); the plan cache re-applies them to the

@@ -16,6 +16,7 @@
 
 #include "parser/lexer.hpp"
 #include "routing/decimal.hpp"
+#include "routing/merge_metadata.hpp"
 #include "routing/compare_coerce.hpp"
 #include "routing/planner_detail.hpp"
 
@@ -114,6 +115,7 @@ class ScatterBuilder {
   std::expected<uint32_t, Plan> addComputed(const parser::Expr& e);
   std::expected<uint32_t, Plan> compileNode(const parser::Expr& e, ComputedExpr& out, bool in_arithmetic);
   std::optional<Plan> addHaving();
+  bool groupsInTemporaryTable() const;
   std::optional<Plan> readLimit(uint64_t& count, uint64_t& offset, bool& has) const;
   void removeClause(std::string_view keyword, uint32_t expr_begin, uint32_t end);
 
@@ -248,7 +250,9 @@ std::expected<uint32_t, Plan> ScatterBuilder::compileNode(const parser::Expr& e,
     ComputedNode count{Kind::kColumn, addHelper("COUNT(" + arg + ")", MergeOp::kCount), {}, {}, 0};
     uint32_t a = push(sum);
     uint32_t b = push(count);
-    return push(ComputedNode{Kind::kDiv, 0, {}, {a, b}, 0});
+    ComputedNode avg{Kind::kDiv, 0, {}, {a, b}, 0};
+    avg.avg_rounded_first = true;  // refined in groupsInTemporaryTable() once the spec is complete
+    return push(std::move(avg));
   }
   if (agg != Agg::kNone) {
     auto column = resolveAggregate(e, agg);
@@ -426,6 +430,14 @@ void ScatterBuilder::removeClause(std::string_view keyword, uint32_t expr_begin,
   edits_.push_back({begin, end, ""});
 }
 
+bool ScatterBuilder::groupsInTemporaryTable() const {
+  if (sel_.group_by.empty()) return false;
+  if (sortsAfterGrouping(spec_)) return true;
+  const parser::Expr& first = *sel_.group_by.front().expr;
+  bool by_key = first.kind == parser::ExprKind::kColumn && equalsIgnoreCase(first.column.column.value, ctx_.rule->key);
+  return !by_key;
+}
+
 std::optional<Plan> ScatterBuilder::buildAggregate() {
   spec_.aggregate = true;
   if (sel_.distinct) return unsupported("combines SELECT DISTINCT with aggregates or GROUP BY");
@@ -478,6 +490,18 @@ std::optional<Plan> ScatterBuilder::buildAggregate() {
     uint32_t begin = sel_.limit.range.begin;
     while (begin > 0 && (sql_[begin - 1] == ' ' || sql_[begin - 1] == '\n' || sql_[begin - 1] == '\t')) --begin;
     edits_.push_back({begin, sel_.limit.range.end, ""});
+  }
+  // An AVG inside an expression starts from the AVG's rounded value only when
+  // the server groups in a temporary table (checked on MariaDB 10.11: ROUND(
+  // AVG(v), 2) gave 58.96 through a temporary table, 58.95 grouping along
+  // the primary key). Inferred: GROUP BY on anything but the shard key (the
+  // first primary-key column of the sharded tables), or an ORDER BY the
+  // grouping order does not give.
+  const bool temporary = groupsInTemporaryTable();
+  for (auto& computed : spec_.computed) {
+    for (auto& node : computed.nodes) {
+      if (node.avg_rounded_first) node.avg_rounded_first = temporary;
+    }
   }
   bool distinct_grouped = std::find(spec_.group_by.begin(), spec_.group_by.end(), distinct_helper_) != spec_.group_by.end();
   if (distinct_expr_ && !distinct_grouped) {
@@ -553,8 +577,8 @@ std::optional<Plan> ScatterBuilder::build() {
 }  // namespace
 
 Plan planScatter(const RoutingContext& ctx, const std::vector<const parser::Expr*>& in_lists,
-                 const std::vector<uint32_t>& shards, const parser::Expr* where) {
-  ScatterBuilder builder(ctx, in_lists.empty());
+                 const std::vector<uint32_t>& shards, const parser::Expr* where, bool keyless) {
+  ScatterBuilder builder(ctx, keyless);
   if (auto refusal = builder.build()) return *refusal;
   Plan result;
   result.kind = PlanKind::kScatter;

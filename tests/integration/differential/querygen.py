@@ -79,6 +79,17 @@ class Generator:
         if r.random() < 0.1:
             values.append("NULL")
         r.shuffle(values)
+        if r.random() < 0.25:  # the same keys as a disjunction, some disjuncts with conditions of their own
+            parts = []
+            for v in values:
+                extra = r.random()
+                if extra < 0.25 and table == "msg":
+                    parts.append(f"({key} = {v} AND seq > {r.randrange(0, 60)})")
+                elif extra < 0.35:
+                    parts.append(f"({key} = {v} OR {key} = {r.choice(present)})")
+                else:
+                    parts.append(f"{key} = {v}")
+            return "(" + " OR ".join(parts) + ")"
         return f"{key} IN ({', '.join(str(v) for v in values)})"
 
     def _month_bounds(self):
