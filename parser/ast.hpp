@@ -141,6 +141,12 @@ struct Expr {
   bool using_charset = false;       // kCast: CONVERT(x USING cs) (name = charset)
   std::vector<OrderItem> order_by;  // kFunction GROUP_CONCAT(... ORDER BY ...)
   ExprPtr separator;                // kFunction GROUP_CONCAT(... SEPARATOR 'x')
+  // kFunction with OVER: a window function. OVER (PARTITION BY .. ORDER BY ..
+  // [frame]) fills window_partition / window_order (the frame stays in the
+  // text only); OVER name refers to the SELECT's WINDOW clause.
+  bool window = false;
+  std::vector<ExprPtr> window_partition;
+  std::vector<OrderItem> window_order;
   ExprPtr case_operand;             // kCase: CASE operand WHEN ...
   ExprPtr case_else;                // kCase: ELSE
   SelectPtr subquery;               // kSubquery, kExists, kIn with a subquery
@@ -195,6 +201,9 @@ struct SelectStatement {
   ExprPtr having;
   std::vector<OrderItem> order_by;
   Limit limit;                     // limit.count null when absent
+  // WINDOW name AS (PARTITION BY .. ORDER BY ..): the named windows' expressions.
+  std::vector<ExprPtr> window_partition;
+  std::vector<OrderItem> window_order;
   LockMode lock = LockMode::kNone;
   SourceRange into;                // INTO @v, @w / INTO OUTFILE ... clause; empty when absent
   // UNION: this block is the first branch. When non-empty, union_order_by /
@@ -256,6 +265,7 @@ struct Statement {
   StatementKind kind = StatementKind::kOther;  // same classification as classify()
   SourceRange range;                           // without a trailing ';'
   uint32_t placeholder_count = 0;
+  bool uses_window_functions = false;  // an OVER (...) anywhere in the statement
   // Exactly one is set for kSelect / kInsert / kReplace (insert) / kUpdate /
   // kDelete; all null for other kinds.
   SelectPtr select;

@@ -32,6 +32,8 @@ void walk(const Expr& expr, const AstVisitor& visitor) {
   for (const ExprPtr& arg : expr.args) walk(*arg, visitor);
   if (expr.case_else) walk(*expr.case_else, visitor);
   walkOrder(expr.order_by, visitor);
+  for (const ExprPtr& p : expr.window_partition) walk(*p, visitor);
+  walkOrder(expr.window_order, visitor);
   if (expr.separator) walk(*expr.separator, visitor);
   if (expr.subquery) walk(*expr.subquery, visitor);
 }
@@ -42,6 +44,8 @@ void walk(const SelectStatement& select, const AstVisitor& visitor) {
   if (select.where) walk(*select.where, visitor);
   walkOrder(select.group_by, visitor);
   if (select.having) walk(*select.having, visitor);
+  for (const ExprPtr& p : select.window_partition) walk(*p, visitor);
+  walkOrder(select.window_order, visitor);
   walkOrder(select.order_by, visitor);
   walkLimit(select.limit, visitor);
   for (const UnionBranch& branch : select.unions) walk(*branch.select, visitor);

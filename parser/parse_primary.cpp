@@ -224,8 +224,47 @@ ExprPtr Parser::parseFunction() {
     expr->separator = parseLiteral();
   }
   if (!expect(TokenKind::kRightParen, "')' closing function call")) return nullptr;
+  if (peekWord("OVER") && (peekIs(TokenKind::kLeftParen, 1) || isNameToken(peek(1)))) {
+    advance();
+    expr->window = true;
+    windows_ = true;
+    if (peekIs(TokenKind::kLeftParen)) {
+      if (!parseWindowSpec(expr->window_partition, expr->window_order)) return nullptr;
+    } else {
+      advance();  // a window named in the WINDOW clause
+    }
+  }
   expr->range = SourceRange{name.begin, lastEnd()};
   return expr;
+}
+
+bool Parser::parseWindowSpec(std::vector<ExprPtr>& partition, std::vector<OrderItem>& order) {
+  if (!expect(TokenKind::kLeftParen, "'(' opening a window specification")) return false;
+  if (isNameToken(peek()) && !peekWord("PARTITION") && !peekWord("ORDER") && !peekWord("ROWS") &&
+      !peekWord("RANGE")) {
+    advance();  // based on a named window
+  }
+  if (peekWord("PARTITION") && peekKeyword(Keyword::kBY, 1)) {
+    pos_ += 2;
+    do {
+      ExprPtr e = parseExpr();
+      if (!e) return false;
+      partition.push_back(std::move(e));
+    } while (accept(TokenKind::kComma));
+  }
+  if (peekKeyword(Keyword::kORDER) && peekKeyword(Keyword::kBY, 1)) {
+    pos_ += 2;
+    if (!parseOrderList(order)) return false;
+  }
+  // The frame (ROWS | RANGE BETWEEN .. AND ..) names no columns: kept as text.
+  int depth = 0;
+  while (!peekIs(TokenKind::kEnd) && !(depth == 0 && peekIs(TokenKind::kRightParen))) {
+    if (peek().isError()) return fail("window frame");
+    if (peekIs(TokenKind::kLeftParen)) ++depth;
+    if (peekIs(TokenKind::kRightParen)) --depth;
+    advance();
+  }
+  return expect(TokenKind::kRightParen, "')' closing a window specification");
 }
 
 // SQL-standard call syntaxes with keywords inside the parentheses. The

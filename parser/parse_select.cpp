@@ -69,6 +69,15 @@ SelectPtr Parser::parseSelectBlock() {
   if (acceptKeyword(Keyword::kWHERE) && !(select->where = parseExpr())) return nullptr;
   if (!parseGroupBy(*select)) return nullptr;
   if (acceptKeyword(Keyword::kHAVING) && !(select->having = parseExpr())) return nullptr;
+  if (peekWord("WINDOW") && isNameToken(peek(1)) && peekKeyword(Keyword::kAS, 2)) {
+    windows_ = true;
+    advance();
+    do {
+      if (!isNameToken(peek()) || !peekKeyword(Keyword::kAS, 1)) return fail("window name AS (...)"), nullptr;
+      pos_ += 2;  // name AS
+      if (!parseWindowSpec(select->window_partition, select->window_order)) return nullptr;
+    } while (accept(TokenKind::kComma));
+  }
   if (peekKeyword(Keyword::kORDER)) {
     advance();
     if (!expectKeyword(Keyword::kBY) || !parseOrderList(select->order_by)) return nullptr;

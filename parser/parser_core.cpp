@@ -139,6 +139,7 @@ ParseResult Parser::parseStatement() {
   }
   if (failed()) return std::unexpected(std::move(*error_));
   statement.placeholder_count = placeholders_;
+  statement.uses_window_functions = windows_;
   return statement;
 }
 

@@ -79,6 +79,8 @@ class Parser {
   bool parseInto(SelectStatement& select);
   bool parseGroupBy(SelectStatement& select);
   bool parseOrderList(std::vector<OrderItem>& out);
+  // ( [name] [PARTITION BY ..] [ORDER BY ..] [frame] ) after OVER or WINDOW name AS.
+  bool parseWindowSpec(std::vector<ExprPtr>& partition, std::vector<OrderItem>& order);
   bool parseLimit(Limit& limit, bool allow_offset);
   ExprPtr parseLimitValue();
   bool parseLocking(SelectStatement& select);
@@ -106,6 +108,7 @@ class Parser {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   uint32_t placeholders_ = 0;
+  bool windows_ = false;  // an OVER was parsed
   int depth_ = 0;
   std::optional<ParseError> error_;
 };

@@ -19,6 +19,8 @@ class RefCollector {
     }
     for (const auto& arg : e->args) expr(arg.get(), nested);
     for (const auto& item : e->order_by) expr(item.expr.get(), nested);
+    for (const auto& p : e->window_partition) expr(p.get(), nested);
+    for (const auto& item : e->window_order) expr(item.expr.get(), nested);
     expr(e->separator.get(), nested);
     expr(e->case_operand.get(), nested);
     expr(e->case_else.get(), nested);
@@ -58,6 +60,8 @@ class RefCollector {
     expr(s.where.get(), block_nested);
     orderItems(s.group_by, block_nested);
     expr(s.having.get(), block_nested);
+    for (const auto& p : s.window_partition) expr(p.get(), block_nested);
+    orderItems(s.window_order, block_nested);
     orderItems(s.order_by, block_nested);
     limit(s.limit, block_nested);
     for (const auto& branch : s.unions) {

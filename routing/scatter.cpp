@@ -136,6 +136,8 @@ std::optional<Plan> ScatterBuilder::checkShape() const {
   if (sel_.lock != parser::LockMode::kNone) return unsupported("locks rows (FOR UPDATE / LOCK IN SHARE MODE)");
   if (!sel_.into.empty()) return unsupported("selects INTO variables or a file");
   if (sel_.with_rollup) return unsupported("uses WITH ROLLUP");
+  // Each shard would number, rank and sum over its own rows only.
+  if (ctx_.statement.uses_window_functions) return unsupported("uses window functions (OVER)");
   if (!sel_.unions.empty()) return unsupported("uses UNION");
   return std::nullopt;
 }

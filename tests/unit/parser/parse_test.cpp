@@ -225,3 +225,32 @@ TEST(Parse, DeepNestingIsAnErrorNotACrash) {
 
 }  // namespace
 }  // namespace sp::parser
+
+namespace sp::parser {
+namespace {
+
+// Window functions: the partition and order expressions are parsed (the
+// rewriter renames qualified columns in them); the frame stays text.
+TEST(ParseWindow, OverClauseAndWindowClause) {
+  const std::string sql =
+      "SELECT ROW_NUMBER() OVER (PARTITION BY m.conv_id ORDER BY m.seq DESC ROWS BETWEEN 1 PRECEDING AND CURRENT ROW), "
+      "SUM(seq) OVER w FROM msg m WINDOW w AS (ORDER BY seq)";
+  auto st = parse(sql);
+  ASSERT_TRUE(st.has_value()) << st.error().message;
+  EXPECT_TRUE(st->uses_window_functions);
+  const Expr& rn = *st->select->items[0].expr;
+  EXPECT_TRUE(rn.window);
+  ASSERT_EQ(rn.window_partition.size(), 1u);
+  EXPECT_EQ(rn.window_partition[0]->column.table.value, "m");
+  ASSERT_EQ(rn.window_order.size(), 1u);
+  EXPECT_TRUE(rn.window_order[0].descending);
+  EXPECT_TRUE(st->select->items[1].expr->window);
+  EXPECT_EQ(st->select->window_order.size(), 1u);
+  auto plain = parse("SELECT COUNT(*) FROM msg");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_FALSE(plain->uses_window_functions);
+  EXPECT_FALSE(parse("SELECT COUNT(*) OVER (ORDER BY) FROM msg").has_value());
+}
+
+}  // namespace
+}  // namespace sp::parser
