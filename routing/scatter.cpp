@@ -519,11 +519,17 @@ std::optional<Plan> ScatterBuilder::buildAggregate() {
 }
 
 std::optional<Plan> ScatterBuilder::buildRows() {
-  if (keyless_ && ctx_.rule->scatter != ScatterPolicy::kAllow) {
+  // SELECT DISTINCT of plain items is a grouping in disguise (GROUP BY every
+  // item): 'aggregates' allows it as it allows the GROUP BY form.
+  const bool distinct_grouping =
+      sel_.distinct && ctx_.rule->scatter == ScatterPolicy::kAggregates &&
+      std::none_of(sel_.items.begin(), sel_.items.end(),
+                   [](const parser::SelectItem& item) { return item.expr->kind == parser::ExprKind::kStar; });
+  if (keyless_ && ctx_.rule->scatter != ScatterPolicy::kAllow && !distinct_grouping) {
     return refuse(RouteErrorCode::kMissingKey,
                   "shardproxy: SELECT on sharded table " + ctx_.rule->name + " needs " + keyHint(*ctx_.rule) +
                       " in the WHERE clause (its scatter policy '" + std::string(toString(ctx_.rule->scatter)) +
-                      "' allows fan-out only for aggregate queries)");
+                      "' allows fan-out only for aggregate queries and SELECT DISTINCT)");
   }
   bool star = false;
   for (uint32_t i = 0; i < sel_.items.size(); ++i) {
