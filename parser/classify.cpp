@@ -403,6 +403,7 @@ void scanPinFlags(std::string_view sql, Tokens tokens, StatementInfo& info) {
       if (equalsIgnoreCase(name, "get_lock")) info.uses_named_lock = true;
       if (equalsIgnoreCase(name, "found_rows")) info.uses_found_rows = true;
       if (equalsIgnoreCase(name, "last_insert_id")) info.uses_last_insert_id = true;
+      if (equalsIgnoreCase(name, "connection_id")) info.calls_connection_id = true;
     }
     if (t.is(TokenKind::kSystemVariable)) {
       std::string_view name = t.text(sql);

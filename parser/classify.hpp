@@ -81,6 +81,9 @@ struct StatementInfo {
   // LAST_INSERT_ID() / @@identity / @@last_insert_id: reads the session's
   // last generated id, which the proxy carries across backend connections.
   bool uses_last_insert_id = false;
+  // CONNECTION_ID() is called: the session may answer it itself
+  // (parser/local_queries.hpp), so the exact form is checked only then.
+  bool calls_connection_id = false;
 };
 
 StatementInfo classify(std::string_view sql);

@@ -257,13 +257,7 @@ bool Parser::parseWindowSpec(std::vector<ExprPtr>& partition, std::vector<OrderI
     if (!parseOrderList(order)) return false;
   }
   // The frame (ROWS | RANGE BETWEEN .. AND ..) names no columns: kept as text.
-  int depth = 0;
-  while (!peekIs(TokenKind::kEnd) && !(depth == 0 && peekIs(TokenKind::kRightParen))) {
-    if (peek().isError()) return fail("window frame");
-    if (peekIs(TokenKind::kLeftParen)) ++depth;
-    if (peekIs(TokenKind::kRightParen)) --depth;
-    advance();
-  }
+  if (!skipToClosingParen("window frame")) return false;
   return expect(TokenKind::kRightParen, "')' closing a window specification");
 }
 
@@ -360,17 +354,25 @@ ExprPtr Parser::parseCase() {
   return expr;
 }
 
-// Type text of CAST/CONVERT: everything up to the matching ')' (CHAR(10),
-// DECIMAL(10,2), UNSIGNED INTEGER, CHAR CHARACTER SET utf8mb4).
-bool Parser::parseTypeText(Expr& cast) {
-  const uint32_t begin = peek().begin;
+// Advances to the ')' that closes the current parentheses (nested pairs
+// skipped), leaving it unconsumed; false (with an error naming `what`) on a
+// lexer error token.
+bool Parser::skipToClosingParen(std::string_view what) {
   int depth = 0;
   while (!peekIs(TokenKind::kEnd) && !(depth == 0 && peekIs(TokenKind::kRightParen))) {
-    if (peek().isError()) return fail("type");
+    if (peek().isError()) return fail(what);
     if (peekIs(TokenKind::kLeftParen)) ++depth;
     if (peekIs(TokenKind::kRightParen)) --depth;
     advance();
   }
+  return true;
+}
+
+// Type text of CAST/CONVERT: everything up to the matching ')' (CHAR(10),
+// DECIMAL(10,2), UNSIGNED INTEGER, CHAR CHARACTER SET utf8mb4).
+bool Parser::parseTypeText(Expr& cast) {
+  const uint32_t begin = peek().begin;
+  if (!skipToClosingParen("type")) return false;
   if (lastEnd() <= begin) return fail("type");
   cast.name = sql_.substr(begin, lastEnd() - begin);
   return true;

@@ -80,6 +80,7 @@ class Parser {
   bool parseGroupBy(SelectStatement& select);
   bool parseOrderList(std::vector<OrderItem>& out);
   // ( [name] [PARTITION BY ..] [ORDER BY ..] [frame] ) after OVER or WINDOW name AS.
+  bool skipToClosingParen(std::string_view what);
   bool parseWindowSpec(std::vector<ExprPtr>& partition, std::vector<OrderItem>& order);
   bool parseLimit(Limit& limit, bool allow_offset);
   ExprPtr parseLimitValue();

@@ -3,6 +3,8 @@
 // shard has the same schema), each EXECUTE plans with the bound values like a
 // query and runs the physical statement on the chosen backend, preparing it
 // there lazily (proxy/backend_statements.hpp).
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -129,7 +131,10 @@ std::expected<std::string, protocol::ErrPacket> ClientSession::inlineParameters(
   // LIMIT ? / OFFSET ? bound as DOUBLE (mysql2 binds every JavaScript number
   // so): the server takes an integral value as the row count; in SQL text a
   // LIMIT must be an integer literal.
-  for (uint32_t index : limitPlaceholders(sql)) {
+  const bool any_floating = std::any_of(exec.values.begin(), exec.values.end(), [](const protocol::BinaryValue& v) {
+    return std::holds_alternative<double>(v) || std::holds_alternative<float>(v);
+  });
+  for (uint32_t index : any_floating ? limitPlaceholders(sql) : std::vector<uint32_t>{}) {
     if (index >= exec.values.size()) continue;
     double v = 0;
     if (const auto* d = std::get_if<double>(&exec.values[index])) v = *d;

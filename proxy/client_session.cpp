@@ -384,7 +384,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   if (auto inner = routing::explainShardsStatement(sql)) co_return co_await onExplainShards(*inner);
   parser::StatementInfo info = parser::classify(sql);
   using K = parser::StatementKind;
-  if (info.kind == K::kSelect && !info.multiple_statements) {
+  if (info.calls_connection_id && info.kind == K::kSelect && !info.multiple_statements) {
     if (auto column = parser::connectionIdQuery(sql)) co_return co_await sendConnectionId(*column);
   }
   if (info.kind == K::kKill) {

@@ -277,6 +277,9 @@ TEST(LocalQueries, ConnectionId) {
   EXPECT_FALSE(connectionIdQuery("SELECT CONNECTION_ID() FROM t").has_value());
   EXPECT_FALSE(connectionIdQuery("SELECT 'CONNECTION_ID()'").has_value());
   EXPECT_FALSE(connectionIdQuery("SELECT CONNECTION_ID(); SELECT 1").has_value());
+  // The session only looks for that form when classify saw the call.
+  EXPECT_TRUE(classify("select connection_id ( )").calls_connection_id);
+  EXPECT_FALSE(classify("SELECT 'CONNECTION_ID()'").calls_connection_id);
 }
 
 }  // namespace
