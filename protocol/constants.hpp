@@ -62,6 +62,7 @@ inline constexpr uint16_t kQueryWasSlow = 0x0800;
 inline constexpr uint16_t kPsOutParams = 0x1000;
 inline constexpr uint16_t kInTransReadonly = 0x2000;
 inline constexpr uint16_t kSessionStateChanged = 0x4000;
+inline constexpr uint16_t kAnsiQuotes = 0x8000;  // MariaDB: sql_mode has ANSI_QUOTES
 }  // namespace status
 
 // Command bytes (first byte of a client command packet).

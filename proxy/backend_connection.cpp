@@ -20,11 +20,14 @@ namespace cap = protocol::cap;
 namespace {
 
 // What the proxy asks of every backend connection. No DEPRECATE_EOF (the proxy
-// translates for clients that want it), no SESSION_TRACK, no LOCAL_FILES.
+// translates for clients that want it), no LOCAL_FILES. SESSION_TRACK: the
+// server reports every change of session state a statement made
+// (session_state.hpp, adoptTrackedChanges); OK packets carrying it are
+// re-encoded for clients (response_forwarder.cpp).
 constexpr uint32_t kBackendCapabilities =
     cap::kLongPassword | cap::kLongFlag | cap::kConnectWithDb | cap::kProtocol41 |
     cap::kTransactions | cap::kSecureConnection | cap::kMultiResults | cap::kPsMultiResults |
-    cap::kPluginAuth | cap::kPluginAuthLenencClientData | cap::kConnectAttrs;
+    cap::kPluginAuth | cap::kPluginAuthLenencClientData | cap::kConnectAttrs | cap::kSessionTrack;
 
 BackendError makeError(BackendError::Kind kind, std::string message) {
   BackendError e;
@@ -89,6 +92,9 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
   }
   conn->applied_.database = config.database;
   conn->applied_.names = namesForCollation(kBackendCollation);
+  if (auto tracking = co_await conn->enableTracking(); !tracking) {
+    co_return std::unexpected(tracking.error());
+  }
   co_return conn;
 }
 
@@ -129,7 +135,12 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
     if (!reply) co_return std::unexpected(ioError("reading login reply"));
     auto p = reply->payload;
     seq = reply->sequence_id + 1;
-    if (protocol::isOkPacket(p)) co_return std::expected<void, BackendError>{};
+    if (protocol::isOkPacket(p)) {
+      auto ok = protocol::decodeOkPacket(p, capabilities_);
+      if (!ok) co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed login OK"));
+      status_ = ok->status_flags;
+      co_return std::expected<void, BackendError>{};
+    }
     if (protocol::isErrPacket(p)) co_return std::unexpected(serverError(p));
     if (!p.empty() && p[0] == protocol::kAuthSwitchHeader) {
       auto sw = protocol::decodeAuthSwitchRequest(p);
@@ -187,12 +198,44 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::co
   }
   touch();
   if (server_err) co_return std::unexpected(std::move(*server_err));
+  status_ = tracker.statusFlags();
   protocol::OkPacket ok;
   ok.status_flags = tracker.statusFlags();
   ok.affected_rows = tracker.affectedRows();
   ok.last_insert_id = tracker.lastInsertId();
   ok.warnings = tracker.warnings();
   co_return ok;
+}
+
+awaitable<std::expected<void, BackendError>> BackendConnection::enableTracking() {
+  tracks_session_ = false;
+  if (!(capabilities_ & cap::kSessionTrack)) co_return std::expected<void, BackendError>{};
+  auto r = co_await command(protocol::Command::kQuery, kEnableSessionTracking);
+  if (!r) {
+    // A server without these variables (or one that refuses them) still
+    // works; the proxy then keeps every connection whose state it cannot see.
+    if (r.error().kind == BackendError::Kind::kServer) co_return std::expected<void, BackendError>{};
+    co_return std::unexpected(r.error());
+  }
+  tracks_session_ = true;
+  co_return std::expected<void, BackendError>{};
+}
+
+awaitable<bool> BackendConnection::resetSession() {
+  auto r = co_await command(protocol::Command::kResetConnection, {});
+  if (!r) {
+    broken_ = true;
+    co_return false;
+  }
+  statements_.clear();
+  applied_ = SessionState{};
+  applied_.names = namesForCollation(kBackendCollation);
+  // The reset put session_track_* back to the server's defaults.
+  if (!co_await enableTracking()) {
+    broken_ = true;
+    co_return false;
+  }
+  co_return true;
 }
 
 bool BackendConnection::peerClosed() {

@@ -54,6 +54,18 @@ class BackendConnection {
   // Applies the session state difference (database, names, variables).
   awaitable<std::expected<void, BackendError>> sync(const SessionState& desired);
 
+  // COM_RESET_CONNECTION (rolls back, drops temporary tables, user variables
+  // and prepared statements, restores the server's defaults), then session
+  // tracking again. False (and broken) when it failed.
+  awaitable<bool> resetSession();
+  // The server reports this connection's session changes (CLIENT_SESSION_TRACK
+  // negotiated and kEnableSessionTracking accepted).
+  bool tracksSession() const { return tracks_session_; }
+  // Status flags of the last complete response (command(), forwarded
+  // responses, login): the state this connection's session is in.
+  uint16_t status() const { return status_; }
+  void noteStatus(uint16_t flags) { status_ = flags; }
+
   bool broken() const { return broken_; }
   // A pooled connection the server closed meanwhile (restart, wait_timeout):
   // one non-blocking MSG_PEEK, so a dead connection is never lent out.
@@ -67,6 +79,7 @@ class BackendConnection {
  private:
   awaitable<std::expected<void, BackendError>> login(const conf::BackendConfig& config);
   BackendError ioError(std::string_view what) const;
+  awaitable<std::expected<void, BackendError>> enableTracking();
 
   PacketStream stream_;
   uint32_t capabilities_ = 0;
@@ -77,6 +90,8 @@ class BackendConnection {
   SessionState applied_;
   BackendStatementCache statements_;
   bool broken_ = false;
+  bool tracks_session_ = false;
+  uint16_t status_ = 0;
   Clock::time_point last_used_ = Clock::now();
 };
 

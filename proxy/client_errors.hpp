@@ -25,6 +25,9 @@ inline constexpr Code kMalformedPacket{1835, "HY000"};    // ER_MALFORMED_PACKET
 inline constexpr Code kBackendUnavailable{9001, "HY000"}; // cannot reach the backend
 inline constexpr Code kBackendLost{9002, "HY000"};        // backend connection lost during a statement
 inline constexpr Code kShardTimeout{9003, "HY000"};       // a shard did not answer within scatter.shard_timeout_ms
+// 40001 (serialization failure, as for a deadlock): drivers and frameworks
+// treat it as "the transaction was rolled back, retry it".
+inline constexpr Code kTransactionLost{9004, "40001"};    // the session's transaction died with its backend connection
 inline constexpr Code kNotSupported{1235, "42000"};       // ER_NOT_SUPPORTED_YET
 inline constexpr Code kServerShutdown{1053, "08S01"};     // ER_SERVER_SHUTDOWN
 inline constexpr Code kGeneric{1105, "HY000"};            // ER_UNKNOWN_ERROR

@@ -13,6 +13,12 @@
 
 namespace sp::proxy {
 
+namespace {
+// The status bits a session inherits from the server's defaults.
+constexpr uint16_t kCarriedStatus = protocol::status::kAutocommit | protocol::status::kNoBackslashEscapes |
+                                    protocol::status::kAnsiQuotes;
+}  // namespace
+
 awaitable<bool> ClientSession::handshake() {
   auto& ctx = worker_.context();
   LoginRequest request{connection_id_, ctx.server_version, &ctx.config.users, peer_};
@@ -25,23 +31,26 @@ awaitable<bool> ClientSession::handshake() {
   desired_.names = namesForCollation(login->collation);
   desired_.database = db;
   initial_ = desired_;
-  if (!db.empty()) {
-    // Like MySQL, refuse a login to a database that does not exist. A backend
-    // that is down does not block the login: statements will report it.
-    auto acquired = co_await defaultPool().acquire(capabilities_, connection_id_);
-    if (acquired) {
-      auto conn = std::move(*acquired);
-      auto r = co_await conn->sync(desired_);
-      bool refused = !r && r.error().kind == BackendError::Kind::kServer;
-      if (!r && !refused) conn->markBroken();
-      defaultPool().release(std::move(conn));
-      if (refused) {
-        queueError(seq, r.error().toErrPacket());
-        co_await client_.flush();
-        co_return false;
-      }
+  // A backend connection brought to the session's state tells the status
+  // flags the session starts with (autocommit and NO_BACKSLASH_ESCAPES follow
+  // the server's global defaults); like MySQL, a login to a database that
+  // does not exist is refused. A backend that is down does not block the
+  // login: statements will report it.
+  auto acquired = co_await defaultPool().acquire(capabilities_, connection_id_);
+  if (acquired) {
+    auto conn = std::move(*acquired);
+    auto r = co_await conn->sync(desired_);
+    bool refused = !r && r.error().kind == BackendError::Kind::kServer;
+    if (!r && !refused) conn->markBroken();
+    if (r) initial_status_ = conn->status() & kCarriedStatus;
+    defaultPool().release(std::move(conn));
+    if (refused) {
+      queueError(seq, r.error().toErrPacket());
+      co_await client_.flush();
+      co_return false;
     }
   }
+  txn_.reset(initial_status_);
   spdlog::debug("session {} user {} from {} logged in (db '{}')", connection_id_, user_, peer_, db);
   co_return co_await sendOk(seq);
 }

@@ -57,12 +57,6 @@ protocol::ErrPacket unknownStatement(uint32_t id, std::string_view command) {
                              fmt::format("Unknown prepared statement handler ({}) given to {}", id, command)};
 }
 
-std::string lowerCopy(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // The charset named by a setting: its first word, unquoted ("'gbk'" -> gbk,
 // "latin1 collate latin1_bin" -> latin1). SET NAMES / SET CHARACTER SET values
 // are already unquoted by SessionState; character_set_client is kept as written.
@@ -118,9 +112,7 @@ std::expected<std::string, protocol::ErrPacket> ClientSession::inlineParameters(
                   "use utf8mb4 or name one shard key value");
   }
   protocol::SqlLiteralOptions options;
-  if (auto it = desired_.variables.find("sql_mode"); it != desired_.variables.end()) {
-    options.backslash_escapes = lowerCopy(it->second).find("no_backslash_escapes") == std::string::npos;
-  }
+  options.backslash_escapes = !txn_.noBackslashEscapes();
   std::vector<std::string> literals;
   literals.reserve(exec.values.size());
   for (size_t i = 0; i < exec.values.size(); ++i) {
@@ -162,9 +154,12 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
   plan.kind = routing::PlanKind::kPassthrough;
   if (map) {
     routing::PlannerInput input{*map, worker_.context().config.default_backend};
-    plan = routing::planForPrepare(sql, input);
+    // Inside a transaction, on the transaction's backend when the table has a
+    // shard there; elsewhere on a connection of its own (a prepare reads
+    // metadata only: the transaction is not touched).
+    plan = routing::planForPrepare(sql, input, pinned_pool_ ? pinned_pool_->name() : std::string_view{});
   }
-  auto routed = resolve(plan, sql, info);
+  auto routed = resolve(plan, sql, info, /*metadata_only=*/true);
   if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
     queueError(reply_seq_, *err);
     co_return co_await client_.flush();
@@ -236,7 +231,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
     if (client_id) statements_.erase(client_id);
     reportBackendFailure(pool, seq, true);
   }
-  giveBack(std::move(conn), pool, in_transaction_ ? status::kInTrans : 0);
+  giveBack(std::move(conn), pool, std::nullopt);
   co_return co_await client_.flush();
 }
 
@@ -282,6 +277,7 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
     params.push_back(toParamValue(*d));
   }
   parser::StatementInfo info = parser::classify(stmt->sql);
+  if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
   routing::Plan plan = planFor(stmt->sql, info, params);
   // Spanning shards, a split INSERT, or refused only because bound values sit
   // where the scatter planner needs literals (IN lists, LIMIT, HAVING): run as text.

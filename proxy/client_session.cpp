@@ -45,15 +45,7 @@ void ClientSession::closeIfIdle() {
 
 void ClientSession::kill() { client_.close(); }
 
-uint16_t ClientSession::statusFlags() const {
-  uint16_t s = 0;
-  if (in_transaction_ || pending_begin_) s |= status::kInTrans;
-  auto it = desired_.variables.find("autocommit");
-  bool autocommit_off = it != desired_.variables.end() &&
-                        (it->second == "0" || it->second == "OFF" || it->second == "off" || it->second == "'OFF'");
-  if (!autocommit_off) s |= status::kAutocommit;
-  return s;
-}
+uint16_t ClientSession::statusFlags() const { return txn_.clientStatus(); }
 
 awaitable<bool> ClientSession::sendOk(uint8_t seq, uint16_t extra_status) {
   protocol::OkPacket ok;
@@ -178,33 +170,36 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
         reportBackendFailure(pool, reply_seq_, false);
         co_await client_.flush();
       }
-      giveBack(std::move(conn), pool, 0);
+      giveBack(std::move(conn), pool, std::nullopt);
       co_return nullptr;
     }
   }
   co_return conn;
 }
 
-void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool, uint16_t status_flags) {
+void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool,
+                             std::optional<uint16_t> server_status) {
   if (!conn) return;
   // A sticky connection on another backend stays pinned as it is; route()
   // refuses statements that would open a transaction or sticky state here.
   const bool other_pinned = pinned_ != nullptr;
   if (conn->broken()) {
     if (!other_pinned) {
-      if (in_transaction_ || sticky_ || tables_locked_) {
-        spdlog::info("session {}: pinned backend connection to {} lost", connection_id_, pool.name());
+      if (txn_.inTransaction() || sticky_ || tables_locked_) {
+        spdlog::info("session {}: pinned backend connection to {} lost{}", connection_id_, pool.name(),
+                     txn_.inTransaction() ? " inside a transaction: refusing statements until ROLLBACK" : "");
       }
-      in_transaction_ = sticky_ = tables_locked_ = false;
+      txn_.onConnectionLost();
+      sticky_ = tables_locked_ = false;
       pinned_pool_ = nullptr;
     }
     pool.release(std::move(conn));
   } else if (other_pinned) {
-    if (status_flags & status::kInTrans) conn->markBroken();  // never pool an open transaction
+    if (server_status && (*server_status & status::kInTrans)) conn->markBroken();  // never pool an open transaction
     pool.release(std::move(conn));
   } else {
-    in_transaction_ = status_flags & status::kInTrans;
-    if (in_transaction_ || sticky_ || tables_locked_) {
+    if (server_status) txn_.onServerStatus(*server_status);
+    if (txn_.inTransaction() || sticky_ || tables_locked_) {
       pinned_ = std::move(conn);
       pinned_pool_ = &pool;
     } else {
@@ -212,31 +207,66 @@ void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPoo
       pool.release(std::move(conn));
     }
   }
-  if (!in_transaction_ && !pending_begin_) transaction_map_.reset();
-  bool counted = in_transaction_ || pending_begin_;
+  const bool counted = inTransaction();
+  if (!counted) transaction_map_.reset();
   if (counted != counted_in_transaction_) {
     worker_.context().sessions_in_transaction.fetch_add(counted ? 1 : uint32_t(-1));
     counted_in_transaction_ = counted;
   }
 }
 
+awaitable<std::optional<bool>> ClientSession::answerWhileLost(parser::StatementKind kind, bool multiple_statements) {
+  using Answer = TransactionState::LostAnswer;
+  switch (txn_.answerWhileLost(kind, multiple_statements)) {
+    case Answer::kNotLost:
+      co_return std::nullopt;
+    case Answer::kRolledBack:
+      transaction_map_.reset();
+      co_return co_await sendOk(reply_seq_);
+    case Answer::kCommitFailed:
+      transaction_map_.reset();
+      queueError(reply_seq_, client_error::make(client_error::kTransactionLost,
+          "shardproxy: COMMIT failed: the transaction was lost with its backend connection and rolled back; "
+          "nothing of it was committed"));
+      co_return co_await client_.flush();
+    case Answer::kRefused:
+      queueError(reply_seq_, client_error::make(client_error::kTransactionLost,
+          "shardproxy: the transaction was lost with its backend connection and rolled back; "
+          "ROLLBACK to end it (statements are refused until then)"));
+      co_return co_await client_.flush();
+  }
+  co_return std::nullopt;
+}
+
 void ClientSession::reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement) {
   const auto& cfg = pool.config();
   std::string msg = fmt::format("shardproxy: lost connection to backend {} ({}:{}){}", cfg.name, cfg.address.host,
                                 cfg.address.port, during_statement ? " during query" : "");
-  if (in_transaction_) msg += "; the transaction was rolled back by the loss and must be retried";
+  if (txn_.inTransaction()) {
+    msg += "; the transaction was rolled back by the loss: every statement is refused until ROLLBACK";
+  }
   else if (sticky_ || tables_locked_) msg += "; session state held on that connection (temporary tables, user variables, locks) is lost";
   protocol::Bytes out;
   protocol::encode(client_error::make(client_error::kBackendLost, msg), out);
   client_.append(out, seq);
 }
 
-void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConnection& conn) {
+void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConnection& conn,
+                                  const protocol::SessionChanges& changes, bool changes_unreadable) {
   using parser::StatementKind;
+  const bool tracked = conn.tracksSession();
+  if (tracked) {
+    // The server said what changed: exact values, whatever the statement's spelling.
+    const bool set_or_use = info.kind == StatementKind::kSet || info.kind == StatementKind::kUse;
+    if (changes_unreadable || !adoptTrackedChanges(changes, set_or_use, desired_, conn.applied())) sticky_ = true;
+  }
   if (info.kind == StatementKind::kSet) {
     for (const auto& s : info.settings) {
-      desired_.apply(s);
-      conn.applied().apply(s);
+      // Tracked connections report system variables themselves (above).
+      if (!(tracked && s.kind == parser::SessionSetting::Kind::kSystemVariable)) {
+        desired_.apply(s);
+        conn.applied().apply(s);
+      }
       if (s.kind == parser::SessionSetting::Kind::kUserVariable ||
           s.kind == parser::SessionSetting::Kind::kNextTransaction) {
         sticky_ = true;
@@ -294,7 +324,7 @@ protocol::ErrPacket refusalToErr(const routing::Refusal& r) {
 std::shared_ptr<const routing::CompiledShardMap> ClientSession::mapSnapshot() {
   if (transaction_map_) return transaction_map_;
   auto map = worker_.context().shard_map.load();
-  if (in_transaction_ || pending_begin_) transaction_map_ = map;
+  if (inTransaction()) transaction_map_ = map;
   return map;
 }
 
@@ -319,7 +349,7 @@ routing::Plan ClientSession::planFor(std::string_view sql, const parser::Stateme
 }
 
 std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession::resolve(
-    const routing::Plan& plan, std::string_view sql, const parser::StatementInfo& info) {
+    const routing::Plan& plan, std::string_view sql, const parser::StatementInfo& info, bool metadata_only) {
   StatementTarget target{pinned_pool_ ? pinned_pool_ : &defaultPool(), {}};
   switch (plan.kind) {
     case routing::PlanKind::kRefused:
@@ -346,10 +376,10 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
       break;
     }
   }
-  if (pinned_pool_ && target.pool != pinned_pool_) {
+  if (pinned_pool_ && target.pool != pinned_pool_ && !metadata_only) {
     // The pinned connection holds a transaction, table locks or session
     // state on one backend; the statement belongs on another.
-    if (in_transaction_ || tables_locked_ || pending_begin_ || !(statusFlags() & status::kAutocommit)) {
+    if (txn_.transactional() || tables_locked_) {
       return client_error::make(client_error::kCrossBackend, fmt::format(
           "shardproxy: this transaction is bound to backend {}, but the statement routes to backend {}; "
           "transactions spanning backends are not supported: COMMIT first, or keep the transaction on one backend",
@@ -393,16 +423,17 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     if (info.multiple_statements) info.kill.unsupported = "KILL in a multi-statement";
     co_return co_await onKill(info.kill);
   }
+  if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
   if (!pinned_ && !info.multiple_statements) {
     if (info.kind == K::kBegin) {
-      pending_begin_ = std::string(sql);
+      txn_.deferBegin(std::string(sql));
       transaction_map_.reset();
       mapSnapshot();
       co_return co_await sendOk(reply_seq_);
     }
-    if ((info.kind == K::kCommit || info.kind == K::kRollback) && pending_begin_) {
+    if ((info.kind == K::kCommit || info.kind == K::kRollback) && txn_.pendingBegin()) {
       // Nothing ran since BEGIN: there is nothing to commit or roll back.
-      pending_begin_.reset();
+      txn_.clearPendingBegin();
       transaction_map_.reset();
       co_return co_await sendOk(reply_seq_);
     }
@@ -432,8 +463,9 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
 awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info) {
   auto conn = co_await borrowFor(pool);
   if (!conn) co_return true;
-  if (pending_begin_) {
-    auto r = co_await conn->command(Command::kQuery, *pending_begin_);
+  if (txn_.pendingBegin()) {
+    auto r = co_await conn->command(Command::kQuery, *txn_.pendingBegin());
+    txn_.clearPendingBegin();
     if (!r) {
       if (r.error().kind == BackendError::Kind::kServer) {
         queueError(reply_seq_, r.error().toErrPacket());
@@ -442,18 +474,18 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
         reportBackendFailure(pool, reply_seq_, false);
         co_await client_.flush();
       }
-      pending_begin_.reset();
-      giveBack(std::move(conn), pool, 0);
+      giveBack(std::move(conn), pool, std::nullopt);
       co_return true;
     }
-    pending_begin_.reset();
+    // The transaction is open from here: losing the connection loses it.
+    txn_.onServerStatus(r->status_flags);
   }
   if (info.uses_last_insert_id && last_insert_id_ != 0) {
     std::string restore = "SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_) + ")";
     auto r = co_await conn->command(Command::kQuery, restore);
     if (!r) {
       reportBackendFailure(pool, reply_seq_, false);
-      giveBack(std::move(conn), pool, in_transaction_ ? status::kInTrans : 0);
+      giveBack(std::move(conn), pool, std::nullopt);
       co_return co_await client_.flush();
     }
   }
@@ -466,13 +498,13 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
       } else {
         reportBackendFailure(pool, reply_seq_, true);
       }
-      giveBack(std::move(conn), pool, in_transaction_ ? status::kInTrans : 0);
+      giveBack(std::move(conn), pool, std::nullopt);
       co_return co_await client_.flush();
     }
     protocol::Bytes execute;
     if (!protocol::encode(protocol::retarget(*out.execute, stmt->id), execute)) {
       queueError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: cannot encode parameters"));
-      giveBack(std::move(conn), pool, in_transaction_ ? status::kInTrans : 0);
+      giveBack(std::move(conn), pool, std::nullopt);
       co_return co_await client_.flush();
     }
     conn->stream().append(execute, 0);
@@ -482,20 +514,22 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
   if (!co_await conn->stream().flush()) {
     conn->markBroken();
     reportBackendFailure(pool, reply_seq_, true);
-    giveBack(std::move(conn), pool, 0);
+    giveBack(std::move(conn), pool, std::nullopt);
     co_return co_await client_.flush();
   }
   auto result = co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_);
   if (result.client_failed) {
-    giveBack(std::move(conn), pool, 0);
+    giveBack(std::move(conn), pool, std::nullopt);
     co_return false;
   }
   if (result.backend_failed) {
     reportBackendFailure(pool, result.next_client_seq, true);
-    giveBack(std::move(conn), pool, 0);
+    giveBack(std::move(conn), pool, std::nullopt);
     co_return co_await client_.flush();
   }
-  if (!result.server_error || info.multiple_statements) recordEffects(info, *conn);
+  if (!result.server_error || info.multiple_statements) {
+    recordEffects(info, *conn, result.changes, result.changes_unreadable);
+  }
   if (result.last_insert_id != 0) last_insert_id_ = result.last_insert_id;
   giveBack(std::move(conn), pool, result.status_flags);
   co_return co_await client_.flush();
@@ -534,7 +568,7 @@ awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
     result = co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_);
   }
   if (result.client_failed) {
-    giveBack(std::move(conn), pool, 0);
+    giveBack(std::move(conn), pool, std::nullopt);
     co_return false;
   }
   if (result.backend_failed) {
@@ -557,19 +591,20 @@ awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protoco
   result.backend_failed = true;
   if (!conn->broken()) result = co_await forwardResponse(*conn, client_, kind, capabilities_, reply_seq_);
   if (result.client_failed) {
-    giveBack(std::move(conn), pool, 0);
+    giveBack(std::move(conn), pool, std::nullopt);
     co_return false;
   }
   if (result.backend_failed) reportBackendFailure(pool, result.next_client_seq ? result.next_client_seq : reply_seq_, true);
-  uint16_t flags = kind == protocol::ResponseKind::kQuery ? result.status_flags : (in_transaction_ ? status::kInTrans : 0);
+  std::optional<uint16_t> flags;
+  if (kind == protocol::ResponseKind::kQuery && !result.backend_failed) flags = result.status_flags;
   giveBack(std::move(conn), pool, flags);
   co_return co_await client_.flush();
 }
 
 awaitable<bool> ClientSession::onResetConnection() {
   co_await releasePinned();
-  in_transaction_ = sticky_ = tables_locked_ = false;
-  pending_begin_.reset();
+  sticky_ = tables_locked_ = false;
+  txn_.reset(initial_status_);
   statements_.clear();
   last_insert_id_ = 0;
   desired_ = initial_;
@@ -595,13 +630,11 @@ awaitable<void> ClientSession::releasePinned() {
   BackendPool& pool = *pinned_pool_;
   auto conn = std::move(pinned_);
   // Roll back and clear whatever the session left on the connection before reuse.
-  auto r = co_await conn->command(Command::kResetConnection, {});
-  if (!r) conn->markBroken();
-  conn->statements().clear();
-  conn->applied() = SessionState{};
-  conn->applied().names = namesForCollation(kBackendCollation);
-  in_transaction_ = sticky_ = tables_locked_ = false;
-  giveBack(std::move(conn), pool, 0);
+  const bool reset = co_await conn->resetSession();
+  sticky_ = tables_locked_ = false;
+  if (reset) txn_.onServerStatus(conn->status());
+  else txn_.onConnectionLost();
+  giveBack(std::move(conn), pool, std::nullopt);
 }
 
 }  // namespace sp::proxy

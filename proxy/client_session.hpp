@@ -22,6 +22,7 @@
 #include "proxy/backend_connection.hpp"
 #include "proxy/packet_stream.hpp"
 #include "proxy/session_state.hpp"
+#include "proxy/transaction_state.hpp"
 
 namespace sp::proxy {
 
@@ -37,7 +38,7 @@ class ClientSession {
   // Graceful shutdown: close now if idle between statements; otherwise the
   // session ends after its current statement.
   void closeIfIdle();
-  bool inTransaction() const { return in_transaction_; }
+  bool inTransaction() const { return txn_.inTransaction() || txn_.pendingBegin().has_value(); }
   uint32_t connectionId() const { return connection_id_; }
   const std::string& user() const { return user_; }
   bool idle() const { return idle_; }  // waiting for the client's next command
@@ -104,11 +105,17 @@ class ClientSession {
 
   // Borrowing and returning backend connections.
   awaitable<std::unique_ptr<BackendConnection>> borrow(BackendPool& pool, bool sync_state);
-  void giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool, uint16_t status_flags);
+  // `server_status`: the status flags of the statement's response on `conn`;
+  // nullopt when none was read (the session's transaction state stays as it was).
+  void giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool, std::optional<uint16_t> server_status);
   // COM_RESET_CONNECTION on the pinned connection (rolls back, clears its
   // state) and returns it to its pool; closes it if the reset fails.
   awaitable<void> releasePinned();
-  void recordEffects(const parser::StatementInfo& info, BackendConnection& conn);
+  void recordEffects(const parser::StatementInfo& info, BackendConnection& conn,
+                     const protocol::SessionChanges& changes, bool changes_unreadable);
+  // A statement while the session's transaction is lost (transaction_state.hpp):
+  // answered here, or nullopt to run it.
+  awaitable<std::optional<bool>> answerWhileLost(parser::StatementKind kind, bool multiple_statements);
   void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement);
 
   awaitable<bool> sendOk(uint8_t seq, uint16_t extra_status = 0);
@@ -124,8 +131,11 @@ class ClientSession {
   };
   routing::Plan planFor(std::string_view sql, const parser::StatementInfo& info,
                         std::span<const routing::ParamValue> params);
+  // `metadata_only`: a COM_STMT_PREPARE, which reads metadata and changes
+  // nothing, may go to another backend than the session's pinned one.
   std::variant<StatementTarget, protocol::ErrPacket> resolve(const routing::Plan& plan, std::string_view sql,
-                                                            const parser::StatementInfo& info);
+                                                            const parser::StatementInfo& info,
+                                                            bool metadata_only = false);
   // The map this statement plans against: a transaction keeps the snapshot it started with.
   std::shared_ptr<const routing::CompiledShardMap> mapSnapshot();
 
@@ -138,14 +148,14 @@ class ClientSession {
   std::string peer_;
   SessionState desired_;
   SessionState initial_;
+  uint16_t initial_status_ = TransactionState::kDefaultStatus;  // a fresh backend connection's status flags
 
   std::unique_ptr<BackendConnection> pinned_;
   BackendPool* pinned_pool_ = nullptr;
-  bool in_transaction_ = false;
-  // BEGIN / START TRANSACTION not yet sent: it goes to the backend of the
-  // transaction's first statement, so a transaction on a shard's backend
-  // does not start on the default backend.
-  std::optional<std::string> pending_begin_;
+  // Transaction, autocommit and escaping flags as the server reports them;
+  // a BEGIN not yet sent (it goes to the backend of the transaction's first
+  // statement); a transaction lost with its connection.
+  TransactionState txn_;
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
   ClientStatements statements_;
   // LAST_INSERT_ID() of this session: the backend connection that generated

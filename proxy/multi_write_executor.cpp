@@ -173,7 +173,7 @@ awaitable<bool> ClientSession::runMultiWrite(const routing::Plan& plan, const pa
     }
     pools.push_back(pool);
   }
-  bool transactional = in_transaction_ || pending_begin_ || tables_locked_ || !(statusFlags() & status::kAutocommit);
+  bool transactional = txn_.transactional() || tables_locked_;
   if (transactional) co_return co_await runMultiWriteOnOne(plan, pools, info);
   co_return co_await runMultiWriteParallel(plan, pools, info);
 }
@@ -243,20 +243,23 @@ awaitable<bool> ClientSession::runMultiWriteOnOne(const routing::Plan& plan, con
   if (!conn) co_return true;
   // A real transaction gets statement atomicity from a savepoint; under LOCK
   // TABLES with autocommit on each part commits by itself (best effort).
-  const bool atomic = in_transaction_ || pending_begin_ || !(statusFlags() & status::kAutocommit);
+  const bool atomic = txn_.transactional();
   std::vector<std::string> preamble;
-  if (pending_begin_) preamble.push_back(*pending_begin_);
-  pending_begin_.reset();
+  if (txn_.pendingBegin()) preamble.push_back(*txn_.pendingBegin());
+  txn_.clearPendingBegin();
   if (info.uses_last_insert_id && last_insert_id_ != 0) {
     preamble.push_back("SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_) + ")");
   }
   if (atomic) preamble.emplace_back(kSavepoint);
   for (const auto& sql : preamble) {
     auto r = co_await conn->command(Command::kQuery, sql);
-    if (r) continue;
+    if (r) {
+      txn_.onServerStatus(r->status_flags);  // from BEGIN on, the transaction lives on this connection
+      continue;
+    }
     if (r.error().kind == BackendError::Kind::kServer) queueError(reply_seq_, r.error().toErrPacket());
     else reportBackendFailure(*pool, reply_seq_, false);
-    giveBack(std::move(conn), *pool, in_transaction_ ? status::kInTrans : 0);
+    giveBack(std::move(conn), *pool, std::nullopt);
     co_return co_await client_.flush();
   }
   std::vector<WritePart> parts(plan.targets.size());
@@ -273,7 +276,7 @@ awaitable<bool> ClientSession::runMultiWriteOnOne(const routing::Plan& plan, con
       if (atomic) break;
     } else {
       reportBackendFailure(*pool, reply_seq_, true);
-      giveBack(std::move(conn), *pool, 0);
+      giveBack(std::move(conn), *pool, std::nullopt);
       co_return co_await client_.flush();
     }
   }
@@ -283,13 +286,14 @@ awaitable<bool> ClientSession::runMultiWriteOnOne(const routing::Plan& plan, con
       auto released = co_await conn->command(Command::kQuery, kReleaseSavepoint);
       if (released) flags = released->status_flags;
     }
-    recordEffects(info, *conn);
+    recordEffects(info, *conn, {}, false);
     giveBack(std::move(conn), *pool, flags);
     auto sum = summedOk(oks);
     co_return co_await sendWriteOk(sum);
   }
   if (!atomic) {
-    uint16_t flags = oks.empty() ? 0 : oks.back().status_flags;
+    std::optional<uint16_t> flags;
+    if (!oks.empty()) flags = oks.back().status_flags;
     giveBack(std::move(conn), *pool, flags);
     queueError(reply_seq_, partialFailure(parts, verbOf(info)));
     co_return co_await client_.flush();
@@ -303,16 +307,12 @@ awaitable<bool> ClientSession::runMultiWriteOnOne(const routing::Plan& plan, con
 // statement) and answer with that part's error.
 awaitable<bool> ClientSession::undoSplitWrite(std::unique_ptr<BackendConnection> conn, BackendPool& pool,
                                               const routing::RouteTarget& target, const protocol::ErrPacket& error) {
-  uint16_t flags = status::kInTrans;
   auto undone = co_await conn->command(Command::kQuery, kRollbackToSavepoint);
-  if (undone) {
-    auto released = co_await conn->command(Command::kQuery, kReleaseSavepoint);
-    if (released) flags = released->status_flags;
-  } else if (undone.error().kind == BackendError::Kind::kServer) {
-    // The server already ended the transaction (deadlock, rollback on timeout): no savepoint left.
-    flags = 0;
-  }
-  if (conn->broken()) flags = 0;
+  if (undone) co_await conn->command(Command::kQuery, kReleaseSavepoint);
+  std::optional<uint16_t> flags = conn->status();
+  // The server already ended the transaction (deadlock, rollback on timeout): no savepoint left.
+  if (!undone && undone.error().kind == BackendError::Kind::kServer) *flags &= ~status::kInTrans;
+  if (conn->broken()) flags.reset();
   giveBack(std::move(conn), pool, flags);
   std::string note = undone ? "; the statement's parts on other shards were rolled back (to a savepoint), the "
                               "transaction is still open"

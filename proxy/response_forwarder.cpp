@@ -8,6 +8,23 @@ namespace sp::proxy {
 namespace {
 // Flush to the client at least this often even if the backend keeps data coming.
 constexpr size_t kFlushThreshold = 256 * 1024;
+
+// An OK packet that carries session-tracking data: the data is taken into
+// `result` and the OK re-encoded as the client expects it (the proxy does not
+// offer CLIENT_SESSION_TRACK to clients). False when it does not decode.
+bool takeSessionChanges(protocol::ByteView payload, uint32_t backend_capabilities, uint32_t client_capabilities,
+                        ForwardResult& result, protocol::Bytes& reencoded) {
+  auto ok = protocol::decodeOkPacket(payload, backend_capabilities);
+  if (!ok || !protocol::decodeSessionChanges(protocol::asBytes(ok->session_state_info), result.changes)) {
+    return false;
+  }
+  ok->status_flags &= ~protocol::status::kSessionStateChanged;
+  ok->session_state_info.clear();
+  reencoded.clear();
+  protocol::encode(*ok, client_capabilities, reencoded, payload[0]);
+  return true;
+}
+
 }  // namespace
 
 awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStream& client,
@@ -44,6 +61,14 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
       break;
     }
     result.server_error = (*ev == ResponseEvent::kErr);
+    if (*ev == ResponseEvent::kOk && (tracker.statusFlags() & protocol::status::kSessionStateChanged) &&
+        (backend.capabilities() & protocol::cap::kSessionTrack)) {
+      if (takeSessionChanges(msg->payload, backend.capabilities(), client_capabilities, result, scratch)) {
+        seq = client.append(scratch, seq);
+        continue;
+      }
+      result.changes_unreadable = true;
+    }
     if (translate_eof && (*ev == ResponseEvent::kColumnsEof || *ev == ResponseEvent::kParamsEof)) continue;
     if (translate_eof && *ev == ResponseEvent::kRowsEnd) {
       // Classic EOF -> the OK packet with a 0xfe header that ends rows under DEPRECATE_EOF.
@@ -67,6 +92,7 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
     backend.markBroken();
   } else {
     backend.touch();
+    backend.noteStatus(result.status_flags);
   }
   co_return result;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "protocol/response_tracker.hpp"
+#include "protocol/session_track.hpp"
 #include "proxy/backend_connection.hpp"
 #include "proxy/packet_stream.hpp"
 
@@ -18,6 +19,10 @@ struct ForwardResult {
   uint16_t status_flags = 0;
   uint64_t last_insert_id = 0;  // from the final OK (0: the statement generated none)
   uint8_t next_client_seq = 0;  // sequence id for a packet appended after the response
+  // What the server reported of the statement's session changes (backends
+  // that track them); the client gets the OK packets without them.
+  protocol::SessionChanges changes;
+  bool changes_unreadable = false;  // a report that did not decode: state unknown
 };
 
 awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStream& client,

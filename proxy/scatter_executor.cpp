@@ -99,7 +99,7 @@ std::expected<void, std::string> encodeBinaryFromText(const std::vector<std::opt
 }  // namespace
 
 awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool binary_rows) {
-  if (pinned_ || pending_begin_ || in_transaction_) {
+  if (pinned_ || inTransaction()) {
     queueError(reply_seq_, client_error::make(client_error::kCrossBackend,
         "shardproxy: a statement that spans shards cannot run inside a transaction or while the session holds "
         "connection-bound state; run it outside the transaction"));

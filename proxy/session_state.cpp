@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <string_view>
 
 namespace sp::proxy {
 
@@ -45,7 +47,70 @@ constexpr CollationName kCollations[] = {
     {11, "ascii"},
 };
 
+// Variables whose value is tied to one connection or to the proxy's own use
+// of it: replaying them elsewhere would be wrong (a stale insert_id) or would
+// blind the proxy (session tracking switched off).
+constexpr std::string_view kConnectionBoundVariables[] = {
+    "insert_id", "last_insert_id", "identity", "rand_seed1", "rand_seed2",
+    "session_track_system_variables", "session_track_schema", "session_track_state_change",
+    "session_track_transaction_info", "session_track_user_variables",
+};
+
+bool isNumber(std::string_view v) {
+  if (v.empty()) return false;
+  size_t i = v[0] == '-' ? 1 : 0;
+  bool digits = false, dot = false;
+  for (; i < v.size(); ++i) {
+    if (std::isdigit(static_cast<unsigned char>(v[i]))) digits = true;
+    else if (v[i] == '.' && !dot) dot = true;
+    else return false;
+  }
+  return digits;
+}
+
+// The literal that sets `name` back to the reported `value`: numbers as they
+// are (numeric variables refuse strings), NULL for an empty
+// character_set_results, everything else quoted. nullopt when the value
+// cannot be written the same way under every sql_mode (a backslash).
+std::optional<std::string> replayLiteral(std::string_view name, std::string_view value) {
+  if (isNumber(value)) return std::string(value);
+  if (value.empty() && name == "character_set_results") return std::string("NULL");
+  if (value.find('\\') != std::string_view::npos) return std::nullopt;
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  out += '\'';
+  return out;
+}
+
 }  // namespace
+
+bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_use, SessionState& desired,
+                         SessionState& applied) {
+  bool carried = true;
+  for (const auto& v : changes.variables) {
+    std::string name = lower(v.name);
+    auto bound = std::find(std::begin(kConnectionBoundVariables), std::end(kConnectionBoundVariables), name);
+    auto literal = replayLiteral(name, v.value);
+    if (bound != std::end(kConnectionBoundVariables) || !literal) {
+      carried = false;
+      continue;
+    }
+    desired.variables[name] = *literal;
+    applied.variables[name] = std::move(*literal);
+  }
+  if (changes.schema_changed) {
+    desired.database = changes.schema;
+    applied.database = changes.schema;
+  }
+  if (changes.state_changed) {
+    const bool explained = !changes.variables.empty() || changes.schema_changed;
+    if (!set_or_use || !explained) carried = false;
+  }
+  return carried;
+}
 
 bool SessionState::apply(const parser::SessionSetting& s) {
   using Kind = parser::SessionSetting::Kind;

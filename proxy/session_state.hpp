@@ -6,10 +6,12 @@
 // as possible (usually none).
 #pragma once
 #include <map>
+#include <string_view>
 #include <string>
 #include <vector>
 
 #include "parser/classify.hpp"
+#include "protocol/session_track.hpp"
 
 namespace sp::proxy {
 
@@ -29,6 +31,24 @@ struct SessionState {
 // (the database is handled separately with COM_INIT_DB). A variable the
 // connection has but the session never set is reset to DEFAULT.
 std::vector<std::string> syncStatements(const SessionState& desired, const SessionState& applied);
+
+// Adopts what the server reported (CLIENT_SESSION_TRACK) about one
+// statement's effect on the session: every system variable and the current
+// database go into `desired` and `applied`, as literals that replay the exact
+// value on another connection (`SET sql_mode = CONCAT(...)` is carried as the
+// resulting mode, not as the expression). Returns false when the connection
+// now holds state that cannot be carried to another one: user variables,
+// temporary tables, SQL prepared statements, roles (a STATE_CHANGE that no
+// variable or schema entry explains, or any from a statement other than
+// SET/USE), and variables that only mean something on this connection
+// (insert_id, rand_seed1, the session_track_* settings the proxy relies on).
+// The caller then keeps the connection for the session.
+bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_use, SessionState& desired,
+                         SessionState& applied);
+
+// The statement that asks a backend connection for the reports above.
+inline constexpr std::string_view kEnableSessionTracking =
+    "SET session_track_system_variables = '*', session_track_schema = ON, session_track_state_change = ON";
 
 // SET NAMES argument for a handshake collation id; unknown ids map to utf8mb4.
 std::string namesForCollation(uint8_t collation_id);

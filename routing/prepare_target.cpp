@@ -18,7 +18,7 @@ Plan refused(RouteErrorCode code, std::string message) {
 
 }  // namespace
 
-Plan planForPrepare(std::string_view sql, const PlannerInput& input) {
+Plan planForPrepare(std::string_view sql, const PlannerInput& input, std::string_view preferred_backend) {
   auto parsed = parser::parse(sql);
   // Statements the parser does not model (or cannot parse) are judged the
   // same way as for a plain query: refused when they name a sharded table.
@@ -38,7 +38,14 @@ Plan planForPrepare(std::string_view sql, const PlannerInput& input) {
     rule = t;
   }
   if (!rule) return planQuery(sql, input);  // unsharded or physical tables: the usual rules
-  const Shard& shard = rule->shards.front();
+  const Shard* representative = &rule->shards.front();
+  for (const Shard& candidate : rule->shards) {
+    if (!preferred_backend.empty() && candidate.backend == preferred_backend) {
+      representative = &candidate;
+      break;
+    }
+  }
+  const Shard& shard = *representative;
   std::vector<TextEdit> edits;
   renameTable(refs, rule->name, shard.physical_table, edits);
   Plan plan;

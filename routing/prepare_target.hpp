@@ -15,7 +15,10 @@ namespace sp::routing {
 // shard of the (single) sharded table it names, logical names rewritten;
 // kRefused when it cannot be prepared safely (does not parse, names two
 // sharded tables, names directly tables on different backends).
-Plan planForPrepare(std::string_view sql, const PlannerInput& input);
+// `preferred_backend`: a session inside a transaction prepares on its
+// transaction's backend when a shard of the table lives there (the first such
+// shard is the representative then).
+Plan planForPrepare(std::string_view sql, const PlannerInput& input, std::string_view preferred_backend = {});
 
 // SQL-level `PREPARE name FROM '<statement>'`: the statement text is only
 // known to the backend, whose EXECUTE ... USING @vars values the proxy never

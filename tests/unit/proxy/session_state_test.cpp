@@ -100,5 +100,77 @@ TEST(SessionState, HandshakeCollations) {
   EXPECT_EQ(namesForCollation(255), "utf8mb4");
 }
 
+// What a backend reported about a statement (CLIENT_SESSION_TRACK) becomes
+// the session's state, replayable on another connection.
+protocol::SessionChanges reported(std::vector<protocol::SessionChanges::Variable> vars, bool state_changed = true) {
+  protocol::SessionChanges c;
+  c.variables = std::move(vars);
+  c.state_changed = state_changed;
+  return c;
+}
+
+TEST(TrackedChanges, VariablesAreAdoptedAsReplayableLiterals) {
+  SessionState desired, applied;
+  auto c = reported({{"sql_mode", "ANSI_QUOTES,STRICT_TRANS_TABLES"}, {"autocommit", "OFF"},
+                     {"wait_timeout", "100"}, {"character_set_results", ""}, {"time_zone", "+01:00"},
+                     {"lc_time_names", "it'IT"}});
+  EXPECT_TRUE(adoptTrackedChanges(c, true, desired, applied));
+  EXPECT_EQ(desired.variables["sql_mode"], "'ANSI_QUOTES,STRICT_TRANS_TABLES'");
+  EXPECT_EQ(desired.variables["autocommit"], "'OFF'");
+  EXPECT_EQ(desired.variables["wait_timeout"], "100");         // numeric variables refuse strings
+  EXPECT_EQ(desired.variables["character_set_results"], "NULL");
+  EXPECT_EQ(desired.variables["time_zone"], "'+01:00'");
+  EXPECT_EQ(desired.variables["lc_time_names"], "'it''IT'");
+  EXPECT_EQ(desired.variables, applied.variables);
+  EXPECT_TRUE(syncStatements(desired, applied).empty());
+}
+
+TEST(TrackedChanges, SchemaIsAdopted) {
+  SessionState desired, applied;
+  protocol::SessionChanges c;
+  c.schema = "mysql";
+  c.schema_changed = true;
+  c.state_changed = true;
+  EXPECT_TRUE(adoptTrackedChanges(c, true, desired, applied));
+  EXPECT_EQ(desired.database, "mysql");
+  EXPECT_EQ(applied.database, "mysql");
+}
+
+TEST(TrackedChanges, UnexplainedStateChangeBindsTheConnection) {
+  // SET @x = 1, CREATE TEMPORARY TABLE, PREPARE, SET ROLE: STATE_CHANGE alone.
+  SessionState desired, applied;
+  EXPECT_FALSE(adoptTrackedChanges(reported({}), true, desired, applied));
+  EXPECT_FALSE(adoptTrackedChanges(reported({}), false, desired, applied));
+}
+
+TEST(TrackedChanges, AProcedureThatChangesStateBindsTheConnectionButItsVariablesAreKept) {
+  // CALL p() that sets time_zone and a user variable: the variable report
+  // does not account for the user variable.
+  SessionState desired, applied;
+  EXPECT_FALSE(adoptTrackedChanges(reported({{"time_zone", "+05:00"}}), false, desired, applied));
+  EXPECT_EQ(desired.variables["time_zone"], "'+05:00'");
+}
+
+TEST(TrackedChanges, ConnectionBoundVariablesAreNotReplayed) {
+  for (const char* name : {"insert_id", "rand_seed1", "session_track_system_variables", "session_track_state_change"}) {
+    SessionState desired, applied;
+    EXPECT_FALSE(adoptTrackedChanges(reported({{name, "5"}}), true, desired, applied)) << name;
+    EXPECT_FALSE(desired.variables.contains(name)) << name;
+  }
+}
+
+TEST(TrackedChanges, AValueWithABackslashIsNotReplayed) {
+  // Its quoting depends on NO_BACKSLASH_ESCAPES of the connection it would be replayed on.
+  SessionState desired, applied;
+  EXPECT_FALSE(adoptTrackedChanges(reported({{"lc_messages_dir", "C:\\x"}}), true, desired, applied));
+  EXPECT_FALSE(desired.variables.contains("lc_messages_dir"));
+}
+
+TEST(TrackedChanges, NothingReportedChangesNothing) {
+  SessionState desired, applied;
+  EXPECT_TRUE(adoptTrackedChanges(protocol::SessionChanges{}, false, desired, applied));
+  EXPECT_TRUE(desired.variables.empty());
+}
+
 }  // namespace
 }  // namespace sp::proxy
