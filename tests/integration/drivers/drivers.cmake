@@ -66,6 +66,9 @@ endforeach()
 # PyMySQL: the same flows, every SET autocommit spelling checked through the OK
 # status flags, a proxy of its own with multi_shard_writes: best_effort
 # (scatter_failure_proxy.py), and state isolation through the backend pool.
-sp_tx_test(NAME py TIMEOUT 240 COMMAND ${SP_IT_PYTHON} -m unittest -v pyit.test_transactions)
-set_property(TEST integration.tx.py APPEND PROPERTY ENVIRONMENT
+sp_add_integration_test(NAME py.transactions PROXY TIMEOUT 240
+  COMMAND ${SP_IT_PYTHON} -m unittest -v pyit.test_transactions)
+set_tests_properties(integration.py.transactions PROPERTIES
+  FIXTURES_REQUIRED "sp_cluster;sp_proxy;sp_drv_schema")
+set_property(TEST integration.py.transactions APPEND PROPERTY ENVIRONMENT
   SP_PROXY_BINARY=${SP_PROXY_BINARY} SP_SCATTER_IT_DIR=${CMAKE_CURRENT_BINARY_DIR}/scatter-run)
