@@ -184,7 +184,8 @@ class Transactions : public ::testing::Test {
     EXPECT_EQ(count(c.get(), "SELECT @@autocommit"), "0");
     EXPECT_EQ(c->server_status & SERVER_STATUS_AUTOCOMMIT, 0u) << "status flags of the last OK";
     ASSERT_EQ(insert(c.get(), r, prepared), "");
-    EXPECT_EQ(readBack(c.get(), r, prepared).size(), 1u) << "read your write";
+    EXPECT_EQ(readBack(c.get(), r, prepared), std::vector<std::string>{std::to_string(r.seq) + ":" + r.content()})
+        << "read your write";
     expectCount(r, 0, "uncommitted, seen from outside");
     EXPECT_TRUE(text(c.get(), "ROLLBACK", &error)) << error;
     c.reset();
