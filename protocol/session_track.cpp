@@ -21,11 +21,10 @@ DecodeResult<void> decodeEntry(SessionTrackType type, ByteView data, SessionChan
       into.schema_changed = true;
       break;
     }
-    case SessionTrackType::kStateChange: {
-      SP_TRY(flag, r.lenencString());
-      if (flag == "1") into.state_changed = true;
-      break;
-    }
+    case SessionTrackType::kStateChange:
+      // The data is the flag itself, not a length-encoded string (unlike the others).
+      if (asText(data) == "1") into.state_changed = true;
+      return {};
     case SessionTrackType::kTransactionState: {
       SP_TRY(state, r.lenencString());
       into.transaction_state = std::string(state);
@@ -71,8 +70,7 @@ void encode(const SessionChanges& changes, Bytes& out) {
     entry(SessionTrackType::kSchema, data);
   }
   if (changes.state_changed) {
-    data.clear();
-    Writer(data).lenencString("1");
+    data.assign({'1'});
     entry(SessionTrackType::kStateChange, data);
   }
   if (!changes.transaction_state.empty()) {

@@ -9,7 +9,7 @@
 // where data, by type, is:
 //   0 SYSTEM_VARIABLES   string<lenenc> name, string<lenenc> value
 //   1 SCHEMA             string<lenenc> name
-//   2 STATE_CHANGE       string<lenenc> "1"
+//   2 STATE_CHANGE       "1" (the data itself, as MariaDB 10.11 sends it)
 //   3 GTIDS              int<1> encoding, string<lenenc> gtids
 //   4 TRANSACTION_CHARACTERISTICS  string<lenenc> SQL
 //   5 TRANSACTION_STATE  string<lenenc> 8 state characters

@@ -1,6 +1,9 @@
 #include "proxy/client_session.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
 #include <spdlog/spdlog.h>
 
 #include "protocol/constants.hpp"
@@ -16,6 +19,14 @@
 #include "proxy/worker.hpp"
 
 namespace sp::proxy {
+
+namespace {
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+}  // namespace
 
 using protocol::Command;
 namespace status = protocol::status;
@@ -262,8 +273,13 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
   }
   if (info.kind == StatementKind::kSet) {
     for (const auto& s : info.settings) {
-      // Tracked connections report system variables themselves (above).
-      if (!(tracked && s.kind == parser::SessionSetting::Kind::kSystemVariable)) {
+      // A variable the server reported is carried as reported (above); one
+      // it did not report (MariaDB 10.11 reports nothing for
+      // `SET @@autocommit = FALSE`) as the statement wrote it.
+      const bool reported = tracked && s.kind == parser::SessionSetting::Kind::kSystemVariable &&
+                            std::any_of(changes.variables.begin(), changes.variables.end(),
+                                        [&](const auto& v) { return equalsIgnoreCase(v.name, s.name); });
+      if (!reported) {
         desired_.apply(s);
         conn.applied().apply(s);
       }
@@ -530,6 +546,8 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
   if (!result.server_error || info.multiple_statements) {
     recordEffects(info, *conn, result.changes, result.changes_unreadable);
   }
+  carryAutocommit(result.status_flags & status::kAutocommit, initial_status_ & status::kAutocommit, desired_,
+                  conn->applied());
   if (result.last_insert_id != 0) last_insert_id_ = result.last_insert_id;
   giveBack(std::move(conn), pool, result.status_flags);
   co_return co_await client_.flush();

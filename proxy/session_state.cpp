@@ -112,6 +112,12 @@ bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_us
   return carried;
 }
 
+void carryAutocommit(bool on, bool default_on, SessionState& desired, SessionState& applied) {
+  if (on == default_on && !desired.variables.contains("autocommit")) return;
+  desired.variables["autocommit"] = on ? "1" : "0";
+  applied.variables["autocommit"] = on ? "1" : "0";
+}
+
 bool SessionState::apply(const parser::SessionSetting& s) {
   using Kind = parser::SessionSetting::Kind;
   switch (s.kind) {

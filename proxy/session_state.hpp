@@ -46,6 +46,12 @@ std::vector<std::string> syncStatements(const SessionState& desired, const Sessi
 bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_use, SessionState& desired,
                          SessionState& applied);
 
+// autocommit as the server's status flag says it is after a statement
+// (`SET autocommit = @v`, a procedure, a driver's own command): recorded as
+// 1 or 0 once it differs from the server's default, so that every connection
+// the session borrows next is brought to it.
+void carryAutocommit(bool on, bool default_on, SessionState& desired, SessionState& applied);
+
 // The statement that asks a backend connection for the reports above.
 inline constexpr std::string_view kEnableSessionTracking =
     "SET session_track_system_variables = '*', session_track_schema = ON, session_track_state_change = ON";

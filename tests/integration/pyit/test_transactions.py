@@ -212,6 +212,17 @@ class AutocommitSpellings(TxCase):
                              f"OK of {statements[-1]!r} still says autocommit (status {conn.server_status:#06x})")
             self.assertEqual(sptest.scalar(conn, "SELECT @@autocommit"), 0)
             row = self.rows.next(conv)
+            pinned_elsewhere = not DIRECT and any("SET @v" in s for s in statements) and conv == DB1_CONV
+            if pinned_elsewhere:
+                # A user variable keeps the session on the backend it was set
+                # on (db0, the default); with autocommit off the INSERT would
+                # open a transaction on db1 too: refused, nothing written
+                # (docs/routing.md, "Transactions").
+                with conn.cursor() as cur, self.assertRaises(pymysql.err.OperationalError) as refused:
+                    cur.execute(Rows.insert_sql(*row))
+                self.assertEqual(refused.exception.args[0], 9120)
+                sptest.query(conn, "ROLLBACK")
+                return
             with conn.cursor() as cur:
                 self.assertEqual(cur.execute(Rows.insert_sql(*row)), 1)
             self.assertEqual(conn.server_status & (SERVER_STATUS_IN_TRANS | SERVER_STATUS_AUTOCOMMIT),

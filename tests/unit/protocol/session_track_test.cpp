@@ -21,11 +21,11 @@ Bytes withText(Bytes head, std::string_view text) {
 }
 
 TEST(SessionTrack, SystemVariableAndStateChange) {
-  // 00 0f | 0a "autocommit" 03 "OFF" ; 02 02 | 01 "1"
+  // 00 0f | 0a "autocommit" 03 "OFF" ; 02 01 | "1"  (bytes of MariaDB 10.11's OK for SET autocommit=0)
   Bytes in = withText(bytes({0x00, 0x0f, 0x0a}), "autocommit");
   in.push_back(0x03);
   in = withText(in, "OFF");
-  for (int b : {0x02, 0x02, 0x01, int('1')}) in.push_back(static_cast<uint8_t>(b));
+  for (int b : {0x02, 0x01, int('1')}) in.push_back(static_cast<uint8_t>(b));
   SessionChanges c;
   ASSERT_TRUE(decodeSessionChanges(in, c));
   ASSERT_EQ(c.variables.size(), 1u);
@@ -35,12 +35,15 @@ TEST(SessionTrack, SystemVariableAndStateChange) {
   EXPECT_FALSE(c.schema_changed);
 }
 
-TEST(SessionTrack, Schema) {
+TEST(SessionTrack, SchemaAsTheServerSendsIt) {
+  // USE mysql: 01 06 | 05 "mysql" ; 02 01 | "1"
   Bytes in = withText(bytes({0x01, 0x06, 0x05}), "mysql");
+  for (int b : {0x02, 0x01, int('1')}) in.push_back(static_cast<uint8_t>(b));
   SessionChanges c;
   ASSERT_TRUE(decodeSessionChanges(in, c));
   EXPECT_TRUE(c.schema_changed);
   EXPECT_EQ(c.schema, "mysql");
+  EXPECT_TRUE(c.state_changed);
   EXPECT_TRUE(c.variables.empty());
 }
 

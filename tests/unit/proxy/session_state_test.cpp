@@ -166,6 +166,18 @@ TEST(TrackedChanges, AValueWithABackslashIsNotReplayed) {
   EXPECT_FALSE(desired.variables.contains("lc_messages_dir"));
 }
 
+TEST(CarryAutocommit, FollowsTheServerFlagOnceItLeavesTheDefault) {
+  SessionState desired, applied;
+  carryAutocommit(true, true, desired, applied);
+  EXPECT_FALSE(desired.variables.contains("autocommit"));  // never changed: nothing to replay
+  desired.variables["autocommit"] = "@v";                   // SET autocommit = @v, as written
+  carryAutocommit(false, true, desired, applied);
+  EXPECT_EQ(desired.variables["autocommit"], "0");          // as the server says it is
+  EXPECT_EQ(applied.variables["autocommit"], "0");
+  carryAutocommit(true, true, desired, applied);
+  EXPECT_EQ(desired.variables["autocommit"], "1");
+}
+
 TEST(TrackedChanges, NothingReportedChangesNothing) {
   SessionState desired, applied;
   EXPECT_TRUE(adoptTrackedChanges(protocol::SessionChanges{}, false, desired, applied));
