@@ -27,6 +27,11 @@ struct ServerConfig {
   uint32_t max_connections = 10000;
   uint32_t max_packet_bytes = 64u << 20;
   uint32_t shutdown_grace_ms = 10000;     // SIGTERM: wait this long for in-flight statements
+  // Before authentication (hostile clients: docs/configuration.md).
+  uint32_t handshake_timeout_ms = 10000;       // login must complete within this, else the socket is closed
+  uint32_t max_handshake_packet_bytes = 16384; // largest packet accepted before login
+  uint32_t max_connections_per_host = 0;       // client connections from one address; 0 = no limit
+  uint32_t wait_timeout_s = 28800;             // an idle logged-in session is closed after this
   std::string log_level = "info";         // trace|debug|info|warn|error|critical|off
 };
 
@@ -62,8 +67,16 @@ struct ScatterConfig {
   uint32_t shard_timeout_ms = 0;            // longest wait for a shard's next packet; 0 = none
 };
 
+// Per-statement and per-session budgets (docs/configuration.md, section `limits`).
+struct LimitsConfig {
+  uint32_t max_statement_nodes = 500000;     // parsed expression nodes and table references
+  uint32_t max_expression_depth = 4000;      // nesting depth of the parsed tree
+  uint32_t max_in_list_values = 100000;      // values in one IN (...) list
+};
+
 struct Config {
   ServerConfig server;
+  LimitsConfig limits;
   ScatterConfig scatter;
   std::vector<UserAccount> users;
   std::vector<UserAccount> admin_users;

@@ -15,6 +15,10 @@ constexpr uint64_t kMaxPacketBytes = 1ull << 30;
 constexpr uint64_t kMaxGraceMs = 3'600'000;
 constexpr uint64_t kMaxPoolConnections = 100'000;
 constexpr uint64_t kMaxTimeoutMs = 86'400'000;
+constexpr uint64_t kMinHandshakeTimeoutMs = 100;
+constexpr uint64_t kMinHandshakePacketBytes = 1024;
+constexpr uint64_t kMaxHandshakePacketBytes = 1u << 20;
+constexpr uint64_t kMaxWaitTimeoutS = 31'536'000;  // MariaDB's own ceiling for wait_timeout
 
 template <class Target>
 void assign(std::optional<uint64_t> value, Target& target) {
@@ -84,6 +88,45 @@ const FieldSpec<ServerConfig> kServerFields[] = {
     {"log_level", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        if (auto level = w.readChoice(v, p, kLogLevels)) s.log_level = *level;
+     }},
+    {"handshake_timeout_ms", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, kMinHandshakeTimeoutMs, kMaxTimeoutMs), s.handshake_timeout_ms);
+     }},
+    {"max_handshake_packet_bytes", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, kMinHandshakePacketBytes, kMaxHandshakePacketBytes), s.max_handshake_packet_bytes);
+     }},
+    {"max_connections_per_host", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, 0, kMaxClientConnections), s.max_connections_per_host);
+     }},
+    {"wait_timeout_s", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.wait_timeout_s);
+     }},
+};
+
+// ---- limits ----
+
+constexpr uint64_t kMaxStatementNodes = 100'000'000;
+constexpr uint64_t kMinExpressionDepth = 64;
+// Past this a recursive walk of the tree could need more than a worker
+// thread's stack (tests/unit/routing/deep_statement_test.cpp measures it).
+constexpr uint64_t kMaxExpressionDepth = 10'000;
+
+const FieldSpec<LimitsConfig> kLimitsFields[] = {
+    {"max_statement_nodes", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
+       assign(w.readUInt(v, p, 1000, kMaxStatementNodes), l.max_statement_nodes);
+     }},
+    {"max_expression_depth", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
+       assign(w.readUInt(v, p, kMinExpressionDepth, kMaxExpressionDepth), l.max_expression_depth);
+     }},
+    {"max_in_list_values", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
+       assign(w.readUInt(v, p, 1, kMaxStatementNodes), l.max_in_list_values);
      }},
 };
 
@@ -218,6 +261,11 @@ const FieldSpec<Document> kTopFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        if (v.IsNull()) return;
        readMapping<ScatterConfig>(w, v, p, kScatterFields, d.config.scatter);
+     }},
+    {"limits", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       if (v.IsNull()) return;
+       readMapping<LimitsConfig>(w, v, p, kLimitsFields, d.config.limits);
      }},
     {"users", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {

@@ -15,7 +15,8 @@
 //    qualifier (table, and db when written) separately from the column.
 //  - Literals keep their kind and exact source text; `?` placeholders are
 //    numbered 0, 1, 2... in order of appearance in the text.
-//  - Nodes are owned by std::unique_ptr; a Statement is movable.
+//  - Nodes are owned by std::unique_ptr; a Statement is movable. Expr and
+//    TableRef are destroyed without recursion, whatever the tree's depth.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -122,6 +123,13 @@ struct OrderItem {
 // generically (e.g. to find every column) and switches on `kind` when it
 // needs meaning. Fields unused by a kind stay default.
 struct Expr {
+  Expr() = default;
+  Expr(Expr&&) = default;
+  Expr& operator=(Expr&&) = default;
+  // Iterative: a left-deep chain of a million ANDs must not take a million
+  // nested destructor calls (parser/ast.cpp).
+  ~Expr();
+
   ExprKind kind = ExprKind::kLiteral;
   SourceRange range;
   std::vector<ExprPtr> args;
@@ -165,6 +173,11 @@ struct TableRef;
 using TableRefPtr = std::unique_ptr<TableRef>;
 
 struct TableRef {
+  TableRef() = default;
+  TableRef(TableRef&&) = default;
+  TableRef& operator=(TableRef&&) = default;
+  ~TableRef();  // iterative over join chains, like ~Expr
+
   TableRefKind kind = TableRefKind::kTable;
   SourceRange range;
   TableName name;         // kTable

@@ -18,14 +18,30 @@
 
 namespace sp::parser {
 
+// What one statement may cost. The tree is built iteratively, but the
+// planner walks it recursively: without these, `a AND b AND ...` with a
+// million terms is a million stack frames deep (docs/configuration.md,
+// section `limits`, for the values and why).
+struct ParseLimits {
+  uint32_t max_nodes = 500'000;      // expression nodes and table references
+  uint32_t max_depth = 4'000;        // longest parent-to-child path in the tree
+  uint32_t max_in_values = 100'000;  // values in one IN (...) list
+};
+
+enum class ParseErrorKind : uint8_t {
+  kSyntax,      // not SQL the parser understands
+  kTooComplex,  // over a ParseLimits budget: refuse, never pass on
+};
+
 struct ParseError {
   std::string message;  // "expected X at offset N near '...'"
   uint32_t offset = 0;  // byte offset into the query
+  ParseErrorKind kind = ParseErrorKind::kSyntax;
 };
 
 using ParseResult = std::expected<Statement, ParseError>;
 
-ParseResult parse(std::string_view sql);
+ParseResult parse(std::string_view sql, const ParseLimits& limits = {});
 
 // Compact s-expression of the tree (golden tests, debugging).
 std::string toSExpr(const Statement& statement, std::string_view sql);

@@ -8,15 +8,15 @@
 
 namespace sp::parser::detail {
 
-ExprPtr Parser::makeExpr(ExprKind kind, uint32_t begin) const {
-  auto expr = std::make_unique<Expr>();
+ExprPtr Parser::makeExpr(ExprKind kind, uint32_t begin) {
+  auto expr = newExpr();
   expr->kind = kind;
   expr->range = SourceRange{begin, lastEnd()};
   return expr;
 }
 
 ExprPtr Parser::makeBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs) {
-  auto expr = std::make_unique<Expr>();
+  auto expr = newExpr();
   expr->kind = ExprKind::kBinary;
   expr->binary_op = op;
   expr->range = SourceRange{lhs->range.begin, rhs->range.end};
@@ -130,6 +130,7 @@ std::optional<BinaryOp> binaryOpAt(int level, const Token& token) {
 ExprPtr Parser::parsePredicate() {
   ExprPtr lhs = parseBinaryLevel(0);
   while (lhs) {
+    if (!withinNodeBudget()) return nullptr;  // x IS NULL IS NULL ... parses no new operand
     if (acceptKeyword(Keyword::kIS)) {
       lhs = parseIsTail(std::move(lhs));
       continue;
@@ -208,7 +209,7 @@ ExprPtr Parser::parseLikeTail(ExprPtr lhs, bool negated) {
 
 ExprPtr Parser::parseInTail(ExprPtr lhs, bool negated) {
   if (!lhs || !expect(TokenKind::kLeftParen, "'(' after IN")) return nullptr;
-  auto expr = std::make_unique<Expr>();
+  auto expr = newExpr();
   expr->kind = ExprKind::kIn;
   expr->negated = negated;
   expr->range.begin = lhs->range.begin;
@@ -218,6 +219,11 @@ ExprPtr Parser::parseInTail(ExprPtr lhs, bool negated) {
     if (!expr->subquery) return nullptr;
   } else {
     do {
+      if (expr->args.size() > limits_.max_in_values) {
+        return failTooComplex("statement too complex: more than " + std::to_string(limits_.max_in_values) +
+                              " values in an IN list (limits.max_in_list_values)"),
+               nullptr;
+      }
       ExprPtr item = parseExpr();
       if (!item) return nullptr;
       expr->args.push_back(std::move(item));
@@ -275,6 +281,7 @@ ExprPtr Parser::parseUnary() {
 ExprPtr Parser::parsePostfix() {
   ExprPtr expr = parsePrimary();
   while (expr) {
+    if (!withinNodeBudget()) return nullptr;  // x COLLATE a COLLATE b ... likewise
     const uint32_t begin = expr->range.begin;
     if (acceptKeyword(Keyword::kCOLLATE)) {
       const Token& name = peek();

@@ -27,7 +27,7 @@ TableRefPtr Parser::parseTableRef() {
 }
 
 TableRefPtr Parser::parseJoinTail(TableRefPtr left) {
-  auto join = std::make_unique<TableRef>();
+  auto join = newTableRef();
   join->kind = TableRefKind::kJoin;
   const bool natural = acceptKeyword(Keyword::kNATURAL);
   bool needs_condition = false;
@@ -66,9 +66,9 @@ TableRefPtr Parser::parseJoinTail(TableRefPtr left) {
 
 TableRefPtr Parser::parseTableFactor() {
   DepthGuard guard(*this);
-  if (!guard.ok()) return nullptr;
+  if (!guard.ok() || !withinNodeBudget()) return nullptr;
   const uint32_t begin = peek().begin;
-  auto ref = std::make_unique<TableRef>();
+  auto ref = newTableRef();
   if (peekIs(TokenKind::kLeftParen) && peekStartsQuery(1)) {
     advance();
     ref->kind = TableRefKind::kDerived;

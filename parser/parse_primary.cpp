@@ -45,6 +45,7 @@ bool Parser::peekStartsQuery(size_t ahead) const {
 }
 
 ExprPtr Parser::parsePrimary() {
+  if (!withinNodeBudget()) return nullptr;
   const Token& token = peek();
   switch (token.kind) {
     case TokenKind::kInteger: case TokenKind::kDecimal: case TokenKind::kFloat:
@@ -108,7 +109,7 @@ ExprPtr Parser::parseParenthesized() {
     first->range = SourceRange{begin, lastEnd()};  // keep the parentheses in the text
     return first;
   }
-  auto row = std::make_unique<Expr>();
+  auto row = newExpr();
   row->kind = ExprKind::kRow;
   row->args.push_back(std::move(first));
   while (accept(TokenKind::kComma)) {
@@ -214,7 +215,7 @@ ExprPtr Parser::parseColumnRef() {
 ExprPtr Parser::parseFunction() {
   const Token& name = advance();
   advance();  // '('
-  ExprPtr expr = std::make_unique<Expr>();
+  ExprPtr expr = newExpr();
   expr->kind = ExprKind::kFunction;
   expr->name = name.text(sql_);
   if (!parseSpecialFunctionArgs(*expr) && !failed() && !parseFunctionArgs(*expr)) return nullptr;
@@ -336,7 +337,7 @@ bool Parser::parseFunctionArgs(Expr& function) {
 
 ExprPtr Parser::parseCase() {
   const uint32_t begin = advance().begin;
-  auto expr = std::make_unique<Expr>();
+  auto expr = newExpr();
   expr->kind = ExprKind::kCase;
   if (!peekKeyword(Keyword::kWHEN) && !(expr->case_operand = parseExpr())) return nullptr;
   if (!peekKeyword(Keyword::kWHEN)) return fail("WHEN"), nullptr;
@@ -381,7 +382,7 @@ bool Parser::parseTypeText(Expr& cast) {
 ExprPtr Parser::parseCast() {
   const uint32_t begin = advance().begin;
   advance();  // '('
-  auto expr = std::make_unique<Expr>();
+  auto expr = newExpr();
   expr->kind = ExprKind::kCast;
   ExprPtr value = parseExpr();
   if (!value || !expectKeyword(Keyword::kAS) || !parseTypeText(*expr) ||
@@ -396,7 +397,7 @@ ExprPtr Parser::parseCast() {
 ExprPtr Parser::parseConvert() {
   const uint32_t begin = advance().begin;
   advance();  // '('
-  auto expr = std::make_unique<Expr>();
+  auto expr = newExpr();
   expr->kind = ExprKind::kCast;
   ExprPtr value = parseExpr();
   if (!value) return nullptr;

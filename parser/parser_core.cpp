@@ -1,6 +1,8 @@
 // Token access, error reporting and the statement-level entry point.
+#include <algorithm>
 #include <string>
 
+#include "parser/ast_depth.hpp"
 #include "parser/parser_impl.hpp"
 
 namespace sp::parser {
@@ -25,11 +27,34 @@ std::string_view lexerErrorName(TokenKind kind) {
 }  // namespace
 
 DepthGuard::DepthGuard(Parser& parser) : parser_(parser) {
-  if (++parser_.depth_ > kMaxDepth) ok_ = parser_.failWith("nesting too deep");
+  if (++parser_.depth_ > kMaxDepth) ok_ = parser_.failTooComplex("nesting too deep");
 }
 
-Parser::Parser(std::string_view sql, std::vector<Token> tokens)
-    : sql_(sql), tokens_(std::move(tokens)) {}
+Parser::Parser(std::string_view sql, std::vector<Token> tokens, const ParseLimits& limits)
+    : sql_(sql), tokens_(std::move(tokens)), limits_(limits) {}
+
+ExprPtr Parser::newExpr() {
+  ++nodes_;
+  return std::make_unique<Expr>();
+}
+
+TableRefPtr Parser::newTableRef() {
+  ++nodes_;
+  return std::make_unique<TableRef>();
+}
+
+bool Parser::withinNodeBudget() {
+  if (nodes_ <= limits_.max_nodes) return true;
+  return failTooComplex("statement too complex: more than " + std::to_string(limits_.max_nodes) +
+                        " expression nodes (limits.max_statement_nodes)");
+}
+
+bool Parser::failTooComplex(std::string problem) {
+  if (error_) return false;
+  failWith(problem);
+  error_->kind = ParseErrorKind::kTooComplex;
+  return false;
+}
 
 const Token& Parser::peek(size_t ahead) const {
   const size_t index = pos_ + ahead;
@@ -137,6 +162,17 @@ ParseResult Parser::parseStatement() {
     accept(TokenKind::kSemicolon);
     if (!peekIs(TokenKind::kEnd)) fail("end of statement");
   }
+  if (!failed()) {
+    // Chains (a AND b AND ...) are built in loops, so the parser's own
+    // recursion guard does not bound how deep the finished tree is.
+    const size_t depth = astDepth(statement);
+    if (depth > limits_.max_depth) {
+      pos_ = 0;
+      failTooComplex("statement too complex: expressions nested " + std::to_string(depth) +
+                     " levels deep, more than " + std::to_string(limits_.max_depth) +
+                     " (limits.max_expression_depth)");
+    }
+  }
   if (failed()) return std::unexpected(std::move(*error_));
   statement.placeholder_count = placeholders_;
   statement.uses_window_functions = windows_;
@@ -169,8 +205,36 @@ ParseResult Parser::parseOtherStatement(Statement statement) {
 
 }  // namespace detail
 
-ParseResult parse(std::string_view sql) {
-  detail::Parser parser(sql, tokenize(sql));
+namespace {
+
+// Every node takes at least one token and real statements spend at most a
+// few per node, so tokens are capped in proportion to the node budget: a
+// 20 MB IN list is refused after a bounded number of tokens instead of
+// holding all of them (12 bytes each) first.
+std::expected<std::vector<Token>, ParseError> tokenizeWithin(std::string_view sql, const ParseLimits& limits) {
+  const uint64_t max_tokens = uint64_t(limits.max_nodes) * 4 + 1024;
+  std::vector<Token> tokens;
+  tokens.reserve(std::min<uint64_t>(sql.size() / 4 + 8, max_tokens + 1));
+  Lexer lexer(sql);
+  for (;;) {
+    Token token = lexer.nextSignificant();
+    tokens.push_back(token);
+    if (token.kind == TokenKind::kEnd) return tokens;
+    if (tokens.size() > max_tokens) {
+      return std::unexpected(ParseError{"statement too complex: more than " + std::to_string(max_tokens) +
+                                            " tokens (limits.max_statement_nodes " +
+                                            std::to_string(limits.max_nodes) + ")",
+                                        token.begin, ParseErrorKind::kTooComplex});
+    }
+  }
+}
+
+}  // namespace
+
+ParseResult parse(std::string_view sql, const ParseLimits& limits) {
+  auto tokens = tokenizeWithin(sql, limits);
+  if (!tokens) return std::unexpected(std::move(tokens.error()));
+  detail::Parser parser(sql, std::move(*tokens), limits);
   return parser.parseStatement();
 }
 

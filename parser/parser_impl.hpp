@@ -14,7 +14,7 @@ namespace sp::parser::detail {
 
 class Parser {
  public:
-  Parser(std::string_view sql, std::vector<Token> tokens);
+  Parser(std::string_view sql, std::vector<Token> tokens, const ParseLimits& limits);
   ParseResult parseStatement();
   ParseResult parseOtherStatement(Statement statement);
 
@@ -30,6 +30,7 @@ class Parser {
   bool fail(std::string_view expected);  // "expected X at offset N near '...'"; returns false
   bool failWith(std::string_view problem);  // "<problem> at offset N near '...'"; returns false
   bool failed() const { return error_.has_value(); }
+  bool failTooComplex(std::string problem);  // a budget was exceeded (ParseErrorKind::kTooComplex)
   uint32_t lastEnd() const;
   Identifier makeIdentifier(const Token& token) const;
   bool isNameToken(const Token& token) const;
@@ -65,8 +66,14 @@ class Parser {
   bool parseFunctionArgs(Expr& function);
   bool parseSpecialFunctionArgs(Expr& function);
   bool parseTypeText(Expr& cast);
-  ExprPtr makeExpr(ExprKind kind, uint32_t begin) const;  // range ends at lastEnd()
-  static ExprPtr makeBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs);
+  ExprPtr makeExpr(ExprKind kind, uint32_t begin);  // range ends at lastEnd()
+  ExprPtr makeBinary(BinaryOp op, ExprPtr lhs, ExprPtr rhs);
+  // Every node is made here, so the node budget counts all of them.
+  ExprPtr newExpr();
+  TableRefPtr newTableRef();
+  // False (with a kTooComplex error) once the statement has more nodes than
+  // the budget; checked before each operand, so a chain stops within a node.
+  bool withinNodeBudget();
   bool peekStartsQuery(size_t ahead = 0) const;
 
   // --- SELECT (parse_select.cpp)
@@ -111,6 +118,8 @@ class Parser {
   uint32_t placeholders_ = 0;
   bool windows_ = false;  // an OVER was parsed
   int depth_ = 0;
+  ParseLimits limits_;
+  uint64_t nodes_ = 0;  // Expr and TableRef nodes made so far
   std::optional<ParseError> error_;
 };
 

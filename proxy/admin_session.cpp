@@ -1,5 +1,6 @@
 #include "proxy/admin_session.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -51,7 +52,11 @@ awaitable<bool> AdminSession::login() {
     co_return false;
   }
   LoginRequest request{connection_id_, context_.server_version, &context_.config.admin_users, peer_};
+  // The admin port reads only small packets before login, like the application port.
+  const size_t max_message = client_.maxMessageBytes();
+  client_.setMaxMessageBytes(std::min<size_t>(context_.config.server.max_handshake_packet_bytes, max_message));
   auto result = co_await acceptLogin(client_, request);
+  client_.setMaxMessageBytes(max_message);
   if (!result) {
     spdlog::warn("admin port: login refused from {}", peer_);
     co_return false;

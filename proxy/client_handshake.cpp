@@ -1,10 +1,14 @@
 // Connection phase of a client session: greeting, login, authentication.
+#include <algorithm>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "protocol/auth.hpp"
 #include "protocol/constants.hpp"
 #include "protocol/handshake.hpp"
+#include "proxy/abuse_log.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
@@ -14,16 +18,67 @@
 namespace sp::proxy {
 
 namespace {
+
 // The status bits a session inherits from the server's defaults.
 constexpr uint16_t kCarriedStatus = protocol::status::kAutocommit | protocol::status::kNoBackslashEscapes |
                                     protocol::status::kAnsiQuotes;
+
+// Closes the client socket if the login is not done by the deadline
+// (server.handshake_timeout_ms): a peer that connects and sends nothing, or
+// trickles its bytes, would otherwise hold the socket and a max_connections
+// slot forever. Closing aborts the pending read, so the login fails as if
+// the client had left. MariaDB (connect_timeout) also just closes.
+class LoginDeadline {
+ public:
+  LoginDeadline(PacketStream& client, std::chrono::milliseconds timeout)
+      : timer_(client.socket().get_executor()), state_(std::make_shared<State>()) {
+    timer_.expires_after(timeout);
+    // The handler may run after this object is gone (a cancelled or already
+    // queued wait): it only touches `client` while `done` is false, that is
+    // while the handshake, and so the session, is alive.
+    timer_.async_wait([state = state_, stream = &client](const error_code& ec) {
+      if (ec || state->done) return;
+      state->expired = true;
+      stream->close();
+    });
+  }
+  ~LoginDeadline() {
+    state_->done = true;
+    timer_.cancel();
+  }
+  bool expired() const { return state_->expired; }
+
+ private:
+  struct State {
+    bool done = false;
+    bool expired = false;
+  };
+  asio::steady_timer timer_;
+  std::shared_ptr<State> state_;
+};
 }  // namespace
 
 awaitable<bool> ClientSession::handshake() {
   auto& ctx = worker_.context();
+  const auto& server = ctx.config.server;
+  LoginDeadline deadline(client_, std::chrono::milliseconds(server.handshake_timeout_ms));
+  // Nobody is authenticated yet: accept only packets a login needs.
+  client_.setMaxMessageBytes(std::min(server.max_handshake_packet_bytes, server.max_packet_bytes));
   LoginRequest request{connection_id_, ctx.server_version, &ctx.config.users, peer_};
   auto login = co_await acceptLogin(client_, request);
-  if (!login) co_return false;
+  if (deadline.expired()) {
+    ctx.handshake_timeouts.fetch_add(1, std::memory_order_relaxed);
+    noteAbuse(AbuseKind::kHandshakeTimeout, fmt::format("connection {} from {}", connection_id_, peer_));
+    co_return false;
+  }
+  if (!login) {
+    if (login.error() == LoginFailure::kTooLarge) {
+      ctx.handshake_too_large.fetch_add(1, std::memory_order_relaxed);
+      noteAbuse(AbuseKind::kHandshakeTooLarge, fmt::format("connection {} from {}", connection_id_, peer_));
+    }
+    co_return false;
+  }
+  client_.setMaxMessageBytes(server.max_packet_bytes);
   capabilities_ = login->capabilities;
   user_ = login->account->name;
   uint8_t seq = login->next_seq;
@@ -52,7 +107,8 @@ awaitable<bool> ClientSession::handshake() {
   }
   txn_.reset(initial_status_);
   spdlog::debug("session {} user {} from {} logged in (db '{}')", connection_id_, user_, peer_, db);
-  co_return co_await sendOk(seq);
+  const bool ok = co_await sendOk(seq);
+  co_return ok && !deadline.expired();
 }
 
 }  // namespace sp::proxy

@@ -18,6 +18,7 @@
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/statement_limits.hpp"
 #include "proxy/worker.hpp"
 #include "routing/prepare_target.hpp"
 
@@ -154,6 +155,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
   plan.kind = routing::PlanKind::kPassthrough;
   if (map) {
     routing::PlannerInput input{*map, worker_.context().config.default_backend};
+    input.limits = parseLimits(worker_.context().config);
     // Inside a transaction, on the transaction's backend when the table has a
     // shard there; elsewhere on a connection of its own (a prepare reads
     // metadata only: the transaction is not touched).

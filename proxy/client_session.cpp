@@ -13,6 +13,7 @@
 #include "proxy/client_errors.hpp"
 #include "proxy/local_result.hpp"
 #include "proxy/response_forwarder.hpp"
+#include "proxy/statement_limits.hpp"
 #include "routing/explain.hpp"
 #include "routing/plan.hpp"
 #include "routing/prepare_target.hpp"
@@ -361,6 +362,7 @@ routing::Plan ClientSession::planFor(std::string_view sql, const parser::Stateme
   }
   routing::PlannerInput input{*map, worker_.context().config.default_backend, params};
   input.multi_shard_writes = multiShardWrites(worker_.context().config);
+  input.limits = parseLimits(worker_.context().config);
   return worker_.planCache().plan(sql, input);
 }
 
@@ -563,6 +565,7 @@ awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
   } else {
     routing::PlannerInput input{*map, default_backend};
     input.multi_shard_writes = multiShardWrites(worker_.context().config);
+    input.limits = parseLimits(worker_.context().config);
     for (auto& row : routing::explainRows(routing::planQuery(statement, input))) {
       result.rows.push_back({std::move(row.shard), std::move(row.backend), std::move(row.table), std::move(row.sql)});
     }

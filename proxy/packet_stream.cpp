@@ -12,6 +12,8 @@ namespace sp::proxy {
 namespace {
 // Buffers grow for big messages and shrink back to their read size afterwards.
 constexpr size_t kShrinkAbove = 256 * 1024;
+// Smallest step when a joined (16 MiB and more) message grows.
+constexpr size_t kJoinChunk = 64 * 1024;
 
 uint32_t payloadLength(const uint8_t* p) {
   return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16);
@@ -84,11 +86,21 @@ bool PacketStream::tryFill() {
   return n > 0;
 }
 
+// Grows a full buffer toward `needed_total` bytes (from begin_, which is 0
+// after compact()), at most doubling it: a length announced in a header is
+// never allocated (and zero-filled) before the bytes arrive.
+void PacketStream::growReadBuffer(size_t needed_total) {
+  const size_t target = std::min(needed_total, std::max(read_buffer_, in_.size() * 2));
+  if (target > in_.size()) in_.resize(target);
+}
+
 // Ensures at least `needed_total` bytes are buffered from begin_.
 awaitable<bool> PacketStream::fill(size_t needed_total) {
   if (end_ - begin_ >= needed_total) co_return true;
-  reserveRead(needed_total);
+  compact();
+  if (in_.size() < read_buffer_) in_.resize(read_buffer_);
   while (end_ - begin_ < needed_total) {
+    if (end_ == in_.size()) growReadBuffer(needed_total);
     // async_read_some first tries a non-blocking recv itself, then waits in epoll.
     auto [ec, n] = co_await socket_.async_read_some(
         asio::buffer(in_.data() + end_, in_.size() - end_), kNoThrow);
@@ -100,6 +112,12 @@ awaitable<bool> PacketStream::fill(size_t needed_total) {
 
 awaitable<std::expected<StreamMessage, StreamError>> PacketStream::read() {
   auto fail = [this] { return std::unexpected(eof_ ? StreamError::kClosed : StreamError::kIo); };
+  read_started_at_ = std::chrono::steady_clock::now();
+  if (joined_.capacity() > kShrinkAbove) {
+    // The previous message (views into joined_) is gone: do not keep 16 MiB per session.
+    joined_.clear();
+    joined_.shrink_to_fit();
+  }
   if (!co_await fill(protocol::kHeaderSize)) co_return fail();
   const uint8_t* h = in_.data() + begin_;
   uint32_t len = payloadLength(h);
@@ -129,15 +147,19 @@ awaitable<std::expected<StreamMessage, StreamError>> PacketStream::readJoined() 
     size_t have = std::min<size_t>(len, end_ - begin_);
     joined_.insert(joined_.end(), in_.begin() + begin_, in_.begin() + begin_ + have);
     begin_ += have;
-    if (have < len) {
-      size_t old = joined_.size();
-      joined_.resize(old + (len - have));
-      auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(joined_.data() + old, len - have), kNoThrow);
+    // The rest is read in steps no bigger than what has arrived so far, so
+    // memory grows with the bytes received, not with the announced length.
+    for (size_t remaining = len - have; remaining > 0;) {
+      const size_t step = std::min(remaining, std::max(joined_.size(), kJoinChunk));
+      const size_t old = joined_.size();
+      joined_.resize(old + step);
+      auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(joined_.data() + old, step), kNoThrow);
       if (ec) {
         last_error_ = ec;
         eof_ = (ec == asio::error::eof);
         co_return fail();
       }
+      remaining -= step;
     }
     if (len < protocol::kMaxPacketPayload) break;
   }

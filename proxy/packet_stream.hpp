@@ -10,6 +10,7 @@
 // operation that completes at once still posts its completion through the
 // io_context, which costs an extra epoll_wait(0) and a trip through the queue.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -35,6 +36,8 @@ class PacketStream {
   // `read_buffer`: bytes read per recv (the buffer grows beyond it only for
   // a message that does not fit). Client streams stay small so that 10k idle
   // sessions are cheap; backend streams read a whole result set in few recvs.
+  // Memory follows the bytes that actually arrive: a header announcing 16 MiB
+  // makes the buffer grow (doubling) only as those bytes come in.
   PacketStream(tcp::socket socket, size_t max_message_bytes, size_t read_buffer = kClientReadBuffer);
 
   static constexpr size_t kClientReadBuffer = 4096;
@@ -57,6 +60,16 @@ class PacketStream {
   awaitable<bool> flush();
   size_t pendingOutput() const { return out_.size(); }
 
+  // Client streams are capped low until the login completes (hostile peers
+  // announce big packets and never send them); raised afterwards.
+  void setMaxMessageBytes(size_t max_message_bytes) { max_ = max_message_bytes; }
+  size_t maxMessageBytes() const { return max_; }
+  // When the last read() began: for a client stream read between commands,
+  // the moment the session went idle (server.wait_timeout_s).
+  std::chrono::steady_clock::time_point readStartedAt() const { return read_started_at_; }
+  // Bytes held by the read buffers now (tests and stats).
+  size_t bufferedCapacity() const { return in_.capacity() + joined_.capacity(); }
+
   tcp::socket& socket() { return socket_; }
   void close();
   bool isOpen() const { return socket_.is_open(); }
@@ -66,6 +79,7 @@ class PacketStream {
  private:
   awaitable<bool> fill(size_t needed_total);
   void reserveRead(size_t needed_total);
+  void growReadBuffer(size_t needed_total);
   bool noteReadError(const error_code& ec);
   awaitable<std::expected<StreamMessage, StreamError>> readJoined();
   void compact();
@@ -80,6 +94,7 @@ class PacketStream {
   protocol::Bytes out_;
   error_code last_error_;
   bool eof_ = false;
+  std::chrono::steady_clock::time_point read_started_at_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace sp::proxy

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "conf/config.hpp"
+#include "proxy/host_limits.hpp"
 #include "routing/shard_map.hpp"
 
 namespace sp::proxy {
@@ -23,6 +24,14 @@ struct ProxyContext {
   std::atomic<uint32_t> sessions_in_transaction{0};
   std::atomic<uint64_t> statements{0};
   std::atomic<bool> shutting_down{false};
+  // Hostile clients (SHOW SESSIONS on the admin port): connections refused
+  // before the handshake, and sockets closed before or after login.
+  std::atomic<uint64_t> refused_max_connections{0};  // server.max_connections
+  std::atomic<uint64_t> refused_per_host{0};         // server.max_connections_per_host
+  std::atomic<uint64_t> handshake_timeouts{0};       // server.handshake_timeout_ms
+  std::atomic<uint64_t> handshake_too_large{0};      // server.max_handshake_packet_bytes
+  std::atomic<uint64_t> idle_timeouts{0};            // server.wait_timeout_s
+  HostConnectionLimiter hosts;
   // Every worker, set once before they start (KILL finds a session on any of them).
   std::vector<Worker*> workers;
 

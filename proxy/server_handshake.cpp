@@ -43,7 +43,8 @@ const conf::UserAccount* findAccount(const std::vector<conf::UserAccount>& accou
 
 uint32_t serverCapabilities() { return kServerCapabilities; }
 
-awaitable<std::optional<LoginResult>> acceptLogin(PacketStream& client, const LoginRequest& request) {
+awaitable<std::expected<LoginResult, LoginFailure>> acceptLogin(PacketStream& client, const LoginRequest& request) {
+  using Failed = std::unexpected<LoginFailure>;
   const std::string scramble = protocol::makeScramble();
   protocol::HandshakeV10 hs;
   hs.server_version = std::string(request.server_version);
@@ -56,21 +57,28 @@ awaitable<std::optional<LoginResult>> acceptLogin(PacketStream& client, const Lo
   protocol::Bytes out;
   protocol::encode(hs, out);
   client.append(out, 0);
-  if (!co_await client.flush()) co_return std::nullopt;
+  if (!co_await client.flush()) co_return Failed(LoginFailure::kClientLeft);
 
   auto msg = co_await client.read();
-  if (!msg) co_return std::nullopt;
+  if (!msg && msg.error() == StreamError::kTooLarge) {
+    // Before login only small packets are read (server.max_handshake_packet_bytes);
+    // MariaDB answers a handshake it cannot read with 1043 too.
+    queueErr(client, 2, client_error::kHandshake, "Bad handshake");
+    co_await client.flush();
+    co_return Failed(LoginFailure::kTooLarge);
+  }
+  if (!msg) co_return Failed(LoginFailure::kClientLeft);
   uint8_t seq = msg->sequence_id + 1;
   if (protocol::isSslRequest(msg->payload)) {
     queueErr(client, seq, client_error::kHandshake, "shardproxy: TLS is not supported on this listener");
     co_await client.flush();
-    co_return std::nullopt;
+    co_return Failed(LoginFailure::kRefused);
   }
   auto resp = protocol::decodeHandshakeResponse41(msg->payload);
   if (!resp || !(resp->capabilities & cap::kProtocol41)) {
     queueErr(client, seq, client_error::kHandshake, "Bad handshake");
     co_await client.flush();
-    co_return std::nullopt;
+    co_return Failed(LoginFailure::kRefused);
   }
   std::string auth_response = resp->auth_response;
   bool plugin_auth = resp->capabilities & cap::kPluginAuth;
@@ -80,9 +88,14 @@ awaitable<std::optional<LoginResult>> acceptLogin(PacketStream& client, const Lo
     out.clear();
     protocol::encode(sw, out);
     client.append(out, seq);
-    if (!co_await client.flush()) co_return std::nullopt;
+    if (!co_await client.flush()) co_return Failed(LoginFailure::kClientLeft);
     auto reply = co_await client.read();
-    if (!reply) co_return std::nullopt;
+    if (!reply && reply.error() == StreamError::kTooLarge) {
+      queueErr(client, static_cast<uint8_t>(seq + 1), client_error::kHandshake, "Bad handshake");
+      co_await client.flush();
+      co_return Failed(LoginFailure::kTooLarge);
+    }
+    if (!reply) co_return Failed(LoginFailure::kClientLeft);
     auth_response = std::string(protocol::asText(reply->payload));
     seq = reply->sequence_id + 1;
   }
@@ -95,7 +108,7 @@ awaitable<std::optional<LoginResult>> acceptLogin(PacketStream& client, const Lo
              fmt::format("Access denied for user '{}'@'{}' (using password: {})", resp->username, host,
                          auth_response.empty() ? "NO" : "YES"));
     co_await client.flush();
-    co_return std::nullopt;
+    co_return Failed(LoginFailure::kRefused);
   }
   LoginResult result;
   result.account = account;

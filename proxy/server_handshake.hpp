@@ -4,6 +4,7 @@
 // against a list of accounts. On failure the ERR has been sent.
 #pragma once
 #include <cstdint>
+#include <expected>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,11 +30,17 @@ struct LoginResult {
   uint8_t next_seq = 0;       // sequence id for the OK (or ERR) that ends the login
 };
 
+enum class LoginFailure : uint8_t {
+  kClientLeft,  // closed or broke the connection (or the handshake deadline closed it)
+  kTooLarge,    // a packet over the stream's limit (ERR 1043 sent)
+  kRefused,     // bad handshake, TLS request, wrong password (ERR sent)
+};
+
 // The capabilities the proxy offers clients.
 uint32_t serverCapabilities();
 
 // Runs the exchange up to (not including) the final OK, which the caller
-// sends after its own checks. nullopt: the login failed or the client left.
-awaitable<std::optional<LoginResult>> acceptLogin(PacketStream& client, const LoginRequest& request);
+// sends after its own checks.
+awaitable<std::expected<LoginResult, LoginFailure>> acceptLogin(PacketStream& client, const LoginRequest& request);
 
 }  // namespace sp::proxy

@@ -1,10 +1,12 @@
 #include "proxy/worker.hpp"
 
 #include <boost/asio/post.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "protocol/generic_packets.hpp"
 #include "protocol/handshake.hpp"
+#include "proxy/abuse_log.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
 
@@ -114,6 +116,7 @@ std::string Worker::listen(const tcp::endpoint& endpoint) {
 void Worker::start() {
   for (auto& [name, pool] : pools_) pool->start();
   asio::co_spawn(io_, acceptLoop(), asio::detached);
+  asio::co_spawn(io_, idleSweep(), asio::detached);
   thread_ = std::thread([this] { io_.run(); });
 }
 
@@ -152,19 +155,64 @@ awaitable<void> Worker::acceptLoop() {
       }
       continue;
     }
-    uint32_t id = context_.next_connection_id.fetch_add(1);
-    if (context_.sessions.load() >= context_.config.server.max_connections) {
-      // Refuse before the handshake, as MySQL does: a lone ERR packet, then close.
-      auto conn = std::make_shared<PacketStream>(std::move(socket), 1024);
-      protocol::Bytes payload;
-      protocol::encode(client_error::make(client_error::kTooManyConnections, "Too many connections"), payload);
-      conn->append(payload, 0);
-      asio::co_spawn(io_, [conn]() -> awaitable<void> { co_await conn->flush(); conn->close(); }, asio::detached);
+    const auto& server = context_.config.server;
+    if (context_.sessions.load() >= server.max_connections) {
+      context_.refused_max_connections.fetch_add(1, std::memory_order_relaxed);
+      noteAbuse(AbuseKind::kMaxConnections, fmt::format("{} sessions open", context_.sessions.load()));
+      refuse(std::move(socket), "Too many connections");
       continue;
     }
+    error_code peer_ec;
+    const std::string host = socket.remote_endpoint(peer_ec).address().to_string();
+    auto slot = context_.hosts.tryAcquire(peer_ec ? std::string("unknown") : host, server.max_connections_per_host);
+    if (!slot) {
+      context_.refused_per_host.fetch_add(1, std::memory_order_relaxed);
+      noteAbuse(AbuseKind::kPerHost, fmt::format("host {}", host));
+      refuse(std::move(socket), fmt::format("Too many connections from host '{}' (server.max_connections_per_host {})",
+                                            host, server.max_connections_per_host));
+      continue;
+    }
+    uint32_t id = context_.next_connection_id.fetch_add(1);
     auto session = std::make_shared<ClientSession>(*this, std::move(socket), id);
-    asio::co_spawn(io_, [session]() -> awaitable<void> { co_await session->run(); }, asio::detached);
+    // The host slot lives in this coroutine: released when the session ends.
+    asio::co_spawn(io_, [session, slot = std::move(*slot)]() -> awaitable<void> { co_await session->run(); },
+                   asio::detached);
   }
+}
+
+// A sweep instead of a timer per session: arming and cancelling a timer on
+// every command would cost each statement; one pass a second over this
+// worker's sessions costs nothing measurable. As MariaDB 10.11 does at
+// wait_timeout, the connection is closed without an error packet (the
+// client sees 2013/2006 on its next statement); an open transaction is
+// rolled back like on any disconnect.
+awaitable<void> Worker::idleSweep() {
+  const auto limit = std::chrono::seconds(context_.config.server.wait_timeout_s);
+  asio::steady_timer timer(io_);
+  for (;;) {
+    timer.expires_after(std::chrono::seconds(1));
+    auto [ec] = co_await timer.async_wait(kNoThrow);
+    if (ec) co_return;
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<ClientSession*> expired;  // kill() may remove a session from the set
+    for (auto* s : sessions_) {
+      if (s->idle() && now - s->idleSince() >= limit) expired.push_back(s);
+    }
+    for (auto* s : expired) {
+      context_.idle_timeouts.fetch_add(1, std::memory_order_relaxed);
+      noteAbuse(AbuseKind::kIdleTimeout, fmt::format("connection {} of user {}", s->connectionId(), s->user()));
+      s->kill();
+    }
+  }
+}
+
+// Refuses before the handshake, as MariaDB does: a lone ERR 1040 packet, then close.
+void Worker::refuse(tcp::socket socket, std::string message) {
+  auto conn = std::make_shared<PacketStream>(std::move(socket), 1024);
+  protocol::Bytes payload;
+  protocol::encode(client_error::make(client_error::kTooManyConnections, std::move(message)), payload);
+  conn->append(payload, 0);
+  asio::co_spawn(io_, [conn]() -> awaitable<void> { co_await conn->flush(); conn->close(); }, asio::detached);
 }
 
 }  // namespace sp::proxy

@@ -78,6 +78,9 @@ class Worker {
 
  private:
   awaitable<void> acceptLoop();
+  // Closes sessions idle longer than server.wait_timeout_s, once a second.
+  awaitable<void> idleSweep();
+  void refuse(tcp::socket socket, std::string message);
 
   ProxyContext& context_;
   unsigned index_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "parser/ast.hpp"
+#include "parser/parse.hpp"
 #include "routing/merge_spec.hpp"
 #include "routing/month.hpp"
 #include "routing/route_error.hpp"
@@ -84,6 +85,9 @@ struct PlannerInput {
   bool allow_scatter = true;
   // Multi-row INSERT / REPLACE over several shards (config scatter.multi_shard_writes).
   MultiShardWrites multi_shard_writes = MultiShardWrites::kRefuse;
+  // Per-statement parser budgets (config `limits`); a statement over one is
+  // refused with 9115 whatever tables it names.
+  parser::ParseLimits limits = {};
 };
 
 // Plans a parsed statement; `sql` is the text it was parsed from.

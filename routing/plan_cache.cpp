@@ -94,6 +94,10 @@ void PlanCache::insert(const std::string& key, std::shared_ptr<const Entry> entr
 }
 
 Plan PlanCache::plan(std::string_view sql, const PlannerInput& input) {
+  // Long texts are planned directly: they rarely repeat, and an entry holds
+  // the text twice plus its tree, so caching them would let a client fill
+  // memory with a few thousand big statements.
+  if (sql.size() > kMaxCachedQueryBytes) return planQuery(sql, input);
   NormalizedQuery q = normalizeQuery(sql, input.params);
   if (!q.cacheable) return planQuery(sql, input);
   std::shared_ptr<const Entry> entry = lookup(q.text);
@@ -103,7 +107,7 @@ Plan PlanCache::plan(std::string_view sql, const PlannerInput& input) {
     ++misses_;
     auto fresh = std::make_shared<Entry>();
     fresh->text = q.text;
-    auto parsed = parser::parse(fresh->text);
+    auto parsed = parser::parse(fresh->text, input.limits);
     if (parsed) fresh->statement = std::move(*parsed);
     entry = fresh;
     insert(q.text, entry);
@@ -111,7 +115,8 @@ Plan PlanCache::plan(std::string_view sql, const PlannerInput& input) {
   // Shapes the parser rejects once `?` stands in for a literal (e.g. CHAR(10)) are planned directly.
   if (!entry->statement) return planQuery(sql, input);
   PlannerInput normalized{input.map,           input.default_backend, q.params,
-                          input.split_in_lists, input.allow_scatter,   input.multi_shard_writes};
+                          input.split_in_lists, input.allow_scatter,   input.multi_shard_writes,
+                          input.limits};
   std::vector<TextEdit> edits;
   Plan plan = detail::planStatementWithEdits(*entry->statement, entry->text, normalized, &edits);
   if (plan.kind == PlanKind::kRefused || plan.kind == PlanKind::kMultiRoute ||

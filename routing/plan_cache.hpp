@@ -40,6 +40,9 @@ class PlanCache {
  public:
   explicit PlanCache(size_t capacity = 4096) : capacity_(capacity) {}
 
+  // Statements longer than this bypass the cache (planQuery directly).
+  static constexpr size_t kMaxCachedQueryBytes = 16 * 1024;
+
   // Same result as planQuery(sql, input), through the cache.
   Plan plan(std::string_view sql, const PlannerInput& input);
 

@@ -407,8 +407,13 @@ Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_vie
 }
 
 Plan planQuery(std::string_view sql, const PlannerInput& input) {
-  auto parsed = parser::parse(sql);
+  auto parsed = parser::parse(sql, input.limits);
   if (parsed) return planStatement(*parsed, sql, input);
+  if (parsed.error().kind == parser::ParseErrorKind::kTooComplex) {
+    // Never passed on, even for unsharded tables: the budget protects the
+    // proxy's memory and stack, and the same text would be parsed again.
+    return refuse(RouteErrorCode::kTooComplex, "shardproxy: " + parsed.error().message);
+  }
   if (auto name = shardedNameIn(sql, input.map)) {
     return refuse(RouteErrorCode::kParseError, "shardproxy: cannot parse a statement that names sharded table " +
                                                    *name + " (" + parsed.error().message + ")");

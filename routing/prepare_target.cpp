@@ -19,7 +19,7 @@ Plan refused(RouteErrorCode code, std::string message) {
 }  // namespace
 
 Plan planForPrepare(std::string_view sql, const PlannerInput& input, std::string_view preferred_backend) {
-  auto parsed = parser::parse(sql);
+  auto parsed = parser::parse(sql, input.limits);
   // Statements the parser does not model (or cannot parse) are judged the
   // same way as for a plain query: refused when they name a sharded table.
   if (!parsed || (!parsed->select && !parsed->insert && !parsed->update && !parsed->del)) {

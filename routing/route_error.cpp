@@ -20,6 +20,7 @@ RouteErrorInfo routeErrorInfo(RouteErrorCode code) {
     case RouteErrorCode::kCrossShardJoin: return {n, "42000", "cross_shard_join"};
     case RouteErrorCode::kUnsupported: return {n, "42000", "unsupported"};
     case RouteErrorCode::kCrossBackend: return {n, "42000", "cross_backend"};
+    case RouteErrorCode::kTooComplex: return {n, "42000", "too_complex"};
   }
   return {n, "HY000", "unknown"};
 }

@@ -24,6 +24,7 @@ enum class RouteErrorCode : uint16_t {
   kCrossShardJoin = 9112,      // join with another sharded table or a table on another backend
   kUnsupported = 9113,         // shape not routable yet (subquery, UNION, INSERT ... SELECT, ...)
   kCrossBackend = 9114,        // physical tables named directly live on different backends
+  kTooComplex = 9115,          // over a parser budget (limits.max_statement_nodes / _expression_depth / _in_list_values)
 };
 
 struct RouteErrorInfo {

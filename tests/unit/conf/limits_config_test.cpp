@@ -1,0 +1,70 @@
+// Hostile-client settings (issue 12): the `limits` section and the server
+// keys for the login phase and idle sessions; defaults, ranges and errors.
+#include <gtest/gtest.h>
+
+#include "conf/config.hpp"
+
+namespace sp::conf {
+namespace {
+
+constexpr const char* kBase = "/etc/shardproxy";
+
+std::string minimalWith(std::string_view extra) {
+  return std::string("users:\n  - {name: app, password: pw}\n"
+                     "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n") +
+         std::string(extra);
+}
+
+TEST(LimitsConfig, Defaults) {
+  auto config = parseConfig(minimalWith(""), kBase);
+  ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
+  EXPECT_EQ(config->server.handshake_timeout_ms, 10000u);
+  EXPECT_EQ(config->server.max_handshake_packet_bytes, 16384u);
+  EXPECT_EQ(config->server.max_connections_per_host, 0u);
+  EXPECT_EQ(config->server.wait_timeout_s, 28800u);
+  EXPECT_EQ(config->limits.max_statement_nodes, 500000u);
+  EXPECT_EQ(config->limits.max_expression_depth, 4000u);
+  EXPECT_EQ(config->limits.max_in_list_values, 100000u);
+}
+
+TEST(LimitsConfig, ParsesEveryKey) {
+  auto config = parseConfig(minimalWith("server:\n  handshake_timeout_ms: 1000\n  max_handshake_packet_bytes: 4096\n"
+                                        "  max_connections_per_host: 20\n  wait_timeout_s: 60\n"
+                                        "limits:\n  max_statement_nodes: 10000\n  max_expression_depth: 500\n"
+                                        "  max_in_list_values: 2000\n"),
+                            kBase);
+  ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
+  EXPECT_EQ(config->server.handshake_timeout_ms, 1000u);
+  EXPECT_EQ(config->server.max_handshake_packet_bytes, 4096u);
+  EXPECT_EQ(config->server.max_connections_per_host, 20u);
+  EXPECT_EQ(config->server.wait_timeout_s, 60u);
+  EXPECT_EQ(config->limits.max_statement_nodes, 10000u);
+  EXPECT_EQ(config->limits.max_expression_depth, 500u);
+  EXPECT_EQ(config->limits.max_in_list_values, 2000u);
+  EXPECT_TRUE(parseConfig(minimalWith("limits:\n"), kBase).has_value()) << "an empty section keeps the defaults";
+}
+
+TEST(LimitsConfig, OutOfRangeValuesNamePathAndRange) {
+  auto config = parseConfig(minimalWith("server:\n  handshake_timeout_ms: 10\n  max_handshake_packet_bytes: 100\n"
+                                        "  wait_timeout_s: 0\n"
+                                        "limits:\n  max_statement_nodes: 10\n  max_expression_depth: 1000000\n"
+                                        "  max_in_list_values: 0\n  max_nodes: 5\n"),
+                            kBase);
+  ASSERT_FALSE(config);
+  const ConfigIssues& issues = config.error();
+  ASSERT_EQ(issues.size(), 7u) << formatIssues(issues, "t.yaml");
+  EXPECT_EQ(issues[0].path, "server.handshake_timeout_ms");
+  EXPECT_NE(issues[0].message.find("[100, 86400000]"), std::string::npos) << issues[0].message;
+  EXPECT_EQ(issues[1].path, "server.max_handshake_packet_bytes");
+  EXPECT_NE(issues[1].message.find("[1024, 1048576]"), std::string::npos) << issues[1].message;
+  EXPECT_EQ(issues[2].path, "server.wait_timeout_s");
+  EXPECT_EQ(issues[3].path, "limits.max_statement_nodes");
+  EXPECT_EQ(issues[4].path, "limits.max_expression_depth");
+  EXPECT_NE(issues[4].message.find("[64, 10000]"), std::string::npos) << issues[4].message;
+  EXPECT_EQ(issues[5].path, "limits.max_in_list_values");
+  EXPECT_EQ(issues[6].path, "limits.max_nodes");
+  EXPECT_NE(issues[6].message.find("max_statement_nodes"), std::string::npos) << issues[6].message;
+}
+
+}  // namespace
+}  // namespace sp::conf
