@@ -80,35 +80,84 @@ awaitable<bool> ClientSession::handshake() {
   }
   client_.setMaxMessageBytes(server.max_packet_bytes);
   capabilities_ = login->capabilities;
+  scramble_ = std::move(login->scramble);
   user_ = login->account->name;
   uint8_t seq = login->next_seq;
   std::string db = login->database.empty() ? login->account->default_database : login->database;
-  desired_.names = namesForCollation(login->collation);
-  desired_.database = db;
+  if (auto refused = co_await startSession(namesForCollation(login->collation), db)) {
+    queueError(seq, *refused);
+    co_await client_.flush();
+    co_return false;
+  }
+  spdlog::debug("session {} user {} from {} logged in (db '{}')", connection_id_, user_, peer_, db);
+  const bool ok = co_await sendOk(seq);
+  co_return ok && !deadline.expired();
+}
+
+awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::string names, std::string database) {
+  desired_ = SessionState{};
+  desired_.names = std::move(names);
+  desired_.database = std::move(database);
   initial_ = desired_;
+  initial_status_ = TransactionState::kDefaultStatus;
   // A backend connection brought to the session's state tells the status
   // flags the session starts with (autocommit and NO_BACKSLASH_ESCAPES follow
   // the server's global defaults); like MySQL, a login to a database that
   // does not exist is refused. A backend that is down does not block the
   // login: statements will report it.
+  std::optional<protocol::ErrPacket> refusal;
   auto acquired = co_await defaultPool().acquire(capabilities_, connection_id_);
   if (acquired) {
     auto conn = std::move(*acquired);
     auto r = co_await conn->sync(desired_);
-    bool refused = !r && r.error().kind == BackendError::Kind::kServer;
-    if (!r && !refused) conn->markBroken();
-    if (r) initial_status_ = conn->status() & kCarriedStatus;
-    defaultPool().release(std::move(conn));
-    if (refused) {
-      queueError(seq, r.error().toErrPacket());
-      co_await client_.flush();
-      co_return false;
+    if (r) {
+      initial_status_ = conn->status() & kCarriedStatus;
+    } else if (r.error().kind == BackendError::Kind::kServer) {
+      refusal = r.error().toErrPacket();
+    } else {
+      conn->markBroken();
     }
+    defaultPool().release(std::move(conn));
   }
   txn_.reset(initial_status_);
-  spdlog::debug("session {} user {} from {} logged in (db '{}')", connection_id_, user_, peer_, db);
-  const bool ok = co_await sendOk(seq);
-  co_return ok && !deadline.expired();
+  co_return refusal;
+}
+
+awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
+  auto change = protocol::decodeChangeUser(payload, capabilities_);
+  if (!change) {
+    queueError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: malformed COM_CHANGE_USER packet"));
+    co_return co_await client_.flush();
+  }
+  auto& ctx = worker_.context();
+  LoginRequest request{connection_id_, ctx.server_version, &ctx.config.users, peer_};
+  uint8_t seq = reply_seq_;
+  auto account = co_await acceptChangeUser(client_, request, *change, scramble_, seq);
+  if (!account) {
+    // Refused: the session goes on as the user it was (the ERR is queued).
+    if (account.error() != LoginFailure::kRefused) co_return false;
+    co_return co_await client_.flush();
+  }
+  // As on the server: the session starts over, as after a new login.
+  co_await releasePinned();
+  sticky_ = tables_locked_ = false;
+  statements_.clear();
+  last_insert_id_ = 0;
+  transaction_map_.reset();
+  user_ = (*account)->name;
+  std::string names = change->character_set && *change->character_set <= 0xff
+                          ? namesForCollation(static_cast<uint8_t>(*change->character_set))
+                          : initial_.names;
+  std::string db = change->database.empty() ? (*account)->default_database : change->database;
+  if (auto refused = co_await startSession(std::move(names), std::move(db))) {
+    // The database does not exist: logged in without one, as the error says.
+    desired_.database.clear();
+    initial_.database.clear();
+    queueError(seq, *refused);
+    co_return co_await client_.flush();
+  }
+  spdlog::debug("session {}: changed user to {}", connection_id_, user_);
+  co_return co_await sendOk(seq);
 }
 
 }  // namespace sp::proxy

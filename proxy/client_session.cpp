@@ -130,6 +130,8 @@ awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
       co_return co_await onPassthrough(payload, protocol::ResponseKind::kStatistics, false);
     case Command::kResetConnection:
       co_return co_await onResetConnection();
+    case Command::kChangeUser:
+      co_return co_await onChangeUser(payload);
     case Command::kSetOption:
       co_return co_await onSetOption(payload);
     case Command::kStmtPrepare:

@@ -52,6 +52,11 @@ class ClientSession {
  private:
   // client_handshake.cpp
   awaitable<bool> handshake();
+  // The state of a new login (handshake, COM_CHANGE_USER): the client's
+  // character set and database, the server's default status flags; the
+  // server's ERR when the database does not exist.
+  awaitable<std::optional<protocol::ErrPacket>> startSession(std::string names, std::string database);
+  awaitable<bool> onChangeUser(protocol::ByteView payload);
 
   // client_session.cpp
   awaitable<bool> dispatch(protocol::ByteView payload);
@@ -148,6 +153,7 @@ class ClientSession {
   uint8_t reply_seq_ = 1;      // sequence id of the first packet answering the current command
   std::string user_;
   std::string peer_;
+  std::string scramble_;  // of the greeting; COM_CHANGE_USER is answered against it
   SessionState desired_;
   SessionState initial_;
   uint16_t initial_status_ = TransactionState::kDefaultStatus;  // a fresh backend connection's status flags

@@ -39,6 +39,41 @@ const conf::UserAccount* findAccount(const std::vector<conf::UserAccount>& accou
   return nullptr;
 }
 
+// Asks a client that offered another plugin for a mysql_native_password
+// answer to `scramble` (e.g. a MySQL 8 client offering caching_sha2_password).
+awaitable<std::expected<std::string, LoginFailure>> switchToNative(PacketStream& client, const std::string& scramble,
+                                                                    uint8_t& seq) {
+  using Failed = std::unexpected<LoginFailure>;
+  protocol::AuthSwitchRequest sw{std::string(protocol::kNativePasswordPlugin), scramble};
+  protocol::Bytes out;
+  protocol::encode(sw, out);
+  client.append(out, seq);
+  if (!co_await client.flush()) co_return Failed(LoginFailure::kClientLeft);
+  auto reply = co_await client.read();
+  if (!reply && reply.error() == StreamError::kTooLarge) {
+    queueErr(client, static_cast<uint8_t>(seq + 1), client_error::kHandshake, "Bad handshake");
+    co_await client.flush();
+    co_return Failed(LoginFailure::kTooLarge);
+  }
+  if (!reply) co_return Failed(LoginFailure::kClientLeft);
+  seq = reply->sequence_id + 1;
+  co_return std::string(protocol::asText(reply->payload));
+}
+
+// The account `username` whose password answers `scramble`; otherwise queues
+// the server's 1045 and returns nullptr.
+const conf::UserAccount* checkPassword(PacketStream& client, const LoginRequest& request, std::string_view username,
+                                       const std::string& scramble, const std::string& auth_response, uint8_t seq) {
+  const auto* account = findAccount(*request.accounts, username);
+  if (account && protocol::verifyNativePassword(account->password, scramble, auth_response)) return account;
+  std::string_view host = request.peer.substr(0, request.peer.rfind(':'));
+  spdlog::info("connection {}: access denied for user '{}' from {}", request.connection_id, username, request.peer);
+  queueErr(client, seq, client_error::kAccessDenied,
+           fmt::format("Access denied for user '{}'@'{}' (using password: {})", username, host,
+                       auth_response.empty() ? "NO" : "YES"));
+  return nullptr;
+}
+
 }  // namespace
 
 uint32_t serverCapabilities() { return kServerCapabilities; }
@@ -83,40 +118,42 @@ awaitable<std::expected<LoginResult, LoginFailure>> acceptLogin(PacketStream& cl
   std::string auth_response = resp->auth_response;
   bool plugin_auth = resp->capabilities & cap::kPluginAuth;
   if (plugin_auth && resp->auth_plugin_name != protocol::kNativePasswordPlugin) {
-    // e.g. a MySQL 8 client offering caching_sha2_password: switch it to native.
-    protocol::AuthSwitchRequest sw{std::string(protocol::kNativePasswordPlugin), scramble};
-    out.clear();
-    protocol::encode(sw, out);
-    client.append(out, seq);
-    if (!co_await client.flush()) co_return Failed(LoginFailure::kClientLeft);
-    auto reply = co_await client.read();
-    if (!reply && reply.error() == StreamError::kTooLarge) {
-      queueErr(client, static_cast<uint8_t>(seq + 1), client_error::kHandshake, "Bad handshake");
-      co_await client.flush();
-      co_return Failed(LoginFailure::kTooLarge);
-    }
-    if (!reply) co_return Failed(LoginFailure::kClientLeft);
-    auth_response = std::string(protocol::asText(reply->payload));
-    seq = reply->sequence_id + 1;
+    auto answer = co_await switchToNative(client, scramble, seq);
+    if (!answer) co_return Failed(answer.error());
+    auth_response = std::move(*answer);
   }
-  const auto* account = findAccount(*request.accounts, resp->username);
-  if (!account || !protocol::verifyNativePassword(account->password, scramble, auth_response)) {
-    std::string_view host = request.peer.substr(0, request.peer.rfind(':'));
-    spdlog::info("connection {}: access denied for user '{}' from {}", request.connection_id, resp->username,
-                 request.peer);
-    queueErr(client, seq, client_error::kAccessDenied,
-             fmt::format("Access denied for user '{}'@'{}' (using password: {})", resp->username, host,
-                         auth_response.empty() ? "NO" : "YES"));
+  const auto* account = checkPassword(client, request, resp->username, scramble, auth_response, seq);
+  if (!account) {
     co_await client.flush();
     co_return Failed(LoginFailure::kRefused);
   }
   LoginResult result;
+  result.scramble = scramble;
   result.account = account;
   result.capabilities = resp->capabilities & kServerCapabilities;
   if (result.capabilities & cap::kConnectWithDb) result.database = resp->database;
   result.collation = resp->character_set;
   result.next_seq = seq;
   co_return result;
+}
+
+}  // namespace sp::proxy
+
+namespace sp::proxy {
+
+awaitable<std::expected<const conf::UserAccount*, LoginFailure>> acceptChangeUser(
+    PacketStream& client, const LoginRequest& request, const protocol::ChangeUser& change, const std::string& scramble,
+    uint8_t& seq) {
+  using Failed = std::unexpected<LoginFailure>;
+  std::string auth_response = change.auth_response;
+  if (!change.auth_plugin_name.empty() && change.auth_plugin_name != protocol::kNativePasswordPlugin) {
+    auto answer = co_await switchToNative(client, scramble, seq);
+    if (!answer) co_return Failed(answer.error());
+    auth_response = std::move(*answer);
+  }
+  const auto* account = checkPassword(client, request, change.username, scramble, auth_response, seq);
+  if (!account) co_return Failed(LoginFailure::kRefused);
+  co_return account;
 }
 
 }  // namespace sp::proxy

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "conf/config.hpp"
+#include "protocol/change_user.hpp"
 #include "proxy/net.hpp"
 #include "proxy/packet_stream.hpp"
 
@@ -28,6 +29,7 @@ struct LoginResult {
   std::string database;       // from CONNECT_WITH_DB, may be empty
   uint8_t collation = 0;      // the client's handshake character set
   uint8_t next_seq = 0;       // sequence id for the OK (or ERR) that ends the login
+  std::string scramble;       // of the greeting: COM_CHANGE_USER answers it again
 };
 
 enum class LoginFailure : uint8_t {
@@ -42,5 +44,14 @@ uint32_t serverCapabilities();
 // Runs the exchange up to (not including) the final OK, which the caller
 // sends after its own checks.
 awaitable<std::expected<LoginResult, LoginFailure>> acceptLogin(PacketStream& client, const LoginRequest& request);
+
+// COM_CHANGE_USER: the new credentials checked against `request.accounts`
+// with the scramble of the connection's greeting, as the server does (a
+// client offering another plugin is switched to mysql_native_password with
+// it). `seq`: in, the sequence id of the answer; out, that of the final OK.
+// On kRefused the ERR is queued (not flushed).
+awaitable<std::expected<const conf::UserAccount*, LoginFailure>> acceptChangeUser(
+    PacketStream& client, const LoginRequest& request, const protocol::ChangeUser& change, const std::string& scramble,
+    uint8_t& seq);
 
 }  // namespace sp::proxy

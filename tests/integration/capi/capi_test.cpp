@@ -170,6 +170,48 @@ TEST_F(CApi, TransactionsRollbackAndCommit) {
   ASSERT_EQ(mysql_autocommit(conn_.get(), 1), 0);
 }
 
+// COM_CHANGE_USER (connection pools between borrowers): re-authenticated by
+// the proxy, the session starts over (user variables, transaction, sql_mode
+// gone); a wrong password is refused with 1045 and the session goes on.
+TEST_F(CApi, ChangeUserResetsTheSession) {
+  ASSERT_TRUE(exec("SET @it_change = 7"));
+  ASSERT_TRUE(exec("SET SESSION sql_mode = 'ANSI_QUOTES'"));
+  ASSERT_TRUE(exec("BEGIN"));
+  ASSERT_EQ(mysql_change_user(conn_.get(), "nodb", "nodb_pw", "information_schema"), 0) << mysql_error(conn_.get());
+  EXPECT_EQ(scalar("SELECT DATABASE()"), "information_schema");
+  EXPECT_EQ(scalar("SELECT @it_change IS NULL"), "1");
+  EXPECT_EQ(scalar("SELECT @@sql_mode LIKE '%ANSI_QUOTES%'"), "0");
+  EXPECT_EQ(scalar("SELECT @@in_transaction"), "0");
+  // The proxy's own view of the user changed too (KILL checks it, among others).
+  EXPECT_NE(mysql_change_user(conn_.get(), "app", "wrong_pw", "im"), 0);
+  EXPECT_EQ(mysql_errno(conn_.get()), 1045u) << mysql_error(conn_.get());
+  ASSERT_EQ(mysql_change_user(conn_.get(), "app", "app_pw", "im"), 0) << mysql_error(conn_.get());
+  EXPECT_EQ(scalar("SELECT DATABASE()"), "im");
+  EXPECT_EQ(scalar("SELECT 1 + 1"), "2");
+}
+
+// Drivers choose how to escape from SERVER_STATUS_NO_BACKSLASH_ESCAPES
+// (mysql_real_escape_string): the flag must be right in every packet,
+// including the OK the proxy writes itself for BEGIN and COM_PING.
+TEST_F(CApi, NoBackslashEscapesFlagReachesTheClient) {
+  ASSERT_TRUE(exec("SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'"));
+  ASSERT_TRUE(exec("BEGIN"));  // answered by the proxy (the BEGIN is deferred)
+  unsigned status = 0;
+  mariadb_get_infov(conn_.get(), MARIADB_CONNECTION_SERVER_STATUS, &status);
+  EXPECT_TRUE(status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) << status;
+  char escaped[16];
+  mysql_real_escape_string(conn_.get(), escaped, "a'b", 3);
+  EXPECT_STREQ(escaped, "a''b");  // not a\'b
+  ASSERT_TRUE(exec("ROLLBACK"));
+  ASSERT_EQ(mysql_ping(conn_.get()), 0);
+  mariadb_get_infov(conn_.get(), MARIADB_CONNECTION_SERVER_STATUS, &status);
+  EXPECT_TRUE(status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) << status;
+  ASSERT_TRUE(exec("SET SESSION sql_mode = DEFAULT"));
+  ASSERT_EQ(mysql_ping(conn_.get()), 0);
+  mariadb_get_infov(conn_.get(), MARIADB_CONNECTION_SERVER_STATUS, &status);
+  EXPECT_FALSE(status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) << status;
+}
+
 TEST_F(CApi, SelectDbChangesDatabase) {
   ASSERT_EQ(mysql_select_db(conn_.get(), "information_schema"), 0) << mysql_error(conn_.get());
   EXPECT_EQ(scalar("SELECT DATABASE()"), "information_schema");
