@@ -303,6 +303,10 @@ StatementKind kindAfterKeyword(Tokens tokens) {
                                                            : StatementKind::kOther;
     case Keyword::kSTART:
       return secondIs(Keyword::kTRANSACTION) ? StatementKind::kBegin : StatementKind::kOther;
+    case Keyword::kXA:
+      // An XA transaction starts like any other (the proxy defers it to the
+      // backend of its first statement); its other verbs stay on that backend.
+      return secondIs(Keyword::kSTART) || secondIs(Keyword::kBEGIN) ? StatementKind::kBegin : StatementKind::kXa;
     case Keyword::kCOMMIT: return StatementKind::kCommit;
     case Keyword::kROLLBACK:
       return containsKeyword(tokens, Keyword::kTO) ? StatementKind::kSavepoint

@@ -20,7 +20,8 @@ enum class StatementKind : uint8_t {
   kDelete,
   kSet,
   kUse,
-  kBegin,          // BEGIN [WORK] / START TRANSACTION [...]
+  kBegin,          // BEGIN [WORK] / START TRANSACTION [...] / XA START|BEGIN xid
+  kXa,             // XA END / PREPARE / COMMIT / ROLLBACK / RECOVER
   kCommit,
   kRollback,       // ROLLBACK [WORK] (not ROLLBACK TO SAVEPOINT: that is kSavepoint)
   kSavepoint,      // SAVEPOINT / RELEASE SAVEPOINT / ROLLBACK TO

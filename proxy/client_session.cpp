@@ -252,6 +252,20 @@ awaitable<std::optional<bool>> ClientSession::answerWhileLost(parser::StatementK
   co_return std::nullopt;
 }
 
+awaitable<std::optional<uint16_t>> ClientSession::statusAfter(const ForwardResult& result, BackendConnection& conn) {
+  if (!result.server_error) co_return result.status_flags;
+  // An ERR carries no status flags. Outside any transaction nothing changed;
+  // inside one the server may have kept it (a duplicate key) or rolled it
+  // back (a deadlock): the OK of an empty statement tells which, so a
+  // transaction is never handed to the pool nor kept after the server ended
+  // it. (COM_PING will not do: MariaDB 10.11 still answers it with IN_TRANS
+  // after a deadlock rolled the transaction back; a statement refreshes it.)
+  if (!txn_.transactional() && !(result.status_flags & status::kInTrans)) co_return std::nullopt;
+  auto probe = co_await conn.command(Command::kQuery, "DO 0");
+  if (!probe) co_return std::nullopt;  // broken: giveBack() sees it
+  co_return probe->status_flags;
+}
+
 void ClientSession::reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement) {
   const auto& cfg = pool.config();
   std::string msg = fmt::format("shardproxy: lost connection to backend {} ({}:{}){}", cfg.name, cfg.address.host,
@@ -317,6 +331,7 @@ bool isSessionControl(parser::StatementKind kind) {
     case K::kSet:
     case K::kUse:
     case K::kBegin:
+    case K::kXa:
     case K::kCommit:
     case K::kRollback:
     case K::kSavepoint:
@@ -354,17 +369,10 @@ routing::Plan ClientSession::planFor(std::string_view sql, const parser::Stateme
   if (isSessionControl(info.kind)) return passthrough;
   auto map = mapSnapshot();
   if (!map) return passthrough;
-  if (info.kind == parser::StatementKind::kPrepareSql) {
-    if (auto refusal = routing::checkSqlPrepare(sql, *map)) {
-      routing::Plan refused;
-      refused.kind = routing::PlanKind::kRefused;
-      refused.refusal = std::move(refusal);
-      return refused;
-    }
-  }
   routing::PlannerInput input{*map, worker_.context().config.default_backend, params};
   input.multi_shard_writes = multiShardWrites(worker_.context().config);
   input.limits = parseLimits(worker_.context().config);
+  if (info.kind == parser::StatementKind::kPrepareSql) return routing::planSqlPrepare(sql, input);
   return worker_.planCache().plan(sql, input);
 }
 
@@ -550,10 +558,13 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
   if (!result.server_error || info.multiple_statements) {
     recordEffects(info, *conn, result.changes, result.changes_unreadable);
   }
-  carryAutocommit(result.status_flags & status::kAutocommit, initial_status_ & status::kAutocommit, desired_,
-                  conn->applied());
+  auto server_status = co_await statusAfter(result, *conn);
+  if (server_status) {
+    carryAutocommit(*server_status & status::kAutocommit, initial_status_ & status::kAutocommit, desired_,
+                    conn->applied());
+  }
   if (result.last_insert_id != 0) last_insert_id_ = result.last_insert_id;
-  giveBack(std::move(conn), pool, result.status_flags);
+  giveBack(std::move(conn), pool, server_status);
   co_return co_await client_.flush();
 }
 
@@ -594,13 +605,17 @@ awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
     giveBack(std::move(conn), pool, std::nullopt);
     co_return false;
   }
+  std::optional<uint16_t> server_status;
   if (result.backend_failed) {
     reportBackendFailure(pool, result.next_client_seq ? result.next_client_seq : reply_seq_, true);
-  } else if (!result.server_error) {
-    desired_.database = db;
-    conn->applied().database = db;
+  } else {
+    if (!result.server_error) {
+      desired_.database = db;
+      conn->applied().database = db;
+    }
+    server_status = co_await statusAfter(result, *conn);
   }
-  giveBack(std::move(conn), pool, result.status_flags);
+  giveBack(std::move(conn), pool, server_status);
   co_return co_await client_.flush();
 }
 
@@ -619,7 +634,7 @@ awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protoco
   }
   if (result.backend_failed) reportBackendFailure(pool, result.next_client_seq ? result.next_client_seq : reply_seq_, true);
   std::optional<uint16_t> flags;
-  if (kind == protocol::ResponseKind::kQuery && !result.backend_failed) flags = result.status_flags;
+  if (kind == protocol::ResponseKind::kQuery && !result.backend_failed) flags = co_await statusAfter(result, *conn);
   giveBack(std::move(conn), pool, flags);
   co_return co_await client_.flush();
 }

@@ -21,6 +21,7 @@
 #include "protocol/response_tracker.hpp"
 #include "proxy/backend_connection.hpp"
 #include "proxy/packet_stream.hpp"
+#include "proxy/response_forwarder.hpp"
 #include "proxy/session_state.hpp"
 #include "proxy/transaction_state.hpp"
 
@@ -123,6 +124,9 @@ class ClientSession {
   // A statement while the session's transaction is lost (transaction_state.hpp):
   // answered here, or nullopt to run it.
   awaitable<std::optional<bool>> answerWhileLost(parser::StatementKind kind, bool multiple_statements);
+  // The server status after a forwarded response: its own flags, or for an
+  // ERR inside a transaction those of a `DO 0` (nullopt: unchanged).
+  awaitable<std::optional<uint16_t>> statusAfter(const ForwardResult& result, BackendConnection& conn);
   void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement);
 
   awaitable<bool> sendOk(uint8_t seq, uint16_t extra_status = 0);

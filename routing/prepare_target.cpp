@@ -1,5 +1,8 @@
 #include "routing/prepare_target.hpp"
 
+#include <optional>
+#include <string>
+
 #include "parser/lexer.hpp"
 #include "parser/parse.hpp"
 #include "routing/ast_refs.hpp"
@@ -55,34 +58,82 @@ Plan planForPrepare(std::string_view sql, const PlannerInput& input, std::string
   return plan;
 }
 
-std::optional<Refusal> checkSqlPrepare(std::string_view sql, const CompiledShardMap& map) {
-  // PREPARE name FROM <string>: find the string literal after FROM.
-  auto tokens = parser::tokenize(sql);
-  std::string text;
-  for (size_t i = 0; i + 1 < tokens.size(); ++i) {
-    if (tokens[i].isKeyword(parser::Keyword::kFROM) && tokens[i + 1].is(parser::TokenKind::kString)) {
-      text = parser::unquoteString(tokens[i + 1].text(sql));
-      break;
-    }
-  }
-  if (text.empty()) return std::nullopt;
+namespace {
+
+// The sharded table a statement text names (logical or physical), if any.
+const TableRule* shardedTableNamed(std::string_view text, const CompiledShardMap& map) {
   for (const auto& t : parser::tokenize(text)) {
     if (!t.is(parser::TokenKind::kIdentifier) && !t.is(parser::TokenKind::kQuotedIdentifier)) continue;
     std::string name = t.is(parser::TokenKind::kQuotedIdentifier) ? parser::unquoteIdentifier(t.text(text))
                                                                    : std::string(t.text(text));
-    const TableRule* rule = map.findTable(name);
-    if (!rule) {
-      if (auto physical = map.findPhysical(name)) rule = physical->table;
-    }
-    if (rule) {
-      return Refusal{RouteErrorCode::kUnsupported,
-                     "shardproxy: PREPARE ... FROM names sharded table " + rule->name +
-                         "; SQL-level prepared statements cannot be routed (their EXECUTE values live in user "
-                         "variables on the backend): use the binary protocol (server-side prepare in the driver) "
-                         "or send the statement with its values"};
+    if (const TableRule* rule = map.findTable(name)) return rule;
+    if (auto physical = map.findPhysical(name)) return physical->table;
+  }
+  return nullptr;
+}
+
+// `text` as a string literal that reads back the same under any sql_mode;
+// nullopt when it holds a backslash (read differently with and without
+// NO_BACKSLASH_ESCAPES).
+std::optional<std::string> quoteForAnyMode(std::string_view text) {
+  if (text.find('\\') != std::string_view::npos) return std::nullopt;
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  out += '\'';
+  return out;
+}
+
+}  // namespace
+
+Plan planSqlPrepare(std::string_view sql, const PlannerInput& input) {
+  Plan passthrough;
+  passthrough.kind = PlanKind::kPassthrough;
+  // PREPARE name FROM <string>: find the string literal after FROM.
+  auto tokens = parser::tokenize(sql);
+  const parser::Token* literal = nullptr;
+  for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+    if (tokens[i].isKeyword(parser::Keyword::kFROM) && tokens[i + 1].is(parser::TokenKind::kString)) {
+      literal = &tokens[i + 1];
+      break;
     }
   }
-  return std::nullopt;
+  // FROM @var: the text is only known to the backend (default backend, as any unsharded statement).
+  if (!literal) return passthrough;
+  const std::string text = parser::unquoteString(literal->text(sql));
+  const TableRule* rule = shardedTableNamed(text, input.map);
+  if (!rule) return passthrough;
+  const std::string prefix = "shardproxy: PREPARE ... FROM names sharded table " + rule->name + ": ";
+  Plan inner = planQuery(text, input);
+  if (inner.kind == PlanKind::kRoute && inner.targets.size() == 1) {
+    auto quoted = quoteForAnyMode(inner.targets.front().sql);
+    if (!quoted) {
+      return refused(RouteErrorCode::kUnsupported,
+                     prefix + "a statement text with a backslash cannot be rewritten the same way under every "
+                              "sql_mode; use the binary protocol (server-side prepare in the driver)");
+    }
+    Plan plan = std::move(inner);
+    std::string& physical = plan.targets.front().sql;
+    physical = std::string(sql.substr(0, literal->begin)) + *quoted + std::string(sql.substr(literal->end));
+    return plan;
+  }
+  if (inner.kind == PlanKind::kRefused && inner.refusal && text.find('?') != std::string::npos &&
+      (inner.refusal->code == RouteErrorCode::kMissingKey || inner.refusal->code == RouteErrorCode::kBadKeyValue)) {
+    return refused(RouteErrorCode::kMissingKey,
+                   prefix + "its shard key is a ? bound by EXECUTE ... USING @variables, whose values the proxy "
+                            "never sees; write the key value into the prepared text, or use the binary protocol "
+                            "(server-side prepare in the driver)");
+  }
+  if (inner.kind == PlanKind::kRefused && inner.refusal) {
+    Plan plan = std::move(inner);
+    plan.refusal->message = prefix + plan.refusal->message;
+    return plan;
+  }
+  return refused(RouteErrorCode::kMultiShard,
+                 prefix + "the statement spans several shards, and a SQL-level prepared statement runs on one "
+                          "backend connection; name one shard key value, or use the binary protocol");
 }
 
 }  // namespace sp::routing

@@ -20,11 +20,13 @@ namespace sp::routing {
 // shard is the representative then).
 Plan planForPrepare(std::string_view sql, const PlannerInput& input, std::string_view preferred_backend = {});
 
-// SQL-level `PREPARE name FROM '<statement>'`: the statement text is only
-// known to the backend, whose EXECUTE ... USING @vars values the proxy never
-// sees, so it cannot be routed. Refused (kUnsupported) when the prepared text
-// names a sharded table, logical or physical; nullopt otherwise (it then runs
-// on the default backend like any unsharded statement).
-std::optional<Refusal> checkSqlPrepare(std::string_view sql, const CompiledShardMap& map);
+// SQL-level `PREPARE name FROM '<statement>'`: routed like the statement it
+// prepares when that names one shard by a literal key (kRoute: the PREPARE
+// with its text rewritten to the physical table, run on that shard's backend,
+// where the session's EXECUTEs then run, the connection kept); kPassthrough
+// when the text names no sharded table (or is `FROM @var`, known only to the
+// backend); refused when it needs a key bound by EXECUTE ... USING @var
+// (values the proxy never sees) or spans shards.
+Plan planSqlPrepare(std::string_view sql, const PlannerInput& input);
 
 }  // namespace sp::routing

@@ -21,6 +21,8 @@ im_txref holding an unsharded `msg`), to prove the tests themselves right:
 """
 import os
 import random
+import threading
+import time
 import unittest
 import uuid
 
@@ -391,6 +393,148 @@ class StateIsolation(unittest.TestCase):
     def test_execute_immediate_sql_mode(self):
         self.isolation(None, "EXECUTE IMMEDIATE 'SET SESSION sql_mode = ''ANSI_QUOTES'''",
                        ("ANSI_QUOTES", self.DEFAULT, None))
+
+
+class ErrorsInsideATransaction(TxCase):
+    """An ERR carries no status flags: the transaction's connection must stay
+    with the session after a failed statement (before, a duplicate key inside
+    BEGIN handed the open transaction to the pool and the session went on in
+    autocommit elsewhere), and must be let go when the server rolled the
+    transaction back (deadlock)."""
+
+    def test_failed_statement_keeps_the_transaction(self):
+        for conv in (DB0_CONV, DB1_CONV):
+            with self.subTest(conv=conv):
+                row = self.rows.next(conv)
+                conn = target()
+                try:
+                    sptest.query(conn, "BEGIN")
+                    sptest.query(conn, Rows.insert_sql(*row))
+                    with self.assertRaises(pymysql.err.IntegrityError):
+                        sptest.query(conn, Rows.insert_sql(*row))
+                    self.assertEqual(sptest.scalar(conn, "SELECT @@in_transaction"), 1)
+                    self.assertEqual(len(self.read_back(conn, row[0], row[1])), 1, "read your write after an error")
+                    self.assertRowCount(row[0], row[1], 0, "uncommitted, seen from outside")
+                    sptest.query(conn, "ROLLBACK")
+                finally:
+                    conn.close()
+                self.assertRowCount(row[0], row[1], 0, "after ROLLBACK")
+
+    def test_deadlock_victim_leaves_the_transaction(self):
+        a, b = self.rows.next(DB1_CONV), self.rows.next(DB1_CONV)
+        setup = target()
+        try:
+            sptest.query(setup, Rows.insert_sql(*a))
+            sptest.query(setup, Rows.insert_sql(*b))
+        finally:
+            setup.close()
+        s1, s2 = target(read_timeout=30), target(read_timeout=30)
+        update = "UPDATE msg SET status = status + 1 WHERE conv_id = {} AND seq = {}"
+        try:
+            sptest.query(s1, "BEGIN")
+            sptest.query(s1, update.format(a[0], a[1]))
+            sptest.query(s2, "BEGIN")
+            sptest.query(s2, update.format(b[0], b[1]))
+            outcome = {}
+
+            def s1_waits():
+                try:
+                    sptest.query(s1, update.format(b[0], b[1]))
+                    outcome["s1"] = "ok"
+                except pymysql.err.MySQLError as e:
+                    outcome["s1"] = e.args[0]
+            waiter = threading.Thread(target=s1_waits)
+            waiter.start()
+            time.sleep(0.5)  # s1 waits for b's lock
+            try:
+                sptest.query(s2, update.format(a[0], a[1]))
+                outcome["s2"] = "ok"
+            except pymysql.err.MySQLError as e:
+                outcome["s2"] = e.args[0]
+            waiter.join(30)
+            self.assertEqual(sorted(map(str, outcome.values())), ["1213", "ok"], outcome)
+            victim = s1 if outcome["s1"] == 1213 else s2
+            survivor = s2 if victim is s1 else s1
+            # The server rolled the victim's transaction back: the session knows.
+            self.assertEqual(sptest.scalar(victim, "SELECT @@in_transaction"), 0)
+            sptest.query(victim, "DO 1")  # PyMySQL reads server_status from OK packets only
+            self.assertFalse(victim.server_status & SERVER_STATUS_IN_TRANS)
+            # ... and is not held to the backend: a statement on the other one runs.
+            other = self.rows.next(DB0_CONV)
+            sptest.query(victim, Rows.insert_sql(*other))
+            self.assertRowCount(other[0], other[1], 1, "autocommitted after the deadlock")
+            sptest.query(survivor, "COMMIT")
+        finally:
+            s1.close()
+            s2.close()
+
+
+@unittest.skipIf(DIRECT, "proxy routing of SQL-level PREPARE and XA")
+class SqlPrepareAndXa(unittest.TestCase):
+    """PREPARE ... FROM naming msg runs on the shard its literal key names;
+    an XA transaction starts on the backend of its first statement."""
+
+    def setUp(self):
+        self.rows = Rows()
+
+    def test_sql_prepare_with_a_literal_key_on_each_backend(self):
+        for conv in (DB0_CONV, DB1_CONV):
+            with self.subTest(conv=conv):
+                conv_id, seq, msg_id = self.rows.next(conv)
+                conn = target()
+                try:
+                    sptest.query(conn, Rows.insert_sql(conv_id, seq, msg_id))
+                    sptest.query(conn, f"PREPARE it_s FROM 'SELECT content FROM msg WHERE conv_id = {conv_id} "
+                                       f"AND seq = ?'")
+                    sptest.query(conn, f"SET @it_seq = {seq}")
+                    rows = sptest.query(conn, "EXECUTE it_s USING @it_seq")
+                    self.assertEqual([bytes(r[0]).decode() if isinstance(r[0], (bytes, bytearray)) else r[0]
+                                      for r in rows], [f"tx-{conv_id}-{seq}"])
+                    sptest.query(conn, "DEALLOCATE PREPARE it_s")
+                    sptest.query(conn, f"DELETE FROM msg WHERE conv_id = {conv_id} AND seq = {seq}")
+                finally:
+                    conn.close()
+
+    def test_sql_prepare_with_the_key_bound_at_execute_is_refused(self):
+        conn = target()
+        try:
+            with self.assertRaises(pymysql.err.MySQLError) as refused:
+                sptest.query(conn, "PREPARE it_s FROM 'SELECT content FROM msg WHERE conv_id = ?'")
+            self.assertEqual(refused.exception.args[0], 9101)
+            self.assertIn("EXECUTE ... USING", refused.exception.args[1])
+        finally:
+            conn.close()
+
+    def test_xa_transaction_on_the_second_backend(self):
+        conv_id, seq, msg_id = self.rows.next(DB1_CONV)
+        xid = f"'it-xa-{seq}'"
+        conn = target()
+        try:
+            sptest.query(conn, f"XA START {xid}")
+            sptest.query(conn, Rows.insert_sql(conv_id, seq, msg_id))
+            sptest.query(conn, f"XA END {xid}")
+            sptest.query(conn, f"XA PREPARE {xid}")
+            sptest.query(conn, f"XA ROLLBACK {xid}")
+            self.assertEqual(Rows.count_everywhere(conv_id, seq), (0, 0))
+            sptest.query(conn, f"XA START {xid}")
+            sptest.query(conn, Rows.insert_sql(conv_id, seq, msg_id))
+            sptest.query(conn, f"XA END {xid}")
+            sptest.query(conn, f"XA COMMIT {xid} ONE PHASE")
+            self.assertEqual(Rows.count_everywhere(conv_id, seq), (1, 1))
+            # A second backend inside the same XA transaction is refused.
+            conv2, seq2, msg2 = self.rows.next(DB0_CONV)
+            conv3, seq3, msg3 = self.rows.next(DB1_CONV)
+            sptest.query(conn, f"XA START {xid}")
+            sptest.query(conn, Rows.insert_sql(conv3, seq3, msg3))
+            with self.assertRaises(pymysql.err.MySQLError) as refused:
+                sptest.query(conn, Rows.insert_sql(conv2, seq2, msg2))
+            self.assertEqual(refused.exception.args[0], 9120)
+            sptest.query(conn, f"XA END {xid}")
+            sptest.query(conn, f"XA ROLLBACK {xid}")
+            self.assertEqual(Rows.count_everywhere(conv2, seq2), (0, 0))
+            sptest.query(conn, f"DELETE FROM msg WHERE conv_id = {conv_id} AND seq = {seq}")
+        finally:
+            conn.close()
 
 
 if __name__ == "__main__":
