@@ -8,12 +8,38 @@
 namespace sp::parser {
 namespace {
 
+// A switch, not a table indexed by the enum: a kind added to the enum cannot
+// shift the names or read past the end (kOther once did).
 std::string_view statementKindName(StatementKind kind) {
-  static constexpr std::string_view kNames[] = {
-      "empty", "select", "insert", "replace", "update", "delete", "set", "use", "begin",
-      "commit", "rollback", "savepoint", "lock-tables", "unlock-tables", "show", "explain", "ddl",
-      "prepare", "execute", "deallocate", "call", "do", "other"};
-  return kNames[static_cast<size_t>(kind)];
+  using K = StatementKind;
+  switch (kind) {
+    case K::kEmpty: return "empty";
+    case K::kSelect: return "select";
+    case K::kInsert: return "insert";
+    case K::kReplace: return "replace";
+    case K::kUpdate: return "update";
+    case K::kDelete: return "delete";
+    case K::kSet: return "set";
+    case K::kUse: return "use";
+    case K::kBegin: return "begin";
+    case K::kXa: return "xa";
+    case K::kCommit: return "commit";
+    case K::kRollback: return "rollback";
+    case K::kSavepoint: return "savepoint";
+    case K::kLockTables: return "lock-tables";
+    case K::kUnlockTables: return "unlock-tables";
+    case K::kShow: return "show";
+    case K::kExplain: return "explain";
+    case K::kDdl: return "ddl";
+    case K::kPrepareSql: return "prepare";
+    case K::kExecuteSql: return "execute";
+    case K::kDeallocateSql: return "deallocate";
+    case K::kCall: return "call";
+    case K::kDo: return "do";
+    case K::kKill: return "kill";
+    case K::kOther: return "other";
+  }
+  return "other";
 }
 
 std::string_view binaryOpName(BinaryOp op) {

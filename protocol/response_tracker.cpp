@@ -30,6 +30,18 @@ ResponseKind responseKindOf(Command command) {
   }
 }
 
+ResponseKind responseKindOf(ByteView command_payload) {
+  if (command_payload.empty()) return ResponseKind::kQuery;
+  auto command = static_cast<Command>(command_payload[0]);
+  // int<1> 0x17, int<4> statement id, int<1> flags (cursor type), ...
+  constexpr size_t kFlagsOffset = 5;
+  if (command == Command::kStmtExecute && command_payload.size() > kFlagsOffset &&
+      command_payload[kFlagsOffset] != 0) {
+    return ResponseKind::kCursorExecute;
+  }
+  return responseKindOf(command);
+}
+
 DecodeResult<ResponseEvent> ResponseTracker::onPacket(ByteView payload) {
   if (payload.empty()) return std::unexpected(DecodeError::kIncomplete);
   switch (state_) {
@@ -51,7 +63,8 @@ DecodeResult<ResponseEvent> ResponseTracker::onPacket(ByteView payload) {
       // A prepare response has no rows: its column section ends it. So does an
       // execute that opened a cursor (rows come with COM_STMT_FETCH); under
       // DEPRECATE_EOF that answer ends with a 0xfe OK, reported as kRowsEnd.
-      bool no_rows = kind_ == ResponseKind::kPrepare || (status_flags_ & status::kCursorExists);
+      bool no_rows = kind_ == ResponseKind::kPrepare ||
+                     (kind_ == ResponseKind::kCursorExecute && (status_flags_ & status::kCursorExists));
       state_ = no_rows ? State::kDone : State::kRows;
       return ResponseEvent::kColumnsEof;
     }
@@ -74,6 +87,7 @@ DecodeResult<ResponseEvent> ResponseTracker::onFirst(ByteView payload) {
     case ResponseKind::kPrepare:
       return onPrepareOk(payload);
     case ResponseKind::kQuery:
+    case ResponseKind::kCursorExecute:
     case ResponseKind::kFetch:
     case ResponseKind::kNone:
       break;

@@ -35,14 +35,21 @@ enum class ResponseKind : uint8_t {
   kPrepare,     // COM_STMT_PREPARE: PREPARE_OK, parameter definitions (+EOF),
                 // column definitions (+EOF); or ERR
   kFetch,       // COM_STMT_FETCH: binary rows then the end marker; or ERR
+  kCursorExecute,  // COM_STMT_EXECUTE with a cursor type: like kQuery, but a result
+                   // set whose column EOF says SERVER_STATUS_CURSOR_EXISTS ends there
+                   // (rows come with COM_STMT_FETCH). Under kQuery that flag is only a
+                   // status: a CALL whose procedure opened a cursor still sends rows.
   kNone,        // no response at all (COM_STMT_CLOSE, COM_STMT_SEND_LONG_DATA,
                 // COM_QUIT): done() from the start; the caller must not read
 };
 
 // The response kind a command gets. COM_STMT_EXECUTE and COM_STMT_RESET are
 // kQuery: an execute answers like a query, with binary rows; one that opened a
-// cursor ends after its column definitions (status SERVER_STATUS_CURSOR_EXISTS).
+// cursor ends after its column definitions (kCursorExecute).
 ResponseKind responseKindOf(Command command);
+// The same from a whole command packet: a COM_STMT_EXECUTE whose flags ask
+// for a cursor is kCursorExecute.
+ResponseKind responseKindOf(ByteView command_payload);
 
 class ResponseTracker {
  public:

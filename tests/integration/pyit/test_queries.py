@@ -123,6 +123,24 @@ class Statements(unittest.TestCase):
         self.assertEqual((code, sqlstate), (1146, "42S02"))
         self.assertEqual(sptest.scalar(self.conn, "SELECT 42"), 42)
 
+    def test_call_of_a_procedure_that_used_a_cursor_returns_its_rows(self):
+        # The result set's column EOF carries SERVER_STATUS_CURSOR_EXISTS (the
+        # procedure's own cursor); before, the proxy took that for a cursor
+        # execute's end and the client waited forever (issue 20).
+        name = sptest.unique_name("it_cursor_proc")
+        sptest.query(self.conn, f"CREATE PROCEDURE {name}() BEGIN DECLARE x INT; "
+                                f"DECLARE c CURSOR FOR SELECT 41; OPEN c; FETCH c INTO x; CLOSE c; "
+                                f"SELECT x + 1 AS y; SELECT 'second'; END")
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(f"CALL {name}()")
+                self.assertEqual(cur.fetchall(), ((42,),))
+                self.assertTrue(cur.nextset())
+                self.assertEqual(cur.fetchall(), (("second",),))
+            self.assertEqual(sptest.scalar(self.conn, "SELECT 7"), 7)
+        finally:
+            sptest.query(self.conn, f"DROP PROCEDURE {name}")
+
     def test_ping_and_empty_result(self):
         self.conn.ping(reconnect=False)
         sptest.query(self.conn, f"CREATE TABLE {self.table} (id INT)")

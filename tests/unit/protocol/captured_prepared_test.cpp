@@ -70,7 +70,7 @@ class Replay {
       Exchange& x = exchanges_.back();
       x.command = payloadOf(packets_[i++]);
       onCommand(x);
-      ResponseTracker t(responseKindOf(static_cast<Command>(x.command[0])), caps_, mariadb_caps_);
+      ResponseTracker t(responseKindOf(ByteView(x.command)), caps_, mariadb_caps_);
       while (!t.done()) {
         SCOPED_TRACE("response packet " + std::to_string(i));
         ASSERT_LT(i, packets_.size());

@@ -283,12 +283,29 @@ TEST(ResponseTracker, PrepareMalformed) {
 
 TEST(ResponseTracker, ExecuteWithCursorEndsAfterColumns) {
   // Captured: status 0x0062 = CURSOR_EXISTS | NO_INDEX_USED | AUTOCOMMIT.
-  ResponseTracker classic(ResponseKind::kQuery, kClassic);
+  ResponseTracker classic(ResponseKind::kCursorExecute, kClassic);
   run(classic, {{kColumnCount1, Ev::kColumnCount}, {kColumnId, Ev::kColumnDef}, {"fe 0000 6200", Ev::kColumnsEof}});
   EXPECT_TRUE(classic.statusFlags() & status::kCursorExists);
-  ResponseTracker deprecate(ResponseKind::kQuery, kDeprecate);
+  ResponseTracker deprecate(ResponseKind::kCursorExecute, kDeprecate);
   run(deprecate, {{kColumnCount1, Ev::kColumnCount}, {kColumnId, Ev::kColumnDef}, {"fe 00 00 6200 0000", Ev::kRowsEnd}});
   EXPECT_TRUE(deprecate.statusFlags() & status::kCursorExists);
+}
+
+TEST(ResponseTracker, CursorStatusOfAQueryDoesNotEndItsResultSet) {
+  // CALL of a procedure that opened a cursor and then returns `SELECT x`: the
+  // column EOF carries CURSOR_EXISTS, yet the rows follow (before, the proxy
+  // took the response as complete and the client waited forever).
+  ResponseTracker t(ResponseKind::kQuery, kClassic);
+  run(t, {{kColumnCount1, Ev::kColumnCount}, {kColumnId, Ev::kColumnDef}, {"fe 0000 4a00", Ev::kColumnsEof},
+          {"01 31", Ev::kRow}, {"fe 0000 0a00", Ev::kRowsEnd}, {"00 00 00 0200 0000", Ev::kOk}});
+  EXPECT_TRUE(t.done());
+}
+
+TEST(ResponseTracker, KindOfAnExecuteDependsOnItsCursorFlag) {
+  EXPECT_EQ(responseKindOf(hex("17 01000000 00 01000000")), ResponseKind::kQuery);
+  EXPECT_EQ(responseKindOf(hex("17 01000000 01 01000000")), ResponseKind::kCursorExecute);
+  EXPECT_EQ(responseKindOf(hex("16 53454c454354")), ResponseKind::kPrepare);
+  EXPECT_EQ(responseKindOf(hex("03 53454c454354")), ResponseKind::kQuery);
 }
 
 TEST(ResponseTracker, Fetch) {
