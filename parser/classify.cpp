@@ -415,8 +415,32 @@ void scanPinFlags(std::string_view sql, Tokens tokens, StatementInfo& info) {
       if (equalsIgnoreCase(name, "identity") || equalsIgnoreCase(name, "last_insert_id")) {
         info.uses_last_insert_id = true;
       }
+      if (equalsIgnoreCase(name, "warning_count") || equalsIgnoreCase(name, "error_count")) {
+        info.reads_diagnostics = true;
+      }
+    }
+    if ((t.isKeyword(Keyword::kFROM) || t.isKeyword(Keyword::kJOIN) || t.isKeyword(Keyword::kINTO)) &&
+        i + 1 < tokens.size()) {
+      const Token& next = tokens[i + 1];
+      const bool name = (next.is(TokenKind::kIdentifier) && next.keyword == Keyword::kNone) ||
+                        next.is(TokenKind::kQuotedIdentifier);
+      if (name && !equalsIgnoreCase(next.text(sql), "dual")) info.names_table = true;
+    }
+    if (t.isKeyword(Keyword::kCONSISTENT) && i + 1 < tokens.size() && tokens[i + 1].isKeyword(Keyword::kSNAPSHOT)) {
+      info.consistent_snapshot = true;
     }
   }
+}
+
+// SHOW [COUNT(*)] WARNINGS|ERRORS [LIMIT ...], GET [CURRENT|STACKED] DIAGNOSTICS.
+bool readsDiagnostics(std::string_view sql, Tokens tokens) {
+  if (tokens.size() < 2) return false;
+  auto word = [&](size_t i, std::string_view w) { return i < tokens.size() && wordIs(tokens[i], sql, w); };
+  if (tokens[0].isKeyword(Keyword::kSHOW)) {
+    const size_t i = word(1, "count") ? 5 : 1;  // SHOW COUNT ( * ) WARNINGS
+    return word(i, "warnings") || word(i, "errors");
+  }
+  return word(0, "get") && (word(1, "diagnostics") || word(2, "diagnostics"));
 }
 
 }  // namespace
@@ -443,6 +467,7 @@ StatementInfo classify(std::string_view sql) {
     return info;
   }
   classifyStatement(sql, first_statement, info);
+  if (readsDiagnostics(sql, first_statement)) info.reads_diagnostics = true;
   // CREATE PROCEDURE/FUNCTION/TRIGGER/EVENT bodies contain ';' inside
   // BEGIN ... END but are sent as one statement.
   const bool compound_body = info.kind == StatementKind::kDdl &&

@@ -85,6 +85,17 @@ struct StatementInfo {
   // CONNECTION_ID() is called: the session may answer it itself
   // (parser/local_queries.hpp), so the exact form is checked only then.
   bool calls_connection_id = false;
+  // Reads the diagnostics area the previous statement left on its connection:
+  // SHOW WARNINGS / ERRORS, SHOW COUNT(*) WARNINGS / ERRORS, GET DIAGNOSTICS,
+  // @@warning_count / @@error_count.
+  bool reads_diagnostics = false;
+  // START TRANSACTION WITH CONSISTENT SNAPSHOT: the snapshot is taken by the
+  // statement itself, so it cannot wait for the first statement's backend.
+  bool consistent_snapshot = false;
+  // FROM / JOIN / INTO names a table (not DUAL, not @var): on the server such
+  // a statement resets the diagnostics area even when it has no warnings,
+  // while `SELECT 1`, `SET @x = 1`, `DO 0` leave the previous warnings.
+  bool names_table = false;
 };
 
 StatementInfo classify(std::string_view sql);

@@ -1,5 +1,6 @@
 #include "parser/local_queries.hpp"
 
+#include <cstdint>
 #include <vector>
 
 #include "parser/lexer.hpp"
@@ -45,6 +46,65 @@ std::optional<std::string> connectionIdQuery(std::string_view sql) {
   }
   if (alias.kind == TokenKind::kString) return unquoteString(alias.text(sql));
   return std::nullopt;
+}
+
+}  // namespace sp::parser
+
+namespace sp::parser {
+
+namespace {
+// Significant tokens without kEnd and one trailing ';'.
+std::vector<Token> significant(std::string_view sql) {
+  std::vector<Token> tokens;
+  for (const Token& t : tokenize(sql)) {
+    if (!t.isSignificant() || t.kind == TokenKind::kEnd) continue;
+    tokens.push_back(t);
+  }
+  if (!tokens.empty() && tokens.back().kind == TokenKind::kSemicolon) tokens.pop_back();
+  return tokens;
+}
+
+std::optional<uint64_t> integerAt(const std::vector<Token>& tokens, size_t i, std::string_view sql) {
+  if (i >= tokens.size() || tokens[i].kind != TokenKind::kInteger) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : tokens[i].text(sql)) {
+    if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v;
+}
+}  // namespace
+
+std::optional<DiagnosticsQuery> diagnosticsQuery(std::string_view sql) {
+  const std::vector<Token> tokens = significant(sql);
+  if (tokens.size() < 2 || !wordIs(tokens[0], sql, "SHOW")) return std::nullopt;
+  DiagnosticsQuery q;
+  size_t i = 1;
+  if (wordIs(tokens[1], sql, "COUNT")) {
+    if (tokens.size() != 6 || tokens[2].kind != TokenKind::kLeftParen || tokens[3].kind != TokenKind::kStar ||
+        tokens[4].kind != TokenKind::kRightParen) {
+      return std::nullopt;
+    }
+    q.count = true;
+    i = 5;
+  }
+  if (wordIs(tokens[i], sql, "ERRORS")) q.errors_only = true;
+  else if (!wordIs(tokens[i], sql, "WARNINGS")) return std::nullopt;
+  ++i;
+  if (i == tokens.size()) return q;
+  if (q.count || !wordIs(tokens[i], sql, "LIMIT")) return std::nullopt;
+  auto first = integerAt(tokens, i + 1, sql);
+  if (!first) return std::nullopt;
+  if (i + 2 == tokens.size()) {
+    q.limit = *first;
+    return q;
+  }
+  if (i + 4 != tokens.size() || tokens[i + 2].kind != TokenKind::kComma) return std::nullopt;
+  auto second = integerAt(tokens, i + 3, sql);
+  if (!second) return std::nullopt;
+  q.offset = *first;
+  q.limit = *second;
+  return q;
 }
 
 }  // namespace sp::parser

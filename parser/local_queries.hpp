@@ -1,6 +1,7 @@
 // Statements whose answer belongs to the proxy, not to a backend: the
 // session's own identity, which a pooled backend connection does not share.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,5 +14,17 @@ namespace sp::parser {
 // handshake reported and KILL takes, not that of whichever backend
 // connection runs the statement.
 std::optional<std::string> connectionIdQuery(std::string_view sql);
+
+// SHOW WARNINGS | ERRORS [LIMIT [offset,] n] and SHOW COUNT(*) WARNINGS |
+// ERRORS [;]: the session answers them from its own diagnostics area
+// (proxy/session_diagnostics.hpp), since the statement that left them ran on
+// a pooled backend connection.
+struct DiagnosticsQuery {
+  bool errors_only = false;  // SHOW ERRORS
+  bool count = false;        // SHOW COUNT(*) ...
+  uint64_t offset = 0;
+  std::optional<uint64_t> limit;
+};
+std::optional<DiagnosticsQuery> diagnosticsQuery(std::string_view sql);
 
 }  // namespace sp::parser

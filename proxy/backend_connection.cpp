@@ -11,6 +11,7 @@
 #include "protocol/handshake.hpp"
 #include "protocol/prepared.hpp"
 #include "protocol/response_tracker.hpp"
+#include "protocol/resultset.hpp"
 
 namespace sp::proxy {
 
@@ -236,6 +237,57 @@ awaitable<bool> BackendConnection::resetSession() {
     co_return false;
   }
   co_return true;
+}
+
+awaitable<std::expected<BackendConnection::TextRows, BackendError>> BackendConnection::queryRows(
+    std::string_view sql) {
+  protocol::Bytes payload;
+  payload.reserve(sql.size() + 1);
+  payload.push_back(static_cast<uint8_t>(protocol::Command::kQuery));
+  payload.insert(payload.end(), sql.begin(), sql.end());
+  stream_.append(payload, 0);
+  if (!co_await stream_.flush()) {
+    broken_ = true;
+    co_return std::unexpected(ioError("sending query"));
+  }
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, capabilities_);
+  std::optional<BackendError> server_err;
+  TextRows rows;
+  size_t columns = 0;
+  while (!tracker.done()) {
+    auto msg = co_await stream_.read();
+    if (!msg) {
+      broken_ = true;
+      co_return std::unexpected(ioError("reading response"));
+    }
+    auto ev = tracker.onPacket(msg->payload);
+    if (!ev) {
+      broken_ = true;
+      co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed response from backend"));
+    }
+    if (*ev == protocol::ResponseEvent::kErr) server_err = serverError(msg->payload);
+    if (*ev == protocol::ResponseEvent::kColumnCount) {
+      auto count = protocol::decodeColumnCount(msg->payload);
+      if (!count) {
+        broken_ = true;
+        co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed column count"));
+      }
+      columns = static_cast<size_t>(*count);
+    }
+    if (*ev == protocol::ResponseEvent::kRow) {
+      auto row = protocol::decodeTextRow(msg->payload, columns);
+      if (!row) {
+        broken_ = true;
+        co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed row"));
+      }
+      auto& out = rows.emplace_back();
+      for (const auto& v : *row) out.push_back(v ? std::optional<std::string>(std::string(*v)) : std::nullopt);
+    }
+  }
+  touch();
+  if (server_err) co_return std::unexpected(std::move(*server_err));
+  status_ = tracker.statusFlags();
+  co_return rows;
 }
 
 bool BackendConnection::peerClosed() {

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "conf/config.hpp"
 #include "protocol/constants.hpp"
@@ -43,6 +45,10 @@ class BackendConnection {
   // Returns the final OK (or EOF status) on success.
   awaitable<std::expected<protocol::OkPacket, BackendError>> command(protocol::Command cmd,
                                                                      std::string_view argument);
+  // Runs one statement of the proxy's own and returns its text rows (small
+  // results only: SHOW WARNINGS after a statement that had warnings).
+  using TextRows = std::vector<std::vector<std::optional<std::string>>>;
+  awaitable<std::expected<TextRows, BackendError>> queryRows(std::string_view sql);
   // The backend statement for `sql` on this connection, preparing it first if
   // needed (statements evicted from the bounded cache are closed).
   awaitable<std::expected<BackendStatement, BackendError>> prepared(const std::string& sql);

@@ -142,6 +142,7 @@ awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
   co_await releasePinned();
   sticky_ = tables_locked_ = false;
   statements_.clear();
+  diagnostics_ = SessionDiagnostics{};
   last_insert_id_ = 0;
   transaction_map_.reset();
   user_ = (*account)->name;

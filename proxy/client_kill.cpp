@@ -95,10 +95,7 @@ awaitable<bool> ClientSession::sendConnectionId(const std::string& column) {
   def.flags = protocol::column_flag::kNotNull | protocol::column_flag::kUnsigned | protocol::column_flag::kBinary;
   result.definitions = {def};
   result.rows = {{std::to_string(connection_id_)}};
-  protocol::Bytes out;
-  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_);
-  client_.appendFramedBytes(out);
-  co_return co_await client_.flush();
+  co_return co_await sendLocalResult(result);
 }
 
 awaitable<bool> ClientSession::onProcessKill(protocol::ByteView payload) {

@@ -71,6 +71,7 @@ awaitable<bool> ClientSession::sendOk(uint8_t seq, uint16_t extra_status) {
 // Not a coroutine on purpose: callers build ERR packets from temporaries, and
 // GCC 12 mishandles some temporaries inside co_await expressions.
 void ClientSession::queueError(uint8_t seq, const protocol::ErrPacket& err) {
+  diagnostics_.onError(err);  // SHOW WARNINGS shows it, as on the server
   protocol::Bytes out;
   protocol::encode(err, out);
   client_.append(out, seq);
@@ -250,6 +251,21 @@ awaitable<std::optional<bool>> ClientSession::answerWhileLost(parser::StatementK
       co_return co_await client_.flush();
   }
   co_return std::nullopt;
+}
+
+awaitable<void> ClientSession::recordDiagnostics(const ForwardResult& result, const parser::StatementInfo& info,
+                                                  BackendConnection& conn) {
+  if (result.server_error) {
+    if (result.error) diagnostics_.onError(*result.error);
+    co_return;
+  }
+  using K = parser::StatementKind;
+  const bool table_less_kind = info.kind == K::kSelect || info.kind == K::kSet || info.kind == K::kDo;
+  const bool resets = !table_less_kind || info.names_table || info.multiple_statements;
+  if (!diagnostics_.onSuccess(result.warnings, resets)) co_return;
+  // Read them now, on the connection that has them, before it goes back to the pool.
+  auto rows = co_await conn.queryRows("SHOW WARNINGS");
+  if (rows) diagnostics_.setConditions(*rows);
 }
 
 awaitable<std::optional<uint16_t>> ClientSession::statusAfter(const ForwardResult& result, BackendConnection& conn) {
@@ -451,9 +467,17 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     if (info.multiple_statements) info.kill.unsupported = "KILL in a multi-statement";
     co_return co_await onKill(info.kill);
   }
+  if (info.reads_diagnostics && !info.multiple_statements) {
+    // The previous statement's conditions are the session's, not those of
+    // whichever pooled connection this statement would get.
+    if (auto local = diagnostics_.answer(sql)) co_return co_await sendLocalResult(*local);
+  }
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
   if (!pinned_ && !info.multiple_statements) {
-    if (info.kind == K::kBegin) {
+    // WITH CONSISTENT SNAPSHOT takes its snapshot when it runs: deferring it
+    // to the first statement would let that statement see later commits.
+    if (info.kind == K::kBegin && !info.consistent_snapshot) {
+      diagnostics_.onSuccess(0);
       txn_.deferBegin(std::string(sql));
       transaction_map_.reset();
       mapSnapshot();
@@ -461,6 +485,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     }
     if ((info.kind == K::kCommit || info.kind == K::kRollback) && txn_.pendingBegin()) {
       // Nothing ran since BEGIN: there is nothing to commit or roll back.
+      diagnostics_.onSuccess(0);
       txn_.clearPendingBegin();
       transaction_map_.reset();
       co_return co_await sendOk(reply_seq_);
@@ -485,7 +510,19 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     rewritten.insert(rewritten.end(), target.sql.begin(), target.sql.end());
     out.payload = rewritten;
   }
+  // GET DIAGNOSTICS, @@warning_count: run where they read an empty area when
+  // the session's previous statement left nothing (not another session's).
+  // (When it left conditions, they are on a connection that may be gone: the
+  // session's SHOW WARNINGS has them, these forms do not.)
+  out.clear_diagnostics = info.reads_diagnostics && !pinned_ && diagnostics_.conditions().empty();
   co_return co_await runOn(*target.pool, out, info);
+}
+
+awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result) {
+  protocol::Bytes out;
+  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_);
+  client_.appendFramedBytes(out);
+  co_return co_await client_.flush();
 }
 
 awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info) {
@@ -507,6 +544,17 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     }
     // The transaction is open from here: losing the connection loses it.
     txn_.onServerStatus(r->status_flags);
+  }
+  if (out.clear_diagnostics) {
+    // Only a statement naming a table resets the server's diagnostics area
+    // (DO 0 or COMMIT leave it as they found it); this one names a table every
+    // account can read and returns nothing.
+    constexpr std::string_view kResetDiagnostics = "DO (SELECT 1 FROM information_schema.CHARACTER_SETS LIMIT 0)";
+    if (!co_await conn->command(Command::kQuery, kResetDiagnostics)) {
+      reportBackendFailure(pool, reply_seq_, false);
+      giveBack(std::move(conn), pool, std::nullopt);
+      co_return co_await client_.flush();
+    }
   }
   if (info.uses_last_insert_id && last_insert_id_ != 0) {
     std::string restore = "SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_) + ")";
@@ -558,6 +606,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
   if (!result.server_error || info.multiple_statements) {
     recordEffects(info, *conn, result.changes, result.changes_unreadable);
   }
+  if (!info.reads_diagnostics) co_await recordDiagnostics(result, info, *conn);
   auto server_status = co_await statusAfter(result, *conn);
   if (server_status) {
     carryAutocommit(*server_status & status::kAutocommit, initial_status_ & status::kAutocommit, desired_,
@@ -583,10 +632,7 @@ awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
       result.rows.push_back({std::move(row.shard), std::move(row.backend), std::move(row.table), std::move(row.sql)});
     }
   }
-  protocol::Bytes out;
-  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_);
-  client_.appendFramedBytes(out);
-  co_return co_await client_.flush();
+  co_return co_await sendLocalResult(result);
 }
 
 awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
@@ -643,6 +689,7 @@ awaitable<bool> ClientSession::onResetConnection() {
   co_await releasePinned();
   sticky_ = tables_locked_ = false;
   txn_.reset(initial_status_);
+  diagnostics_ = SessionDiagnostics{};
   statements_.clear();
   last_insert_id_ = 0;
   desired_ = initial_;

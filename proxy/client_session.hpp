@@ -23,6 +23,8 @@
 #include "proxy/packet_stream.hpp"
 #include "proxy/response_forwarder.hpp"
 #include "proxy/session_state.hpp"
+#include "proxy/local_result.hpp"
+#include "proxy/session_diagnostics.hpp"
 #include "proxy/transaction_state.hpp"
 
 namespace sp::proxy {
@@ -74,7 +76,13 @@ class ClientSession {
     protocol::ByteView payload;
     std::string execute_sql;
     const protocol::StmtExecute* execute = nullptr;
+    bool clear_diagnostics = false;  // reset the connection's diagnostics area first
   };
+  awaitable<bool> sendLocalResult(const LocalResult& result);
+  // The statement's conditions into diagnostics_: its error, or its warnings
+  // read with SHOW WARNINGS on `conn` (only when it had some).
+  awaitable<void> recordDiagnostics(const ForwardResult& result, const parser::StatementInfo& info,
+                                    BackendConnection& conn);
   awaitable<bool> runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info);
   awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
 
@@ -168,6 +176,7 @@ class ClientSession {
   // a BEGIN not yet sent (it goes to the backend of the transaction's first
   // statement); a transaction lost with its connection.
   TransactionState txn_;
+  SessionDiagnostics diagnostics_;  // what SHOW WARNINGS shows of the previous statement
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
   ClientStatements statements_;
   // LAST_INSERT_ID() of this session: the backend connection that generated

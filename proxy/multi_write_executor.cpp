@@ -164,6 +164,7 @@ protocol::OkPacket summedOk(const std::vector<protocol::OkPacket>& oks) {
 }  // namespace
 
 awaitable<bool> ClientSession::runMultiWrite(const routing::Plan& plan, const parser::StatementInfo& info) {
+  diagnostics_.onSuccess(0);  // the parts' warnings stay on their connections
   std::vector<BackendPool*> pools;
   for (const auto& t : plan.targets) {
     BackendPool* pool = worker_.pool(t.backend);

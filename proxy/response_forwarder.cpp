@@ -61,6 +61,10 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
       break;
     }
     result.server_error = (*ev == ResponseEvent::kErr);
+    if (result.server_error) {
+      // Errors are rare: decoded for the session's diagnostics area (SHOW WARNINGS).
+      if (auto err = protocol::decodeErrPacket(msg->payload)) result.error = std::move(*err);
+    }
     if (*ev == ResponseEvent::kOk && (tracker.statusFlags() & protocol::status::kSessionStateChanged) &&
         (backend.capabilities() & protocol::cap::kSessionTrack)) {
       if (takeSessionChanges(msg->payload, backend.capabilities(), client_capabilities, result, scratch)) {
@@ -84,6 +88,7 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
   }
   result.status_flags = tracker.statusFlags();
   result.last_insert_id = tracker.lastInsertId();
+  result.warnings = tracker.warnings();
   result.next_client_seq = seq;
   if (result.backend_failed) {
     backend.markBroken();

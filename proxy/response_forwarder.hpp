@@ -4,7 +4,9 @@
 // whenever the backend's buffered input runs dry (large batches, bounded memory).
 #pragma once
 #include <cstdint>
+#include <optional>
 
+#include "protocol/generic_packets.hpp"
 #include "protocol/response_tracker.hpp"
 #include "protocol/session_track.hpp"
 #include "proxy/backend_connection.hpp"
@@ -18,6 +20,8 @@ struct ForwardResult {
   bool server_error = false;    // the (last) result was an ERR packet
   uint16_t status_flags = 0;
   uint64_t last_insert_id = 0;  // from the final OK (0: the statement generated none)
+  uint16_t warnings = 0;        // of the final OK/EOF
+  std::optional<protocol::ErrPacket> error;  // the ERR that ended the response, decoded
   uint8_t next_client_seq = 0;  // sequence id for a packet appended after the response
   // What the server reported of the statement's session changes (backends
   // that track them); the client gets the OK packets without them.

@@ -99,6 +99,9 @@ std::expected<void, std::string> encodeBinaryFromText(const std::vector<std::opt
 }  // namespace
 
 awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool binary_rows) {
+  // The shards' warnings stay on their connections: the session's area is
+  // empty unless the scatter fails (queueError records that).
+  diagnostics_.onSuccess(0);
   if (pinned_ || inTransaction()) {
     queueError(reply_seq_, client_error::make(client_error::kCrossBackend,
         "shardproxy: a statement that spans shards cannot run inside a transaction or while the session holds "

@@ -189,5 +189,48 @@ class SessionState(unittest.TestCase):
         self.assertEqual(errors, [])
 
 
+class Diagnostics(unittest.TestCase):
+    """SHOW WARNINGS belongs to the session (issue 20): before, a statement's
+    warnings stayed on the pooled backend connection, so the next SHOW
+    WARNINGS of the same session could show nothing and a new session could
+    see another session's notes."""
+
+    def test_warnings_of_the_previous_statement_and_no_one_elses(self):
+        a, b = sptest.proxy(), sptest.proxy()
+        try:
+            self.assertEqual(sptest.scalar(a, "SELECT CAST('abc' AS INT)"), 0)
+            # b's statement may run on the very connection a's did.
+            self.assertEqual(sptest.query(b, "SHOW WARNINGS"), ())
+            self.assertEqual(sptest.scalar(b, "SELECT 1"), 1)
+            self.assertEqual(sptest.query(b, "SHOW WARNINGS"), ())
+            self.assertEqual(sptest.query(a, "SHOW WARNINGS"),
+                             (("Warning", 1292, "Truncated incorrect INTEGER value: 'abc'"),))
+            self.assertEqual(sptest.query(a, "SHOW COUNT(*) WARNINGS"), ((1,),))
+            self.assertEqual(sptest.query(a, "SHOW ERRORS"), ())
+            # As on the server, a statement naming no table keeps the area;
+            # one naming a table resets it.
+            sptest.query(a, "SELECT 2")
+            self.assertEqual(len(sptest.query(a, "SHOW WARNINGS")), 1)
+            sptest.query(a, "SELECT COUNT(*) FROM msg WHERE conv_id = 1")
+            self.assertEqual(sptest.query(a, "SHOW WARNINGS"), ())
+            # An error is the area's condition, the server's or the proxy's own.
+            with self.assertRaises(pymysql.err.MySQLError):
+                sptest.query(a, "SELECT * FROM it_no_such_table_here")
+            self.assertEqual(sptest.query(a, "SHOW ERRORS"),
+                             (("Error", 1146, "Table 'im.it_no_such_table_here' doesn't exist"),))
+            with self.assertRaises(pymysql.err.MySQLError):
+                sptest.query(a, "SELECT * FROM msg")
+            errors = sptest.query(a, "SHOW ERRORS")
+            self.assertEqual(len(errors), 1)
+            self.assertEqual(errors[0][1], 9101)
+            # @@warning_count and GET DIAGNOSTICS see an empty area, not another session's.
+            sptest.query(a, "SELECT COUNT(*) FROM msg WHERE conv_id = 1")
+            sptest.query(b, "SELECT CAST('xyz' AS INT)")
+            self.assertEqual(sptest.scalar(a, "SELECT @@warning_count"), 0)
+        finally:
+            a.close()
+            b.close()
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -289,3 +289,36 @@ TEST(LocalQueries, ConnectionId) {
 
 }  // namespace
 }  // namespace sp::parser
+
+namespace sp::parser {
+namespace {
+
+TEST(Classify, DiagnosticsReadsAreFlagged) {
+  for (const char* sql : {"SHOW WARNINGS", "show errors limit 1", "SHOW COUNT(*) WARNINGS", "SHOW COUNT(*) ERRORS",
+                          "GET DIAGNOSTICS @n = NUMBER", "GET CURRENT DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT",
+                          "SELECT @@warning_count", "SELECT @@session.error_count"}) {
+    EXPECT_TRUE(classify(sql).reads_diagnostics) << sql;
+  }
+  for (const char* sql : {"SHOW TABLES", "SELECT warnings FROM t", "SHOW VARIABLES LIKE 'warning%'", "SELECT 1"}) {
+    EXPECT_FALSE(classify(sql).reads_diagnostics) << sql;
+  }
+}
+
+TEST(Classify, NamesTableForTheDiagnosticsRule) {
+  for (const char* sql : {"SELECT COUNT(*) FROM msg_00", "select * from `t` join u on 1", "INSERT INTO t VALUES (1)",
+                          "SELECT a FROM db.t"}) {
+    EXPECT_TRUE(classify(sql).names_table) << sql;
+  }
+  for (const char* sql : {"SELECT 1", "SELECT 1 FROM DUAL", "SELECT 1 INTO @x", "DO 0", "SET @q = 1"}) {
+    EXPECT_FALSE(classify(sql).names_table) << sql;
+  }
+}
+
+TEST(Classify, ConsistentSnapshotIsFlagged) {
+  EXPECT_TRUE(classify("START TRANSACTION WITH CONSISTENT SNAPSHOT").consistent_snapshot);
+  EXPECT_TRUE(classify("start transaction read only, with consistent snapshot").consistent_snapshot);
+  EXPECT_FALSE(classify("START TRANSACTION").consistent_snapshot);
+}
+
+}  // namespace
+}  // namespace sp::parser
