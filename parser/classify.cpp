@@ -417,9 +417,9 @@ void scanPinFlags(std::string_view sql, Tokens tokens, StatementInfo& info) {
 
 }  // namespace
 
-StatementInfo classify(std::string_view sql) {
+StatementInfo classify(std::string_view sql, const Dialect& dialect) {
   StatementInfo info;
-  const std::vector<Token> all = tokenize(sql);
+  const std::vector<Token> all = tokenize(sql, dialect);
   const Tokens tokens(all.data(), all.size() - 1);  // drop kEnd
   scanPinFlags(sql, tokens, info);
 
