@@ -89,6 +89,67 @@ def byte_matrix():
                 yield charset, 'SELECT `' + body + '` FROM (SELECT 5 AS `' + body + '`) t'
 
 
+# Multi-statement texts: sent whole (CLIENT_MULTI_STATEMENTS) and then as the
+# statements splitStatements() finds, one COM_QUERY each, on a fresh scratch
+# schema: both must give the same number of results and end the same way (a
+# procedure's or compound statement's own result sets count in both).
+SPLIT_CASES = [
+    ('utf8mb4', '', "SELECT 1; SELECT ';'; SELECT 3"),
+    ('utf8mb4', '', "SELECT 1 /* ; */; SELECT 2 -- ;%0A; SELECT 3 # ;"),
+    ('utf8mb4', '', "SELECT 1 /*!; SELECT 2 */"),
+    ('utf8mb4', '', "SELECT 1 /*!99999 ; SELECT 2 */; SELECT 3"),
+    ('utf8mb4', '', "SELECT 1 /*!50700 ; SELECT 2 */; SELECT 3"),
+    ('gbk', '', "SELECT '%95\\'; SELECT 2"),
+    ('utf8mb4', '', "SELECT '%95\\'; SELECT 2'"),
+    ('utf8mb4', 'NO_BACKSLASH_ESCAPES', "SELECT 'a\\'; SELECT 2"),
+    ('utf8mb4', 'ANSI_QUOTES', 'SELECT 1 AS "a;b"; SELECT 2'),
+    ('utf8mb4', '', "CREATE PROCEDURE p1() BEGIN SELECT 1; SELECT 2; END; CALL p1(); SELECT 3"),
+    ('utf8mb4', '', "CREATE TABLE t1 (a INT, b INT); CREATE TRIGGER tr1 BEFORE INSERT ON t1 FOR EACH ROW "
+                    "BEGIN IF NEW.a > 0 THEN SET NEW.b = 1; ELSE SET NEW.b = 2; END IF; END; INSERT INTO t1 (a) VALUES (1)"),
+    ('utf8mb4', '', "CREATE FUNCTION f1(x INT) RETURNS INT DETERMINISTIC BEGIN DECLARE y INT; "
+                    "SET y = CASE WHEN x > 0 THEN 1 ELSE 2 END; RETURN y; END; SELECT f1(1)"),
+    ('utf8mb4', '', "CREATE EVENT e1 ON SCHEDULE EVERY 1 HOUR DISABLE DO BEGIN DELETE FROM t1; END; SELECT 1"),
+    ('utf8mb4', '', "BEGIN NOT ATOMIC DECLARE a INT; lbl: LOOP LEAVE lbl; END LOOP; SELECT 1; END; SELECT 2"),
+    ('utf8mb4', '', "IF 1 THEN SELECT 1; ELSEIF 2 THEN SELECT 2; END IF; SELECT 3"),
+    ('utf8mb4', '', "WHILE 0 DO SELECT 1; END WHILE; SELECT 3"),
+    ('utf8mb4', '', "BEGIN NOT ATOMIC REPEAT SELECT 1; UNTIL 1 END REPEAT; END; SELECT 3"),
+    ('utf8mb4', '', "BEGIN NOT ATOMIC DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN SELECT 1; END; SELECT 2; END; SELECT 3"),
+    ('utf8mb4', '', "BEGIN NOT ATOMIC FOR i IN 1..3 DO SELECT i; END FOR; END; SELECT 3"),
+    ('utf8mb4', '', "BEGIN; SELECT 1; COMMIT"),
+    ('utf8mb4', '', "BEGIN WORK; SELECT 1; ROLLBACK"),
+    ('utf8mb4', '', "SELECT IF(1, 2, 3), REPEAT('a', 2); SELECT CASE 1 WHEN 1 THEN 2 END; SELECT 3"),
+    ('utf8mb4', '', "CREATE PROCEDURE IF NOT EXISTS p2() SELECT 1; CALL p2()"),
+    ('utf8mb4', '', "CREATE FUNCTION f2() RETURNS INT RETURN IF(1, 2, 3); SELECT f2()"),
+    ('utf8mb4', '', "CREATE TABLE t2 (a INT); SELECT 1 FROM t2 FOR UPDATE; SELECT 2"),
+]
+
+
+def server_results(port, charset, mode, texts):
+    """Results (result sets and OKs) of each text in turn, stopping at the first error."""
+    cluster_dir = os.environ.get('SP_CLUSTER_DIR', os.path.join(REPO, '.cluster'))
+    conn = pymysql.connect(unix_socket=os.path.join(cluster_dir, str(port), 'mysqld.sock'), user='root',
+                           charset='latin1', autocommit=True, client_flag=pymysql.constants.CLIENT.MULTI_STATEMENTS)
+    conn.encoding = 'iso-8859-1'
+    cur = conn.cursor()
+    cur.execute('DROP DATABASE IF EXISTS dialect_scratch')
+    cur.execute('CREATE DATABASE dialect_scratch')
+    cur.execute('USE dialect_scratch')
+    cur.execute('SET NAMES ' + charset + ', character_set_results = binary')
+    cur.execute("SET sql_mode = '%s'" % mode)
+    count, outcome = 0, 'ok'
+    try:
+        for text in texts:
+            cur.execute(text)
+            count += 1
+            while cur.nextset():
+                count += 1
+    except pymysql.MySQLError as e:
+        outcome = 'error %d' % e.args[0]
+    cur.execute('DROP DATABASE dialect_scratch')
+    conn.close()
+    return '%d results, %s' % (count, outcome)
+
+
 def main():
     port = int(sys.argv[1]) if len(sys.argv) > 1 else int(os.environ.get('SP_DB0_PORT', '3307'))
     probe = sys.argv[2] if len(sys.argv) > 2 else None
@@ -125,6 +186,19 @@ def main():
         print('%d byte-matrix statements: %d read differently by the lexer, %d rejected by the server only'
               % (len(matrix), differ, rejected))
         failures += differ
+    if probe:
+        spans = subprocess.run([probe], input=''.join('split:%s\t%s\t%s\n' % c for c in SPLIT_CASES),
+                               capture_output=True, text=True, encoding='latin1', check=True).stdout.splitlines()
+        for (charset, mode, sql), ranges in zip(SPLIT_CASES, spans):
+            raw = unescape(sql)
+            pieces = [raw[int(r.split('-')[0]):int(r.split('-')[1])] for r in ranges.split()]
+            whole = server_results(port, charset, mode, [raw])
+            split = server_results(port, charset, mode, pieces)
+            if whole != split:
+                failures += 1
+                print('split %s | %s | %s: whole text gives %s, the %d statements found give %s' %
+                      (charset, mode, sql, whole, len(pieces), split))
+        print('%d multi-statement texts checked' % len(SPLIT_CASES))
     return 1 if failures else 0
 
 
