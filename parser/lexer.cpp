@@ -41,9 +41,13 @@ Lexer::Lexer(std::string_view sql, const Dialect& dialect)
 // Word characters from i on; in multi-byte charsets whole characters are
 // stepped over (a gbk 0x955C is one letter, not a letter and a backslash) and
 // a lead byte without a valid trail byte ends the word, as in the server.
-size_t Lexer::skipWordChars(size_t i) const {
+inline size_t Lexer::skipWordChars(size_t i) const {
+  if (!multi_byte_ && !latin1_) {  // the utf8mb4 fast path
+    while (i < sql_.size() && isWordChar(sql_[i])) ++i;
+    return i;
+  }
   if (!multi_byte_) {
-    while (i < sql_.size() && isWordChar(sql_[i]) && !(latin1_ && sql_[i] == '\xA0')) ++i;
+    while (i < sql_.size() && isWordChar(sql_[i]) && sql_[i] != '\xA0') ++i;
     return i;
   }
   const auto* data = reinterpret_cast<const unsigned char*>(sql_.data());
@@ -95,8 +99,12 @@ Token Lexer::next() {
     return make(TokenKind::kEnd, sql_.size());
   }
   const char c = sql_[pos_];
-  if (isSpace(c) || (latin1_ && c == '\xA0')) {
-    while (pos_ < sql_.size() && (isSpace(sql_[pos_]) || (latin1_ && sql_[pos_] == '\xA0'))) ++pos_;
+  if (isSpace(c)) {
+    while (pos_ < sql_.size() && isSpace(sql_[pos_])) ++pos_;
+    return make(TokenKind::kWhitespace, begin);
+  }
+  if (c == '\xA0' && latin1_) {  // latin1's no-break space is whitespace to MariaDB
+    ++pos_;
     return make(TokenKind::kWhitespace, begin);
   }
   if (isDigit(c) || (c == '.' && pos_ + 1 < sql_.size() && isDigit(sql_[pos_ + 1]) &&
@@ -240,7 +248,7 @@ Token Lexer::lexQuoted(size_t begin, size_t quote_pos, TokenKind kind) {
   while (i < sql_.size()) {
     const char c = sql_[i];
     size_t length = 0;
-    if (multi_byte_ && static_cast<unsigned char>(c) >= 0x80 &&
+    if (static_cast<unsigned char>(c) >= 0x80 && multi_byte_ &&
         (length = mbCharLength(dialect_.charset, data + i, data + sql_.size())) > 1) {
       i += length;  // a trail byte may be '\\' or a quote: part of the character
     } else if (c == '\\' && backslash_escapes) {

@@ -238,7 +238,11 @@ ExprPtr Parser::parseInTail(ExprPtr lhs, bool negated) {
 }
 
 ExprPtr Parser::parseBinaryLevel(int level) {
-  if (level == kBinaryLevels) return parseUnary();
+  // The || level exists only under PIPES_AS_CONCAT: no extra recursion per
+  // operand otherwise.
+  if (level == kBinaryLevels || (level == kBinaryLevels - 1 && !dialect_.pipes_as_concat)) {
+    return parseUnary();
+  }
   ExprPtr lhs = parseBinaryLevel(level + 1);
   while (lhs) {
     const auto op = binaryOpAt(level, peek());
