@@ -108,6 +108,7 @@ enum class BinaryOp : uint8_t {
   kAssign,            // @v := expr
   kJsonExtract,       // ->
   kJsonUnquote,       // ->>
+  kConcat,            // || under sql_mode PIPES_AS_CONCAT (binds tighter than ^)
 };
 
 enum class IsValue : uint8_t { kNull, kTrue, kFalse, kUnknown };

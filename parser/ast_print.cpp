@@ -45,7 +45,7 @@ std::string_view statementKindName(StatementKind kind) {
 std::string_view binaryOpName(BinaryOp op) {
   static constexpr std::string_view kNames[] = {
       "or", "xor", "and", "=", "<=>", "<>", "<", "<=", ">", ">=", "regexp", "|", "&", "<<", ">>",
-      "+", "-", "*", "/", "div", "mod", "^", ":=", "->", "->>"};
+      "+", "-", "*", "/", "div", "mod", "^", ":=", "->", "->>", "concat"};
   return kNames[static_cast<size_t>(op)];
 }
 

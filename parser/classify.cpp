@@ -7,6 +7,7 @@
 #include <span>
 
 #include "parser/lexer.hpp"
+#include "parser/split.hpp"
 
 namespace sp::parser {
 namespace {
@@ -445,9 +446,9 @@ bool readsDiagnostics(std::string_view sql, Tokens tokens) {
 
 }  // namespace
 
-StatementInfo classify(std::string_view sql) {
+StatementInfo classify(std::string_view sql, const Dialect& dialect) {
   StatementInfo info;
-  const std::vector<Token> all = tokenize(sql);
+  const std::vector<Token> all = tokenize(sql, dialect);
   const Tokens tokens(all.data(), all.size() - 1);  // drop kEnd
   scanPinFlags(sql, tokens, info);
 
@@ -468,12 +469,10 @@ StatementInfo classify(std::string_view sql) {
   }
   classifyStatement(sql, first_statement, info);
   if (readsDiagnostics(sql, first_statement)) info.reads_diagnostics = true;
-  // CREATE PROCEDURE/FUNCTION/TRIGGER/EVENT bodies contain ';' inside
-  // BEGIN ... END but are sent as one statement.
-  const bool compound_body = info.kind == StatementKind::kDdl &&
-                             first_statement[0].isKeyword(Keyword::kCREATE) &&
-                             containsKeyword(tokens, Keyword::kBEGIN);
-  info.multiple_statements = statements > 1 && !compound_body;
+  // A ';' inside a compound statement (CREATE PROCEDURE ... BEGIN ... END,
+  // BEGIN NOT ATOMIC, IF ... END IF) does not split it: count statements as
+  // the server does, only when there is a ';' between tokens at all.
+  info.multiple_statements = statements > 1 && splitStatements(sql, dialect).size() > 1;
   return info;
 }
 

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "parser/dialect.hpp"
+
 namespace sp::parser {
 
 enum class StatementKind : uint8_t {
@@ -98,6 +100,6 @@ struct StatementInfo {
   bool names_table = false;
 };
 
-StatementInfo classify(std::string_view sql);
+StatementInfo classify(std::string_view sql, const Dialect& dialect = {});
 
 }  // namespace sp::parser

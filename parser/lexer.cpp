@@ -31,9 +31,49 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-Lexer::Lexer(std::string_view sql)
+Lexer::Lexer(std::string_view sql, const Dialect& dialect)
     // Offsets are 32-bit; a MySQL packet cannot carry more than 1 GiB anyway.
-    : sql_(sql.substr(0, std::numeric_limits<uint32_t>::max())) {}
+    : sql_(sql.substr(0, std::numeric_limits<uint32_t>::max())),
+      dialect_(dialect),
+      multi_byte_(needsMultiByteLexing(dialect.charset)),
+      latin1_(dialect.charset == Charset::kLatin1) {}
+
+// Word characters from i on; in multi-byte charsets whole characters are
+// stepped over (a gbk 0x955C is one letter, not a letter and a backslash) and
+// a lead byte without a valid trail byte ends the word, as in the server.
+inline size_t Lexer::skipWordChars(size_t i) const {
+  if (!multi_byte_ && !latin1_) {  // the utf8mb4 fast path
+    while (i < sql_.size() && isWordChar(sql_[i])) ++i;
+    return i;
+  }
+  if (!multi_byte_) {
+    while (i < sql_.size() && isWordChar(sql_[i]) && sql_[i] != '\xA0') ++i;
+    return i;
+  }
+  const auto* data = reinterpret_cast<const unsigned char*>(sql_.data());
+  while (i < sql_.size() && isWordChar(sql_[i])) {
+    const size_t length = mbCharLength(dialect_.charset, data + i, data + sql_.size());
+    if (length == 0) break;
+    i += length;
+  }
+  return i;
+}
+
+// Index after the "*/" closing a comment whose body starts at i; `nesting`
+// levels of inner "/* */" are allowed (MariaDB: one inside a skipped
+// versioned comment, none in a plain comment).
+size_t Lexer::skipComment(size_t i, int nesting) const {
+  while (i + 1 < sql_.size()) {
+    if (sql_[i] == '*' && sql_[i + 1] == '/') return i + 2;
+    if (nesting > 0 && sql_[i] == '/' && sql_[i + 1] == '*') {
+      i = skipComment(i + 2, nesting - 1);
+      if (i == std::string_view::npos) return i;
+      continue;
+    }
+    ++i;
+  }
+  return std::string_view::npos;
+}
 
 Token Lexer::make(TokenKind kind, size_t begin) const {
   return Token{kind, Keyword::kNone, static_cast<uint32_t>(begin), static_cast<uint32_t>(pos_)};
@@ -63,14 +103,18 @@ Token Lexer::next() {
     while (pos_ < sql_.size() && isSpace(sql_[pos_])) ++pos_;
     return make(TokenKind::kWhitespace, begin);
   }
+  if (c == '\xA0' && latin1_) {  // latin1's no-break space is whitespace to MariaDB
+    ++pos_;
+    return make(TokenKind::kWhitespace, begin);
+  }
   if (isDigit(c) || (c == '.' && pos_ + 1 < sql_.size() && isDigit(sql_[pos_ + 1]) &&
                      canStartDecimalAfterDot())) {
     token = lexNumber(begin);
   } else if (isWordStart(c)) {
     token = lexWord(begin);
-  } else if (c == '\'' || c == '"') {
+  } else if (c == '\'' || (c == '"' && !dialect_.ansi_quotes)) {
     token = lexQuoted(begin, begin, TokenKind::kString);
-  } else if (c == '`') {
+  } else if (c == '`' || c == '"' || (c == '[' && dialect_.mssql_brackets)) {
     token = lexQuoted(begin, begin, TokenKind::kQuotedIdentifier);
   } else if (c == '@') {
     token = lexVariable(begin);
@@ -94,15 +138,15 @@ Token Lexer::lexLineComment(size_t begin) {
   return make(TokenKind::kComment, begin);
 }
 
-Token Lexer::lexBlockComment(size_t begin) {
-  // pos_ is just after "/*" (or "/*+").
-  size_t close = sql_.find("*/", pos_);
-  const bool hint = pos_ > begin + 2;
-  if (close == std::string_view::npos) {
+Token Lexer::lexBlockComment(size_t begin, int nesting) {
+  // pos_ is just after "/*" (or "/*+", or a skipped version marker).
+  const bool hint = sql_[begin + 2] == '+';
+  const size_t end = skipComment(pos_, nesting);
+  if (end == std::string_view::npos) {
     pos_ = sql_.size();
     return make(TokenKind::kErrorUnterminatedComment, begin);
   }
-  pos_ = close + 2;
+  pos_ = end;
   return make(hint ? TokenKind::kHint : TokenKind::kComment, begin);
 }
 
@@ -114,20 +158,28 @@ Token Lexer::lexSlashOrComment(size_t begin) {
   pos_ += 2;
   const bool mariadb = pos_ + 1 < sql_.size() && sql_[pos_] == 'M' && sql_[pos_ + 1] == '!';
   if (mariadb || (pos_ < sql_.size() && sql_[pos_] == '!')) {
+    pos_ += mariadb ? 2 : 1;
+    // MariaDB's sql_lex.cc: exactly 5 digits, or 6 when a sixth follows;
+    // fewer digits is no version at all (the digits are content).
+    size_t digits = 0;
+    while (digits < 6 && pos_ + digits < sql_.size() && isDigit(sql_[pos_ + digits])) ++digits;
+    if (digits >= 5) {
+      uint32_t version = 0;
+      for (size_t i = 0; i < digits; ++i) version = version * 10 + uint32_t(sql_[pos_ + i] - '0');
+      // MySQL 5.7+ syntax MariaDB may not know: skipped unless /*M!.
+      const bool executed = version <= dialect_.server_version &&
+                            (version < 50700 || version > 99999 || mariadb);
+      if (!executed) return lexBlockComment(begin, 1);
+      pos_ += digits;
+    }
     if (sql_.find("*/", pos_) == std::string_view::npos) {
       pos_ = sql_.size();  // never closed: the whole rest is one error token
       return make(TokenKind::kErrorUnterminatedComment, begin);
     }
-    pos_ += mariadb ? 2 : 1;
-    // MySQL reads a 5-digit version (newer servers 6); MariaDB's /*M! uses 6.
-    const size_t max_digits = mariadb ? 6 : 5;
-    size_t digits = 0;
-    while (digits < max_digits && pos_ < sql_.size() && isDigit(sql_[pos_])) ++pos_, ++digits;
     in_version_comment_ = true;
     return make(TokenKind::kVersionCommentBegin, begin);
   }
-  if (pos_ < sql_.size() && sql_[pos_] == '+') ++pos_;
-  return lexBlockComment(begin);
+  return lexBlockComment(begin, 0);
 }
 
 Token Lexer::lexNumber(size_t begin) {
@@ -161,14 +213,18 @@ Token Lexer::lexNumber(size_t begin) {
   }
   if (kind == TokenKind::kInteger && isWordChar(at(pos_))) {
     // 123abc is a valid identifier in MySQL (e.g. table `2024_logs`).
-    while (isWordChar(at(pos_))) ++pos_;
+    pos_ = skipWordChars(pos_);
     return make(TokenKind::kIdentifier, begin);
   }
   return make(kind, begin);
 }
 
 Token Lexer::lexWord(size_t begin) {
-  while (pos_ < sql_.size() && isWordChar(sql_[pos_])) ++pos_;
+  pos_ = skipWordChars(pos_);
+  if (pos_ == begin) {  // a lead byte without its trail byte: the server rejects it
+    ++pos_;
+    return make(TokenKind::kErrorBadCharacter, begin);
+  }
   const std::string_view word = sql_.substr(begin, pos_ - begin);
   const char quote = pos_ < sql_.size() ? sql_[pos_] : '\0';
   if (quote == '\'' && word.size() == 1) {
@@ -176,7 +232,7 @@ Token Lexer::lexWord(size_t begin) {
     if (word[0] == 'b' || word[0] == 'B') return lexQuotedDigits(begin, false);
     if (word[0] == 'n' || word[0] == 'N') return lexQuoted(begin, pos_, TokenKind::kString);
   }
-  if ((quote == '\'' || quote == '"') && word.size() > 1 && word[0] == '_') {
+  if ((quote == '\'' || (quote == '"' && !dialect_.ansi_quotes)) && word.size() > 1 && word[0] == '_') {
     return lexQuoted(begin, pos_, TokenKind::kString);  // _utf8mb4'x'
   }
   Token token = make(TokenKind::kIdentifier, begin);
@@ -185,12 +241,17 @@ Token Lexer::lexWord(size_t begin) {
 }
 
 Token Lexer::lexQuoted(size_t begin, size_t quote_pos, TokenKind kind) {
-  const char quote = sql_[quote_pos];
-  const bool backslash_escapes = kind != TokenKind::kQuotedIdentifier;
+  const char quote = sql_[quote_pos] == '[' ? ']' : sql_[quote_pos];
+  const bool backslash_escapes = kind != TokenKind::kQuotedIdentifier && !dialect_.no_backslash_escapes;
+  const auto* data = reinterpret_cast<const unsigned char*>(sql_.data());
   size_t i = quote_pos + 1;
   while (i < sql_.size()) {
     const char c = sql_[i];
-    if (c == '\\' && backslash_escapes) {
+    size_t length = 0;
+    if (static_cast<unsigned char>(c) >= 0x80 && multi_byte_ &&
+        (length = mbCharLength(dialect_.charset, data + i, data + sql_.size())) > 1) {
+      i += length;  // a trail byte may be '\\' or a quote: part of the character
+    } else if (c == '\\' && backslash_escapes) {
       i += 2;
     } else if (c == quote) {
       if (i + 1 < sql_.size() && sql_[i + 1] == quote) {
@@ -227,8 +288,7 @@ Token Lexer::lexQuotedDigits(size_t begin, bool hex) {
 Token Lexer::lexVariable(size_t begin) {
   auto at = [&](size_t i) { return i < sql_.size() ? sql_[i] : '\0'; };
   if (at(pos_ + 1) == '@') {
-    size_t i = pos_ + 2;
-    while (isWordChar(at(i))) ++i;
+    size_t i = skipWordChars(pos_ + 2);
     if (i == pos_ + 2) {
       pos_ += 2;
       return make(TokenKind::kErrorBadCharacter, begin);
@@ -236,8 +296,7 @@ Token Lexer::lexVariable(size_t begin) {
     const std::string_view word = sql_.substr(pos_ + 2, i - pos_ - 2);
     if (at(i) == '.' && (equalsIgnoreCase(word, "session") || equalsIgnoreCase(word, "global") ||
                          equalsIgnoreCase(word, "local"))) {
-      size_t j = i + 1;
-      while (isWordChar(at(j))) ++j;
+      const size_t j = skipWordChars(i + 1);
       if (j > i + 1) i = j;
     }
     pos_ = i;
@@ -251,7 +310,7 @@ Token Lexer::lexVariable(size_t begin) {
     return quoted;
   }
   size_t i = pos_ + 1;
-  while (isWordChar(at(i)) || at(i) == '.') ++i;
+  for (size_t j = skipWordChars(i); j > i || at(i) == '.'; j = skipWordChars(i)) i = j > i ? j : i + 1;
   if (i == pos_ + 1) {
     ++pos_;
     return make(TokenKind::kErrorBadCharacter, begin);
@@ -283,7 +342,10 @@ Token Lexer::lexOperator(size_t begin) {
     case '!': return n == '=' ? take(2, TokenKind::kNotEquals) : take(1, TokenKind::kBang);
     case '+': return take(1, TokenKind::kPlus);
     case '-':
-      if (n == '-' && (pos_ + 2 >= sql_.size() || static_cast<unsigned char>(at(pos_ + 2)) <= ' ')) {
+      // "--" then whitespace or a control character (MariaDB: my_isspace ||
+      // my_iscntrl, so also DEL and latin1's 0xA0) or the end of the input.
+      if (n == '-' && (pos_ + 2 >= sql_.size() || static_cast<unsigned char>(at(pos_ + 2)) <= ' ' ||
+                       at(pos_ + 2) == '\x7F' || (latin1_ && at(pos_ + 2) == '\xA0'))) {
         return lexLineComment(begin);
       }
       if (n == '>') return at(pos_ + 2) == '>' ? take(3, TokenKind::kDoubleArrow)
@@ -298,7 +360,9 @@ Token Lexer::lexOperator(size_t begin) {
     case '/': return lexSlashOrComment(begin);
     case '%': return take(1, TokenKind::kPercent);
     case '&': return n == '&' ? take(2, TokenKind::kAndAnd) : take(1, TokenKind::kAmpersand);
-    case '|': return n == '|' ? take(2, TokenKind::kOrOr) : take(1, TokenKind::kPipe);
+    case '|':
+      if (n != '|') return take(1, TokenKind::kPipe);
+      return take(2, dialect_.pipes_as_concat ? TokenKind::kConcat : TokenKind::kOrOr);
     case '^': return take(1, TokenKind::kCaret);
     case '~': return take(1, TokenKind::kTilde);
     case ':': return n == '=' ? take(2, TokenKind::kAssign) : take(1, TokenKind::kErrorBadCharacter);
@@ -312,10 +376,10 @@ Token Lexer::lexOperator(size_t begin) {
   }
 }
 
-std::vector<Token> tokenize(std::string_view sql) {
+std::vector<Token> tokenize(std::string_view sql, const Dialect& dialect) {
   std::vector<Token> tokens;
   tokens.reserve(sql.size() / 4 + 8);
-  Lexer lexer(sql);
+  Lexer lexer(sql, dialect);
   for (;;) {
     Token token = lexer.nextSignificant();
     tokens.push_back(token);
@@ -324,12 +388,12 @@ std::vector<Token> tokenize(std::string_view sql) {
 }
 
 std::string_view tokenKindName(TokenKind kind) {
-  static constexpr std::array<std::string_view, 47> kNames = {
+  static constexpr std::array<std::string_view, 48> kNames = {
       "End", "Whitespace", "Comment", "Hint", "VersionCommentBegin", "VersionCommentEnd",
       "Identifier", "QuotedIdentifier", "Integer", "Decimal", "Float", "String", "HexString",
       "BitString", "Placeholder", "UserVariable", "SystemVariable", "=", "<=>", "<>", "<", "<=",
       ">", ">=", "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "~", "!", "&&", "||", ":=",
-      "->", "->>", ".", ",", ";", "(", ")", "ErrorUnterminatedString"};
+      "->", "->>", ".", ",", ";", "(", ")", "Concat", "ErrorUnterminatedString"};
   static constexpr std::array<std::string_view, 4> kErrorNames = {
       "ErrorUnterminatedComment", "ErrorUnterminatedQuotedIdentifier", "ErrorBadCharacter",
       "ErrorBadLiteral"};
@@ -340,12 +404,15 @@ std::string_view tokenKindName(TokenKind kind) {
 }
 
 std::string unquoteIdentifier(std::string_view text) {
-  if (text.size() < 2 || text.front() != '`') return std::string(text);
+  if (text.size() < 2 || (text.front() != '`' && text.front() != '"' && text.front() != '[')) {
+    return std::string(text);
+  }
+  const char quote = text.front() == '[' ? ']' : text.front();
   std::string out;
   out.reserve(text.size() - 2);
   for (size_t i = 1; i + 1 < text.size(); ++i) {
     out.push_back(text[i]);
-    if (text[i] == '`' && text[i + 1] == '`') ++i;
+    if (text[i] == quote && text[i + 1] == quote) ++i;
   }
   return out;
 }
@@ -353,17 +420,25 @@ std::string unquoteIdentifier(std::string_view text) {
 namespace {
 
 // Appends the decoded body of one string token ('..', "..", _cs'..', N'..').
-void appendStringBody(std::string_view token, std::string& out) {
+// Like MariaDB's my_unescape(): whole multi-byte characters are copied first.
+void appendStringBody(std::string_view token, const Dialect& dialect, std::string& out) {
   const size_t open = token.find_first_of("'\"");
   if (open == std::string_view::npos || token.size() < open + 2) return;
   const char quote = token[open];
   const std::string_view body = token.substr(open + 1, token.size() - open - 2);
+  const bool multi_byte = needsMultiByteLexing(dialect.charset);
+  const auto* data = reinterpret_cast<const unsigned char*>(body.data());
   for (size_t i = 0; i < body.size(); ++i) {
     const char c = body[i];
-    if (c == quote && i + 1 < body.size() && body[i + 1] == quote) {
+    size_t length = 0;
+    if (multi_byte && static_cast<unsigned char>(c) >= 0x80 &&
+        (length = mbCharLength(dialect.charset, data + i, data + body.size())) > 1) {
+      out.append(body.substr(i, length));
+      i += length - 1;
+    } else if (c == quote && i + 1 < body.size() && body[i + 1] == quote) {
       out.push_back(quote);
       ++i;
-    } else if (c == '\\' && i + 1 < body.size()) {
+    } else if (c == '\\' && i + 1 < body.size() && !dialect.no_backslash_escapes) {
       const char e = body[++i];
       switch (e) {
         case 'n': out.push_back('\n'); break;
@@ -383,17 +458,17 @@ void appendStringBody(std::string_view token, std::string& out) {
 
 }  // namespace
 
-std::string unquoteString(std::string_view text) {
+std::string unquoteString(std::string_view text, const Dialect& dialect) {
   // A literal's text may hold several adjacent strings ('a' 'b'), a charset
   // introducer (_utf8mb4 'x') or a type word (DATE '2024-01-01'): the value
   // is the concatenation of every string token in it.
   std::string out;
   out.reserve(text.size());
   bool any = false;
-  Lexer lexer(text);
+  Lexer lexer(text, dialect);
   for (Token t = lexer.nextSignificant(); !t.is(TokenKind::kEnd); t = lexer.nextSignificant()) {
     if (!t.is(TokenKind::kString)) continue;
-    appendStringBody(t.text(text), out);
+    appendStringBody(t.text(text), dialect, out);
     any = true;
   }
   return any ? out : std::string(text);

@@ -4,19 +4,25 @@
 // there, so callers decide how to report it.
 //
 // MySQL specifics handled here rather than in the parser:
-//  - `/*! ... */` and `/*!50110 ... */` (and MariaDB `/*M!100100 ... */`)
-//    are executed by the server, so their content is lexed as normal SQL;
-//    only the opening and closing markers become kVersionCommentBegin/End.
-//  - `/*+ ... */` optimizer hints are skipped like comments (kHint).
+//  - versioned comments as MariaDB 10.11 reads them (sql_lex.cc): `/*!`
+//    and `/*M!` followed by fewer than 5 digits, or by a 5/6-digit version
+//    <= Dialect::server_version (MySQL-only versions 50700..99999 after `/*!`
+//    are skipped), are executed: their content is lexed as normal SQL and
+//    only the markers become kVersionCommentBegin/End. Other versions are
+//    comments (kComment) that may hold one nested `/* */`.
+//  - `/*+ ... */` optimizer hints are comments for MariaDB (kHint).
 //  - `-- ` starts a comment only when followed by whitespace/control or end
 //    of input (`1--1` is 1 - -1).
 //  - charset introducers (_utf8mb4'x', N'x') are part of the string token.
+//  - the Dialect decides string escapes, "x" and [x] identifiers, `||`, and
+//    how multi-byte characters of the client charset are stepped over.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "parser/dialect.hpp"
 #include "parser/keywords.hpp"
 
 namespace sp::parser {
@@ -29,7 +35,7 @@ enum class TokenKind : uint8_t {
   kVersionCommentBegin, // "/*!", "/*!50110", "/*M!100100"
   kVersionCommentEnd,   // the "*/" closing a version comment
   kIdentifier,          // bare word; Token::keyword says whether it spells a keyword
-  kQuotedIdentifier,    // `name` (`` inside is an escaped backtick)
+  kQuotedIdentifier,    // `name` (`` inside is an escaped backtick); "name" (ANSI_QUOTES), [name] (MSSQL)
   kInteger,             // 42
   kDecimal,             // 4.2  .5  3.
   kFloat,               // 1e10  1.5E-3
@@ -45,6 +51,7 @@ enum class TokenKind : uint8_t {
   kAmpersand, kPipe, kCaret, kTilde, kBang, kAndAnd, kOrOr, kAssign,
   kArrow, kDoubleArrow,  // JSON -> and ->>
   kDot, kComma, kSemicolon, kLeftParen, kRightParen,
+  kConcat,               // || under PIPES_AS_CONCAT (otherwise kOrOr)
   // Errors: the token spans the offending text.
   kErrorUnterminatedString,
   kErrorUnterminatedComment,            // also an unclosed version comment
@@ -71,7 +78,7 @@ struct Token {
 
 class Lexer {
  public:
-  explicit Lexer(std::string_view sql);
+  explicit Lexer(std::string_view sql, const Dialect& dialect = {});
 
   // Every token, including whitespace and comments. Returns kEnd forever
   // once the input is exhausted.
@@ -82,7 +89,7 @@ class Lexer {
  private:
   Token make(TokenKind kind, size_t begin) const;
   Token lexSlashOrComment(size_t begin);
-  Token lexBlockComment(size_t begin);
+  Token lexBlockComment(size_t begin, int nesting);
   Token lexLineComment(size_t begin);
   Token lexNumber(size_t begin);
   Token lexWord(size_t begin);
@@ -91,19 +98,25 @@ class Lexer {
   Token lexVariable(size_t begin);
   Token lexOperator(size_t begin);
   bool canStartDecimalAfterDot() const;
+  size_t skipWordChars(size_t i) const;
+  size_t skipComment(size_t i, int nesting) const;  // npos when unterminated
 
   std::string_view sql_;
+  Dialect dialect_;
+  bool multi_byte_ = false;  // needsMultiByteLexing(dialect_.charset)
+  bool latin1_ = false;      // 0xA0 is whitespace
   size_t pos_ = 0;
   bool in_version_comment_ = false;
   TokenKind last_significant_ = TokenKind::kEnd;
 };
 
 // All significant tokens, terminated by one kEnd token.
-std::vector<Token> tokenize(std::string_view sql);
+std::vector<Token> tokenize(std::string_view sql, const Dialect& dialect = {});
 
 std::string_view tokenKindName(TokenKind kind);
 
-// Value of a kQuotedIdentifier (`a``b` -> a`b) or kIdentifier (unchanged).
+// Value of a kQuotedIdentifier (`a``b` -> a`b, "a""b" -> a"b, [a]]b] -> a]b)
+// or kIdentifier (unchanged).
 std::string unquoteIdentifier(std::string_view text);
 // Content of a kString token: introducer dropped, quotes stripped, doubled
 // quotes and backslash escapes resolved (\n, \t, \0, \Z, \\, \', \", \b, \r;
@@ -111,6 +124,6 @@ std::string unquoteIdentifier(std::string_view text);
 // kString literal expression: adjacent strings ('a' 'b' -> "ab") and prefixes
 // (_utf8mb4 'x', DATE '2024-01-01') are handled. Text without any string
 // token is returned unchanged.
-std::string unquoteString(std::string_view text);
+std::string unquoteString(std::string_view text, const Dialect& dialect = {});
 
 }  // namespace sp::parser

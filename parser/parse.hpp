@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "parser/ast.hpp"
+#include "parser/dialect.hpp"
 
 namespace sp::parser {
 
@@ -41,7 +42,10 @@ struct ParseError {
 
 using ParseResult = std::expected<Statement, ParseError>;
 
-ParseResult parse(std::string_view sql, const ParseLimits& limits = {});
+// The dialect decides how the text lexes (sql_mode, client charset, server
+// version for /*!NNNNN */) and NOT / || precedence; see dialect.hpp.
+ParseResult parse(std::string_view sql, const ParseLimits& limits = {}, const Dialect& dialect = {});
+inline ParseResult parse(std::string_view sql, const Dialect& dialect) { return parse(sql, {}, dialect); }
 
 // Compact s-expression of the tree (golden tests, debugging).
 std::string toSExpr(const Statement& statement, std::string_view sql);

@@ -70,7 +70,8 @@ ExprPtr Parser::parseAnd() {
 }
 
 ExprPtr Parser::parseNot() {
-  if (!peekKeyword(Keyword::kNOT)) return parsePredicate();
+  // HIGH_NOT_PRECEDENCE: NOT binds like '!' (parseUnary).
+  if (!peekKeyword(Keyword::kNOT) || dialect_.high_not_precedence) return parsePredicate();
   DepthGuard guard(*this);
   if (!guard.ok()) return nullptr;
   const uint32_t begin = advance().begin;
@@ -99,7 +100,7 @@ std::optional<BinaryOp> comparisonOp(TokenKind kind) {
 }
 
 // Binary operator levels between comparison and unary, lowest first.
-constexpr int kBinaryLevels = 6;
+constexpr int kBinaryLevels = 7;
 
 std::optional<BinaryOp> binaryOpAt(int level, const Token& token) {
   switch (level) {
@@ -120,6 +121,8 @@ std::optional<BinaryOp> binaryOpAt(int level, const Token& token) {
       if (token.isKeyword(Keyword::kDIV)) return BinaryOp::kIntDiv;
       break;
     case 5: if (token.is(TokenKind::kCaret)) return BinaryOp::kBitXor; break;
+    // PIPES_AS_CONCAT: MariaDB's MYSQL_CONCAT_SYM sits above '^' (2 ^ 1 || 1 = 9).
+    case 6: if (token.is(TokenKind::kConcat)) return BinaryOp::kConcat; break;
     default: break;
   }
   return std::nullopt;
@@ -235,7 +238,11 @@ ExprPtr Parser::parseInTail(ExprPtr lhs, bool negated) {
 }
 
 ExprPtr Parser::parseBinaryLevel(int level) {
-  if (level == kBinaryLevels) return parseUnary();
+  // The || level exists only under PIPES_AS_CONCAT: no extra recursion per
+  // operand otherwise.
+  if (level == kBinaryLevels || (level == kBinaryLevels - 1 && !dialect_.pipes_as_concat)) {
+    return parseUnary();
+  }
   ExprPtr lhs = parseBinaryLevel(level + 1);
   while (lhs) {
     const auto op = binaryOpAt(level, peek());
@@ -256,6 +263,13 @@ ExprPtr Parser::parseUnary() {
   else if (token.is(TokenKind::kTilde)) op = UnaryOp::kBitNot;
   else if (token.is(TokenKind::kBang)) op = UnaryOp::kBang;
   else if (token.isKeyword(Keyword::kBINARY)) op = UnaryOp::kBinary;  // BINARY x, BINARY(x)
+  else if (token.isKeyword(Keyword::kNOT) && dialect_.high_not_precedence) {
+    if (peekKeyword(Keyword::kEXISTS, 1)) {
+      const uint32_t begin = advance().begin;
+      return parseExists(begin, true);
+    }
+    op = UnaryOp::kNot;
+  }
   if (!op) return parsePostfix();
 
   DepthGuard guard(*this);

@@ -30,8 +30,9 @@ DepthGuard::DepthGuard(Parser& parser) : parser_(parser) {
   if (++parser_.depth_ > kMaxDepth) ok_ = parser_.failTooComplex("nesting too deep");
 }
 
-Parser::Parser(std::string_view sql, std::vector<Token> tokens, const ParseLimits& limits)
-    : sql_(sql), tokens_(std::move(tokens)), limits_(limits) {}
+Parser::Parser(std::string_view sql, std::vector<Token> tokens, const ParseLimits& limits,
+               const Dialect& dialect)
+    : sql_(sql), tokens_(std::move(tokens)), limits_(limits), dialect_(dialect) {}
 
 ExprPtr Parser::newExpr() {
   ++nodes_;
@@ -183,7 +184,7 @@ ParseResult Parser::parseStatement() {
 ParseResult Parser::parseOtherStatement(Statement statement) {
   size_t last = tokens_.size() - 1;  // kEnd
   while (last > 0 && tokens_[last - 1].is(TokenKind::kSemicolon)) --last;
-  statement.kind = classify(sql_).kind;
+  statement.kind = classify(sql_, dialect_).kind;
   switch (statement.kind) {
     case StatementKind::kSelect: case StatementKind::kInsert: case StatementKind::kReplace:
     case StatementKind::kUpdate: case StatementKind::kDelete:
@@ -211,11 +212,12 @@ namespace {
 // few per node, so tokens are capped in proportion to the node budget: a
 // 20 MB IN list is refused after a bounded number of tokens instead of
 // holding all of them (12 bytes each) first.
-std::expected<std::vector<Token>, ParseError> tokenizeWithin(std::string_view sql, const ParseLimits& limits) {
+std::expected<std::vector<Token>, ParseError> tokenizeWithin(std::string_view sql, const ParseLimits& limits,
+                                                             const Dialect& dialect) {
   const uint64_t max_tokens = uint64_t(limits.max_nodes) * 4 + 1024;
   std::vector<Token> tokens;
   tokens.reserve(std::min<uint64_t>(sql.size() / 4 + 8, max_tokens + 1));
-  Lexer lexer(sql);
+  Lexer lexer(sql, dialect);
   for (;;) {
     Token token = lexer.nextSignificant();
     tokens.push_back(token);
@@ -231,10 +233,10 @@ std::expected<std::vector<Token>, ParseError> tokenizeWithin(std::string_view sq
 
 }  // namespace
 
-ParseResult parse(std::string_view sql, const ParseLimits& limits) {
-  auto tokens = tokenizeWithin(sql, limits);
+ParseResult parse(std::string_view sql, const ParseLimits& limits, const Dialect& dialect) {
+  auto tokens = tokenizeWithin(sql, limits, dialect);
   if (!tokens) return std::unexpected(std::move(tokens.error()));
-  detail::Parser parser(sql, std::move(*tokens), limits);
+  detail::Parser parser(sql, std::move(*tokens), limits, dialect);
   return parser.parseStatement();
 }
 

@@ -14,7 +14,8 @@ namespace sp::parser::detail {
 
 class Parser {
  public:
-  Parser(std::string_view sql, std::vector<Token> tokens, const ParseLimits& limits);
+  Parser(std::string_view sql, std::vector<Token> tokens, const ParseLimits& limits,
+         const Dialect& dialect);
   ParseResult parseStatement();
   ParseResult parseOtherStatement(Statement statement);
 
@@ -119,6 +120,7 @@ class Parser {
   bool windows_ = false;  // an OVER was parsed
   int depth_ = 0;
   ParseLimits limits_;
+  Dialect dialect_;
   uint64_t nodes_ = 0;  // Expr and TableRef nodes made so far
   std::optional<ParseError> error_;
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "parser/classify.hpp"
+#include "parser/lexer.hpp"
 #include "parser/parse.hpp"
 #include "routing/plan.hpp"
 #include "routing/plan_cache.hpp"
@@ -71,6 +72,32 @@ void BM_Classify(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_Classify)->Apply(applyQueries);
+
+// The lexer alone, default dialect (utf8mb4 fast path) and a gbk session
+// (multi-byte stepping) on the same statements.
+void BM_Tokenize(benchmark::State& state) {
+  const std::string_view sql = queryOf(state.range(0));
+  for (auto _ : state) {
+    auto tokens = sp::parser::tokenize(sql);
+    benchmark::DoNotOptimize(tokens);
+  }
+  state.SetLabel(labelOf(state.range(0)));
+  state.SetBytesProcessed(state.iterations() * int64_t(sql.size()));
+}
+BENCHMARK(BM_Tokenize)->Apply(applyQueries);
+
+void BM_TokenizeGbk(benchmark::State& state) {
+  const std::string_view sql = queryOf(state.range(0));
+  sp::parser::Dialect gbk;
+  gbk.charset = sp::parser::Charset::kGbk;
+  for (auto _ : state) {
+    auto tokens = sp::parser::tokenize(sql, gbk);
+    benchmark::DoNotOptimize(tokens);
+  }
+  state.SetLabel(labelOf(state.range(0)));
+  state.SetBytesProcessed(state.iterations() * int64_t(sql.size()));
+}
+BENCHMARK(BM_TokenizeGbk)->Apply(applyQueries);
 
 void BM_Parse(benchmark::State& state) {
   const std::string_view sql = queryOf(state.range(0));

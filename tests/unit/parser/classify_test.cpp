@@ -71,7 +71,9 @@ const ClassifyCase kCases[] = {
     {"USE", K::kOther},
     {"BEGIN", K::kBegin},
     {"begin work", K::kBegin},
-    {"BEGIN NOT ATOMIC SELECT 1; END", K::kOther, "M"},
+    // One compound statement for the server (tests/integration/dialect_server.py).
+    {"BEGIN NOT ATOMIC SELECT 1; END", K::kOther},
+    {"BEGIN NOT ATOMIC SELECT 1; END; DELETE FROM msg", K::kOther, "M"},
     {"START TRANSACTION", K::kBegin},
     {"START TRANSACTION READ ONLY", K::kBegin},
     {"start transaction with consistent snapshot", K::kBegin},
@@ -112,6 +114,9 @@ const ClassifyCase kCases[] = {
     {"TRUNCATE TABLE t", K::kDdl},
     {"RENAME TABLE a TO b", K::kDdl},
     {"CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END", K::kDdl},
+    {"CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END; DELETE FROM msg", K::kDdl, "M"},
+    // A BEGIN later in the packet used to hide the statements after a CREATE.
+    {"CREATE TABLE t (a INT); BEGIN; DELETE FROM msg WHERE conv_id = 1", K::kDdl, "M"},
     {"PREPARE s FROM 'SELECT ?'", K::kPrepareSql},
     {"PREPARE s FROM @sql", K::kPrepareSql, "U"},
     {"EXECUTE s USING @a, @b", K::kExecuteSql, "U"},
