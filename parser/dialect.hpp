@@ -81,11 +81,14 @@ struct Dialect {
   bool mssql_brackets = false;        // sql_mode MSSQL: [x] is an identifier
   bool oracle = false;                // sql_mode ORACLE: another grammar; not supported
   Charset charset = Charset::kUtf8mb4;
+  // The client character set is one this lexer does not model (CharsetLookup
+  // status other than kOk): `charset` is then meaningless.
+  bool unknown_charset = false;
   uint32_t server_version = kDefaultServerVersion;  // for /*!NNNNN ... */
 
   // False when the statement text cannot be read as the server would
-  // (sql_mode ORACLE): refuse instead of routing.
-  bool supported() const { return !oracle; }
+  // (sql_mode ORACLE, an unmodelled client charset): refuse instead of routing.
+  bool supported() const { return !oracle && !unknown_charset; }
   bool operator==(const Dialect&) const = default;
 };
 

@@ -219,6 +219,13 @@ awaitable<std::expected<void, BackendError>> BackendConnection::enableTracking()
     co_return std::unexpected(r.error());
   }
   tracks_session_ = true;
+  // What a session starts with (lexing depends on it: parser/dialect.hpp).
+  auto mode = co_await queryRows("SELECT @@session.sql_mode");
+  if (!mode) {
+    if (mode.error().kind == BackendError::Kind::kServer) co_return std::expected<void, BackendError>{};
+    co_return std::unexpected(mode.error());
+  }
+  if (mode->size() == 1 && mode->front().size() == 1 && mode->front()[0]) default_sql_mode_ = *mode->front()[0];
   co_return std::expected<void, BackendError>{};
 }
 

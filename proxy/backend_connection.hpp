@@ -67,6 +67,9 @@ class BackendConnection {
   // The server reports this connection's session changes (CLIENT_SESSION_TRACK
   // negotiated and kEnableSessionTracking accepted).
   bool tracksSession() const { return tracks_session_; }
+  // The sql_mode a fresh session has on this server (its global default),
+  // read at login and after each reset.
+  const std::string& defaultSqlMode() const { return default_sql_mode_; }
   // Status flags of the last complete response (command(), forwarded
   // responses, login): the state this connection's session is in.
   uint16_t status() const { return status_; }
@@ -97,6 +100,7 @@ class BackendConnection {
   BackendStatementCache statements_;
   bool broken_ = false;
   bool tracks_session_ = false;
+  std::string default_sql_mode_;
   uint16_t status_ = 0;
   Clock::time_point last_used_ = Clock::now();
 };

@@ -112,6 +112,8 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
     auto r = co_await conn->sync(desired_);
     if (r) {
       initial_status_ = conn->status() & kCarriedStatus;
+      server_sql_mode_ = conn->defaultSqlMode();
+      server_version_ = parser::serverVersionFromString(conn->serverVersion());
     } else if (r.error().kind == BackendError::Kind::kServer) {
       refusal = r.error().toErrPacket();
     } else {
@@ -120,6 +122,7 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
     defaultPool().release(std::move(conn));
   }
   txn_.reset(initial_status_);
+  updateDialect();
   co_return refusal;
 }
 
@@ -146,9 +149,7 @@ awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
   last_insert_id_ = 0;
   transaction_map_.reset();
   user_ = (*account)->name;
-  std::string names = change->character_set && *change->character_set <= 0xff
-                          ? namesForCollation(static_cast<uint8_t>(*change->character_set))
-                          : initial_.names;
+  std::string names = change->character_set ? namesForCollation(*change->character_set) : initial_.names;
   std::string db = change->database.empty() ? (*account)->default_database : change->database;
   if (auto refused = co_await startSession(std::move(names), std::move(db))) {
     // The database does not exist: logged in without one, as the error says.

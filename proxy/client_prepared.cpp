@@ -149,12 +149,13 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   std::string sql(request->query);
-  parser::StatementInfo info = parser::classify(sql);
+  parser::StatementInfo info = parser::classify(sql, dialect_);
   auto map = mapSnapshot();
   routing::Plan plan;
   plan.kind = routing::PlanKind::kPassthrough;
   if (map) {
     routing::PlannerInput input{*map, worker_.context().config.default_backend};
+    input.dialect = dialect_;
     input.limits = parseLimits(worker_.context().config);
     // Inside a transaction, on the transaction's backend when the table has a
     // shard there; elsewhere on a connection of its own (a prepare reads
@@ -278,7 +279,7 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
     }
     params.push_back(toParamValue(*d));
   }
-  parser::StatementInfo info = parser::classify(stmt->sql);
+  parser::StatementInfo info = parser::classify(stmt->sql, dialect_);
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
   routing::Plan plan = planFor(stmt->sql, info, params);
   // Spanning shards, a split INSERT, or refused only because bound values sit
@@ -323,7 +324,7 @@ awaitable<bool> ClientSession::executeScatterAsText(const std::string& sql, cons
     queueError(reply_seq_, err);
     co_return co_await client_.flush();
   }
-  parser::StatementInfo text_info = parser::classify(*text);
+  parser::StatementInfo text_info = parser::classify(*text, dialect_);
   routing::Plan plan = planFor(*text, text_info, {});
   if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter, true);
   // A split INSERT answers with one OK, the same in both protocols.

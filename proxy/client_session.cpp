@@ -335,6 +335,9 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
       info.multiple_statements) {
     sticky_ = true;
   }
+  if (info.kind == StatementKind::kSet || info.kind == StatementKind::kUse || !changes.variables.empty()) {
+    updateDialect();
+  }
 }
 
 namespace {
@@ -386,6 +389,7 @@ routing::Plan ClientSession::planFor(std::string_view sql, const parser::Stateme
   auto map = mapSnapshot();
   if (!map) return passthrough;
   routing::PlannerInput input{*map, worker_.context().config.default_backend, params};
+  input.dialect = dialect_;
   input.multi_shard_writes = multiShardWrites(worker_.context().config);
   input.limits = parseLimits(worker_.context().config);
   if (info.kind == parser::StatementKind::kPrepareSql) return routing::planSqlPrepare(sql, input);
@@ -456,7 +460,7 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrowFor(BackendPo
 awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   std::string_view sql = protocol::asText(payload.subspan(1));
   if (auto inner = routing::explainShardsStatement(sql)) co_return co_await onExplainShards(*inner);
-  parser::StatementInfo info = parser::classify(sql);
+  parser::StatementInfo info = parser::classify(sql, dialect_);
   using K = parser::StatementKind;
   if (info.calls_connection_id && info.kind == K::kSelect && !info.multiple_statements) {
     if (auto column = parser::connectionIdQuery(sql)) co_return co_await sendConnectionId(*column);
@@ -626,6 +630,7 @@ awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
     result.rows.push_back({"-", default_backend, "-", std::string(statement)});
   } else {
     routing::PlannerInput input{*map, default_backend};
+    input.dialect = dialect_;
     input.multi_shard_writes = multiShardWrites(worker_.context().config);
     input.limits = parseLimits(worker_.context().config);
     for (auto& row : routing::explainRows(routing::planQuery(statement, input))) {

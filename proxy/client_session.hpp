@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "parser/classify.hpp"
+#include "parser/dialect.hpp"
 #include "protocol/prepared.hpp"
 #include "proxy/client_statements.hpp"
 #include "routing/plan.hpp"
@@ -60,6 +61,8 @@ class ClientSession {
   // server's ERR when the database does not exist.
   awaitable<std::optional<protocol::ErrPacket>> startSession(std::string names, std::string database);
   awaitable<bool> onChangeUser(protocol::ByteView payload);
+  // dialect_ from the session's sql_mode and client charset (session_dialect.cpp).
+  void updateDialect();
 
   // client_session.cpp
   awaitable<bool> dispatch(protocol::ByteView payload);
@@ -177,6 +180,11 @@ class ClientSession {
   // statement); a transaction lost with its connection.
   TransactionState txn_;
   SessionDiagnostics diagnostics_;  // what SHOW WARNINGS shows of the previous statement
+  // How the server reads this session's statements: its sql_mode (the server's
+  // default until the session changes it), client charset, server version.
+  parser::Dialect dialect_;
+  std::string server_sql_mode_;
+  uint32_t server_version_ = parser::kDefaultServerVersion;
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
   ClientStatements statements_;
   // LAST_INSERT_ID() of this session: the backend connection that generated

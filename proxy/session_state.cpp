@@ -1,5 +1,7 @@
 #include "proxy/session_state.hpp"
 
+#include "parser/dialect.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -177,11 +179,15 @@ std::vector<std::string> syncStatements(const SessionState& desired, const Sessi
   return out;
 }
 
-std::string namesForCollation(uint8_t collation_id) {
+std::string namesForCollation(uint32_t collation_id) {
   for (const auto& c : kCollations) {
     if (c.id == collation_id) return c.names;
   }
-  return "utf8mb4";
+  // Any other collation: its character set (MariaDB's whole table), so the
+  // client's bytes are read as what they are; the lexer decides separately
+  // whether it can read that charset (parser/dialect.hpp).
+  auto lookup = parser::charsetByCollationId(collation_id);
+  return lookup.name.empty() ? std::string("utf8mb4") : std::string(lookup.name);
 }
 
 }  // namespace sp::proxy

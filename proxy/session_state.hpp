@@ -56,8 +56,9 @@ void carryAutocommit(bool on, bool default_on, SessionState& desired, SessionSta
 inline constexpr std::string_view kEnableSessionTracking =
     "SET session_track_system_variables = '*', session_track_schema = ON, session_track_state_change = ON";
 
-// SET NAMES argument for a handshake collation id; unknown ids map to utf8mb4.
-std::string namesForCollation(uint8_t collation_id);
+// SET NAMES argument for a handshake collation id: the collation itself for
+// common ones, else its character set; ids MariaDB does not know map to utf8mb4.
+std::string namesForCollation(uint32_t collation_id);
 
 // The collation id to log in to backends with (utf8mb4_general_ci) and its SET NAMES form.
 inline constexpr uint8_t kBackendCollation = 45;

@@ -313,6 +313,10 @@ std::expected<HavingLiteral, std::string> havingLiteral(const parser::Expr& e, s
       if (text.empty() || (text[0] != '\'' && text[0] != '"')) {
         return std::unexpected("compares in HAVING with a typed or charset-introduced string (" + text + ")");
       }
+      // A backslash reads differently with and without NO_BACKSLASH_ESCAPES.
+      if (text.find('\\') != std::string::npos) {
+        return std::unexpected("compares in HAVING with a string holding a backslash (" + text + ")");
+      }
       return HavingLiteral{LiteralType::kString, parser::unquoteString(text)};
     case parser::LiteralKind::kFloat:
       return std::unexpected("compares in HAVING with a floating-point literal (" + text + ")");

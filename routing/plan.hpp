@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "parser/ast.hpp"
+#include "parser/dialect.hpp"
 #include "parser/parse.hpp"
 #include "routing/merge_spec.hpp"
 #include "routing/month.hpp"
@@ -88,6 +89,10 @@ struct PlannerInput {
   // Per-statement parser budgets (config `limits`); a statement over one is
   // refused with 9115 whatever tables it names.
   parser::ParseLimits limits = {};
+  // How the server reads the session's statements (sql_mode flags, client
+  // charset, version for /*!NNNNN */ comments; parser/dialect.hpp). A dialect
+  // the parser does not support is refused on sharded tables.
+  parser::Dialect dialect = {};
 };
 
 // Plans a parsed statement; `sql` is the text it was parsed from.

@@ -98,6 +98,9 @@ Plan PlanCache::plan(std::string_view sql, const PlannerInput& input) {
   // the text twice plus its tree, so caching them would let a client fill
   // memory with a few thousand big statements.
   if (sql.size() > kMaxCachedQueryBytes) return planQuery(sql, input);
+  // The cache is keyed by text normalized under the default dialect; a
+  // session under another sql_mode or charset plans afresh (rare, exact).
+  if (!(input.dialect == parser::Dialect{})) return planQuery(sql, input);
   NormalizedQuery q = normalizeQuery(sql, input.params);
   if (!q.cacheable) return planQuery(sql, input);
   std::shared_ptr<const Entry> entry = lookup(q.text);

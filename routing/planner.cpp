@@ -224,8 +224,9 @@ Plan passthrough(std::string_view sql, std::string_view backend) {
 }
 
 // The first sharded table (logical or physical) named by any identifier token.
-std::optional<std::string> shardedNameIn(std::string_view sql, const CompiledShardMap& map) {
-  for (const auto& token : parser::tokenize(sql)) {
+std::optional<std::string> shardedNameIn(std::string_view sql, const CompiledShardMap& map,
+                                         const parser::Dialect& dialect) {
+  for (const auto& token : parser::tokenize(sql, dialect)) {
     if (token.kind != parser::TokenKind::kIdentifier && token.kind != parser::TokenKind::kQuotedIdentifier) continue;
     std::string name = parser::unquoteIdentifier(token.text(sql));
     if (map.findTable(name) || map.findPhysical(name)) return name;
@@ -362,7 +363,7 @@ Plan planNestedOnOneShard(RoutingContext& ctx, const std::vector<const TableUse*
 Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_view sql, const PlannerInput& input,
                                     std::vector<TextEdit>* edits_out) {
   if (!st.select && !st.insert && !st.update && !st.del) {
-    if (auto name = shardedNameIn(sql, input.map)) {
+    if (auto name = shardedNameIn(sql, input.map, input.dialect)) {
       return refuse(RouteErrorCode::kUnsupported,
                     "shardproxy: this statement names sharded table " + *name +
                         "; only SELECT, INSERT, REPLACE, UPDATE and DELETE are routed (create or alter the "
@@ -407,14 +408,25 @@ Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_vie
 }
 
 Plan planQuery(std::string_view sql, const PlannerInput& input) {
-  auto parsed = parser::parse(sql, input.limits);
+  if (!input.dialect.supported()) {
+    // sql_mode=ORACLE and the like: another grammar. Unsharded statements
+    // pass through untouched; nothing naming a sharded table is guessed at.
+    if (auto name = shardedNameIn(sql, input.map, parser::Dialect{})) {
+      return refuse(RouteErrorCode::kUnsupported,
+                    "shardproxy: statement names sharded table " + *name +
+                        " but the session's sql_mode or character set is one the proxy does not read "
+                        "(docs/parser.md, \"Dialect\"); use the default sql_mode and a supported charset");
+    }
+    return passthrough(sql, input.default_backend);
+  }
+  auto parsed = parser::parse(sql, input.limits, input.dialect);
   if (parsed) return planStatement(*parsed, sql, input);
   if (parsed.error().kind == parser::ParseErrorKind::kTooComplex) {
     // Never passed on, even for unsharded tables: the budget protects the
     // proxy's memory and stack, and the same text would be parsed again.
     return refuse(RouteErrorCode::kTooComplex, "shardproxy: " + parsed.error().message);
   }
-  if (auto name = shardedNameIn(sql, input.map)) {
+  if (auto name = shardedNameIn(sql, input.map, input.dialect)) {
     return refuse(RouteErrorCode::kParseError, "shardproxy: cannot parse a statement that names sharded table " +
                                                    *name + " (" + parsed.error().message + ")");
   }

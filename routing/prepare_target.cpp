@@ -22,7 +22,7 @@ Plan refused(RouteErrorCode code, std::string message) {
 }  // namespace
 
 Plan planForPrepare(std::string_view sql, const PlannerInput& input, std::string_view preferred_backend) {
-  auto parsed = parser::parse(sql, input.limits);
+  auto parsed = parser::parse(sql, input.limits, input.dialect);
   // Statements the parser does not model (or cannot parse) are judged the
   // same way as for a plain query: refused when they name a sharded table.
   if (!parsed || (!parsed->select && !parsed->insert && !parsed->update && !parsed->del)) {
@@ -61,8 +61,9 @@ Plan planForPrepare(std::string_view sql, const PlannerInput& input, std::string
 namespace {
 
 // The sharded table a statement text names (logical or physical), if any.
-const TableRule* shardedTableNamed(std::string_view text, const CompiledShardMap& map) {
-  for (const auto& t : parser::tokenize(text)) {
+const TableRule* shardedTableNamed(std::string_view text, const CompiledShardMap& map,
+                                   const parser::Dialect& dialect) {
+  for (const auto& t : parser::tokenize(text, dialect)) {
     if (!t.is(parser::TokenKind::kIdentifier) && !t.is(parser::TokenKind::kQuotedIdentifier)) continue;
     std::string name = t.is(parser::TokenKind::kQuotedIdentifier) ? parser::unquoteIdentifier(t.text(text))
                                                                    : std::string(t.text(text));
@@ -92,7 +93,7 @@ Plan planSqlPrepare(std::string_view sql, const PlannerInput& input) {
   Plan passthrough;
   passthrough.kind = PlanKind::kPassthrough;
   // PREPARE name FROM <string>: find the string literal after FROM.
-  auto tokens = parser::tokenize(sql);
+  auto tokens = parser::tokenize(sql, input.dialect);
   const parser::Token* literal = nullptr;
   for (size_t i = 0; i + 1 < tokens.size(); ++i) {
     if (tokens[i].isKeyword(parser::Keyword::kFROM) && tokens[i + 1].is(parser::TokenKind::kString)) {
@@ -102,8 +103,8 @@ Plan planSqlPrepare(std::string_view sql, const PlannerInput& input) {
   }
   // FROM @var: the text is only known to the backend (default backend, as any unsharded statement).
   if (!literal) return passthrough;
-  const std::string text = parser::unquoteString(literal->text(sql));
-  const TableRule* rule = shardedTableNamed(text, input.map);
+  const std::string text = parser::unquoteString(literal->text(sql), input.dialect);
+  const TableRule* rule = shardedTableNamed(text, input.map, input.dialect);
   if (!rule) return passthrough;
   const std::string prefix = "shardproxy: PREPARE ... FROM names sharded table " + rule->name + ": ";
   Plan inner = planQuery(text, input);

@@ -425,7 +425,7 @@ std::optional<Plan> ScatterBuilder::readLimit(uint64_t& count, uint64_t& offset,
 // Removes `keyword ... end` (HAVING / ORDER BY clause) with the spacing before it.
 void ScatterBuilder::removeClause(std::string_view keyword, uint32_t expr_begin, uint32_t end) {
   uint32_t begin = expr_begin;
-  for (const auto& token : parser::tokenize(sql_.substr(0, expr_begin))) {
+  for (const auto& token : parser::tokenize(sql_.substr(0, expr_begin), ctx_.input.dialect)) {
     if (token.kind == parser::TokenKind::kIdentifier && equalsIgnoreCase(token.text(sql_), keyword)) begin = token.begin;
   }
   while (begin > 0 && (sql_[begin - 1] == ' ' || sql_[begin - 1] == '\n' || sql_[begin - 1] == '\t')) --begin;

@@ -1,5 +1,8 @@
 #include "routing/values.hpp"
 
+#include <optional>
+#include <string>
+
 #include <charconv>
 
 #include "parser/lexer.hpp"
@@ -66,6 +69,15 @@ KeyValue fromQuotedText(std::string_view content) {
 }
 
 KeyValue fromLiteralText(LiteralKind kind, std::string_view text);
+
+// The content of a quoted literal as every sql_mode reads it: nullopt when it
+// holds a backslash, an escape with the default sql_mode and a plain
+// character under NO_BACKSLASH_ESCAPES (the value is then not trusted: a key
+// or month bound written so is treated as inexact and the statement refused).
+std::optional<std::string> portableContent(std::string_view quoted) {
+  if (quoted.find('\\') != std::string_view::npos) return std::nullopt;
+  return parser::unquoteString(quoted);
+}
 KeyValue signedNumber(std::string_view text, KeyValue (*parse)(std::string_view));
 
 KeyValue fromParam(const ParamValue& p) {
@@ -100,7 +112,10 @@ KeyValue fromLiteralText(LiteralKind kind, std::string_view text) {
   switch (kind) {
     case LiteralKind::kInteger: return signedNumber(text, parseUnsigned);
     case LiteralKind::kDecimal: return signedNumber(text, parseDecimalLiteral);
-    case LiteralKind::kString: return fromQuotedText(parser::unquoteString(text));
+    case LiteralKind::kString: {
+      auto content = portableContent(text);
+      return content ? fromQuotedText(*content) : KeyValue{ValueStatus::kInexact, 0};
+    }
     case LiteralKind::kNull: return {ValueStatus::kNull, 0};
     case LiteralKind::kTrue: return {ValueStatus::kValue, 1};
     case LiteralKind::kFalse: return {ValueStatus::kValue, 0};
@@ -136,12 +151,16 @@ KeyValue keyValueOf(const Expr& expr, std::string_view sql, std::span<const Para
 KeyValue storedKeyValueOf(const Expr& expr, std::string_view sql, std::span<const ParamValue> params) {
   KeyValue v = keyValueOf(expr, sql, params);
   if (v.status != ValueStatus::kInexact || expr.kind != ExprKind::kLiteral) return v;
-  if (expr.literal_kind == LiteralKind::kString) return parseUnsigned(parser::unquoteString(expr.range.text(sql)));
+  if (expr.literal_kind == LiteralKind::kString) {
+    auto content = portableContent(expr.range.text(sql));
+    return content ? parseUnsigned(*content) : v;
+  }
   if (expr.literal_kind != LiteralKind::kPlaceholder || expr.placeholder_index >= params.size()) return v;
   const ParamValue& p = params[expr.placeholder_index];
   if (p.kind == ParamValue::Kind::kString) return parseUnsigned(p.s);
   if (p.kind == ParamValue::Kind::kLiteral && p.literal_kind == LiteralKind::kString) {
-    return parseUnsigned(parser::unquoteString(p.literal_text));
+    auto content = portableContent(p.literal_text);
+    return content ? parseUnsigned(*content) : v;
   }
   return v;
 }
@@ -150,7 +169,12 @@ DateBound dateValueOf(const Expr& expr, std::string_view sql, std::span<const Pa
   if (expr.kind != ExprKind::kLiteral) return {ValueStatus::kNotLiteral, {}};
   std::string content;
   switch (expr.literal_kind) {
-    case LiteralKind::kString: content = parser::unquoteString(expr.range.text(sql)); break;
+    case LiteralKind::kString: {
+      auto portable = portableContent(expr.range.text(sql));
+      if (!portable) return {ValueStatus::kInexact, {}};
+      content = std::move(*portable);
+      break;
+    }
     case LiteralKind::kNull: return {ValueStatus::kNull, {}};
     case LiteralKind::kPlaceholder: {
       if (expr.placeholder_index >= params.size()) return {ValueStatus::kNeedsParam, {}};
@@ -160,7 +184,9 @@ DateBound dateValueOf(const Expr& expr, std::string_view sql, std::span<const Pa
         return {ValueStatus::kNull, {}};
       }
       if (literal && p.literal_kind == LiteralKind::kString) {
-        content = parser::unquoteString(p.literal_text);
+        auto portable = portableContent(p.literal_text);
+        if (!portable) return {ValueStatus::kInexact, {}};
+        content = std::move(*portable);
       } else if (p.kind == ParamValue::Kind::kString) {
         content = p.s;
       } else {
