@@ -1,6 +1,7 @@
 // toSExpr: compact, deterministic rendering of the AST for golden tests.
 // Names print as their source text (backticks included) so the goldens also
 // pin the byte ranges the rewriter relies on.
+#include <iterator>
 #include <string>
 
 #include "parser/parse.hpp"
@@ -12,7 +13,9 @@ std::string_view statementKindName(StatementKind kind) {
   static constexpr std::string_view kNames[] = {
       "empty", "select", "insert", "replace", "update", "delete", "set", "use", "begin",
       "commit", "rollback", "savepoint", "lock-tables", "unlock-tables", "show", "explain", "ddl",
-      "prepare", "execute", "deallocate", "call", "do", "other"};
+      "prepare", "execute", "deallocate", "call", "do", "kill", "other"};
+  static_assert(std::size(kNames) == static_cast<size_t>(StatementKind::kOther) + 1,
+                "one name per StatementKind");
   return kNames[static_cast<size_t>(kind)];
 }
 
