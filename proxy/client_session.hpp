@@ -16,6 +16,7 @@
 #include "parser/classify.hpp"
 #include "protocol/prepared.hpp"
 #include "proxy/client_statements.hpp"
+#include "proxy/host_limits.hpp"
 #include "routing/plan.hpp"
 #include "routing/shard_map.hpp"
 #include "protocol/response_tracker.hpp"
@@ -147,6 +148,7 @@ class ClientSession {
   uint32_t capabilities_ = 0;  // negotiated with the client
   uint8_t reply_seq_ = 1;      // sequence id of the first packet answering the current command
   std::string user_;
+  std::optional<HostConnectionLimiter::Slot> user_slot_;  // users[].max_connections, held while logged in
   std::string peer_;
   SessionState desired_;
   SessionState initial_;
