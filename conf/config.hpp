@@ -39,6 +39,7 @@ struct UserAccount {
   std::string name;
   std::string password;
   std::string default_database;  // may be empty
+  uint32_t max_connections = 0;  // sessions of this user at once; 0 = no limit (users only)
 };
 
 struct BackendConfig {
@@ -72,6 +73,11 @@ struct LimitsConfig {
   uint32_t max_statement_nodes = 500000;     // parsed expression nodes and table references
   uint32_t max_expression_depth = 4000;      // nesting depth of the parsed tree
   uint32_t max_in_list_values = 100000;      // values in one IN (...) list
+  // Per session (issue 12): what one client may make the proxy hold.
+  uint32_t max_prepared_statements_per_session = 16382;  // MariaDB's max_prepared_stmt_count default
+  uint64_t max_long_data_bytes_per_session = 64ull << 20;  // COM_STMT_SEND_LONG_DATA bytes held
+  // All worker threads' plan caches together (each gets an equal share).
+  uint64_t max_plan_cache_bytes = 64ull << 20;
 };
 
 struct Config {

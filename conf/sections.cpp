@@ -114,6 +114,10 @@ constexpr uint64_t kMinExpressionDepth = 64;
 // Past this a recursive walk of the tree could need more than a worker
 // thread's stack (tests/unit/routing/deep_statement_test.cpp measures it).
 constexpr uint64_t kMaxExpressionDepth = 10'000;
+constexpr uint64_t kMaxPreparedStatements = 1'048'576;  // MariaDB's ceiling for max_prepared_stmt_count
+constexpr uint64_t kMinLongDataBytes = 1024;
+constexpr uint64_t kMaxLongDataBytes = 64ull << 30;
+constexpr uint64_t kMaxPlanCacheBytes = 64ull << 30;
 
 const FieldSpec<LimitsConfig> kLimitsFields[] = {
     {"max_statement_nodes", false,
@@ -127,6 +131,18 @@ const FieldSpec<LimitsConfig> kLimitsFields[] = {
     {"max_in_list_values", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
        assign(w.readUInt(v, p, 1, kMaxStatementNodes), l.max_in_list_values);
+     }},
+    {"max_prepared_statements_per_session", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
+       assign(w.readUInt(v, p, 1, kMaxPreparedStatements), l.max_prepared_statements_per_session);
+     }},
+    {"max_long_data_bytes_per_session", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
+       assign(w.readUInt(v, p, kMinLongDataBytes, kMaxLongDataBytes), l.max_long_data_bytes_per_session);
+     }},
+    {"max_plan_cache_bytes", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
+       assign(w.readUInt(v, p, 0, kMaxPlanCacheBytes), l.max_plan_cache_bytes);
      }},
 };
 
@@ -173,6 +189,10 @@ const FieldSpec<UserEntry> kUserFields[] = {
     {"default_database", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        readStringInto(w, v, p, u.account.default_database, NullIs::kEmpty, true);
+     }},
+    {"max_connections", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       assign(w.readUInt(v, p, 0, kMaxClientConnections), u.account.max_connections);
      }},
 };
 

@@ -279,6 +279,7 @@ struct Statement {
   StatementKind kind = StatementKind::kOther;  // same classification as classify()
   SourceRange range;                           // without a trailing ';'
   uint32_t placeholder_count = 0;
+  uint32_t node_count = 0;             // expression nodes and table references (ParseLimits::max_nodes)
   bool uses_window_functions = false;  // an OVER (...) anywhere in the statement
   // Exactly one is set for kSelect / kInsert / kReplace (insert) / kUpdate /
   // kDelete; all null for other kinds.

@@ -1,6 +1,7 @@
 // toSExpr: compact, deterministic rendering of the AST for golden tests.
 // Names print as their source text (backticks included) so the goldens also
 // pin the byte ranges the rewriter relies on.
+#include <iterator>
 #include <string>
 
 #include "parser/parse.hpp"

@@ -356,7 +356,7 @@ ExprPtr Parser::parseCase() {
 }
 
 // Advances to the ')' that closes the current parentheses (nested pairs
-// skipped), leaving it unconsumed; false (with an error naming `what`) on a
+// skipped, placeholders counted), leaving it unconsumed; false (with an error naming `what`) on a
 // lexer error token.
 bool Parser::skipToClosingParen(std::string_view what) {
   int depth = 0;
@@ -364,6 +364,11 @@ bool Parser::skipToClosingParen(std::string_view what) {
     if (peek().isError()) return fail(what);
     if (peekIs(TokenKind::kLeftParen)) ++depth;
     if (peekIs(TokenKind::kRightParen)) --depth;
+    // A `?` skipped here still takes its place among the statement's
+    // parameters (ROWS BETWEEN ? PRECEDING ..., and the plan cache turns the
+    // literals of DECIMAL(10,2) into `?`): the placeholders after it must keep
+    // their numbers.
+    if (peekIs(TokenKind::kPlaceholder)) ++placeholders_;
     advance();
   }
   return true;

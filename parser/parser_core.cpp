@@ -176,6 +176,7 @@ ParseResult Parser::parseStatement() {
   }
   if (failed()) return std::unexpected(std::move(*error_));
   statement.placeholder_count = placeholders_;
+  statement.node_count = static_cast<uint32_t>(nodes_);
   statement.uses_window_functions = windows_;
   return statement;
 }

@@ -15,6 +15,7 @@ struct Code {
 
 inline constexpr Code kAccessDenied{1045, "28000"};       // ER_ACCESS_DENIED_ERROR
 inline constexpr Code kTooManyConnections{1040, "08004"}; // ER_CON_COUNT_ERROR
+inline constexpr Code kTooManyUserConnections{1203, "42000"}; // ER_TOO_MANY_USER_CONNECTIONS
 inline constexpr Code kUnknownCommand{1047, "08S01"};     // ER_UNKNOWN_COM_ERROR
 inline constexpr Code kHandshake{1043, "08S01"};          // ER_HANDSHAKE_ERROR
 inline constexpr Code kPacketTooLarge{1153, "08S01"};     // ER_NET_PACKET_TOO_LARGE

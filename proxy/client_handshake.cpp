@@ -83,6 +83,19 @@ awaitable<bool> ClientSession::handshake() {
   scramble_ = std::move(login->scramble);
   user_ = login->account->name;
   uint8_t seq = login->next_seq;
+  auto user_slot = ctx.users.tryAcquire(user_, login->account->max_connections);
+  if (!user_slot) {
+    // MariaDB's answer at max_user_connections, after authentication.
+    ctx.refused_per_user.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("connection {}: user '{}' already has {} sessions (users[].max_connections)", connection_id_,
+                 user_, login->account->max_connections);
+    queueError(seq, client_error::make(client_error::kTooManyUserConnections,
+                                       fmt::format("User {} already has more than 'max_user_connections' active "
+                                                   "connections", user_)));
+    co_await client_.flush();
+    co_return false;
+  }
+  user_slot_.emplace(std::move(*user_slot));
   std::string db = login->database.empty() ? login->account->default_database : login->database;
   if (auto refused = co_await startSession(namesForCollation(login->collation), db)) {
     queueError(seq, *refused);

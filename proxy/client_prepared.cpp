@@ -58,6 +58,35 @@ protocol::ErrPacket unknownStatement(uint32_t id, std::string_view command) {
                              fmt::format("Unknown prepared statement handler ({}) given to {}", id, command)};
 }
 
+// COM_STMT_SEND_LONG_DATA bytes over a limit were dropped. MariaDB reports a
+// parameter longer than max_allowed_packet at execute with 1105 and this text.
+protocol::ErrPacket longDataTooLarge(const conf::Config& config) {
+  return client_error::make(client_error::kGeneric,
+      fmt::format("Parameter of prepared statement which is set through mysql_send_long_data() is longer than "
+                  "'max_allowed_packet' bytes (shardproxy: server.max_packet_bytes {} per parameter, "
+                  "limits.max_long_data_bytes_per_session {})",
+                  config.server.max_packet_bytes, config.limits.max_long_data_bytes_per_session));
+}
+
+// An execute consumes the statement's long data whatever its outcome, as on
+// the server; values of the execute view it until then.
+class LongDataConsumed {
+ public:
+  LongDataConsumed(ClientStatements& statements, uint32_t id) : statements_(statements), id_(id) {}
+  LongDataConsumed(const LongDataConsumed&) = delete;
+  LongDataConsumed& operator=(const LongDataConsumed&) = delete;
+  ~LongDataConsumed() {
+    if (ClientStatement* s = statements_.find(id_)) {
+      statements_.clearLongData(*s);
+      s->params.long_data.clear();
+    }
+  }
+
+ private:
+  ClientStatements& statements_;
+  uint32_t id_;
+};
+
 // The charset named by a setting: its first word, unquoted ("'gbk'" -> gbk,
 // "latin1 collate latin1_bin" -> latin1). SET NAMES / SET CHARACTER SET values
 // are already unquoted by SessionState; character_set_client is kept as written.
@@ -205,9 +234,12 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
       statement.sql = sql;
       statement.params.num_params = ok.num_params;
       statement.num_columns = ok.num_columns;
-      if (!statements_.add(std::move(statement), client_id)) {
-        // Too many statements: the server's own error (ER_MAX_PREPARED_STMT_COUNT_REACHED).
-        queueError(seq, protocol::ErrPacket{1461, "42000", "Can't create more than max_prepared_stmt_count statements (current value: 16382)"});
+      const uint32_t max_statements = worker_.context().config.limits.max_prepared_statements_per_session;
+      if (!statements_.add(std::move(statement), client_id, max_statements)) {
+        // Too many statements (limits.max_prepared_statements_per_session):
+        // the server's own error (ER_MAX_PREPARED_STMT_COUNT_REACHED).
+        queueError(seq, protocol::ErrPacket{1461, "42000", fmt::format("Can't create more than max_prepared_stmt_count "
+                                                                       "statements (current value: {})", max_statements)});
         backend_failed = false;
         while (!tracker.done()) {
           auto rest = co_await conn->stream().read();
@@ -248,6 +280,11 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   ClientStatement* stmt = statements_.find(id);
   if (!stmt) {
     queueError(reply_seq_, unknownStatement(id, "mysqld_stmt_execute"));
+    co_return co_await client_.flush();
+  }
+  LongDataConsumed consumed(statements_, id);
+  if (stmt->long_data_too_large) {
+    queueError(reply_seq_, longDataTooLarge(worker_.context().config));
     co_return co_await client_.flush();
   }
   auto exec = protocol::decodeStmtExecute(payload, stmt->params);
@@ -300,11 +337,6 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   out.execute_sql = target.sql.empty() ? stmt->sql : target.sql;
   out.execute = &*exec;
   bool keep_going = co_await runOn(*target.pool, out, info);
-  // Long data is consumed by the execute, as the server does. The statement
-  // may have been closed meanwhile only by this session, which is here.
-  if (ClientStatement* again = statements_.find(id)) {
-    for (auto& buffer : again->long_data) buffer.clear();
-  }
   co_return keep_going;
 }
 
@@ -353,10 +385,9 @@ void ClientSession::onStmtSendLongData(protocol::ByteView payload) {
   if (!m) return;
   ClientStatement* stmt = statements_.find(m->statement_id);
   if (!stmt || !stmt->params.noteLongData(m->param_id)) return;
-  if (stmt->long_data.size() < stmt->params.num_params) stmt->long_data.resize(stmt->params.num_params);
-  auto& buffer = stmt->long_data[m->param_id];
-  if (buffer.size() + m->data.size() > worker_.context().config.server.max_packet_bytes) return;
-  buffer.append(m->data);
+  const auto& config = worker_.context().config;
+  statements_.appendLongData(*stmt, m->param_id, m->data, config.server.max_packet_bytes,
+                             config.limits.max_long_data_bytes_per_session);
 }
 
 awaitable<bool> ClientSession::onStmtReset(protocol::ByteView payload) {
@@ -370,7 +401,7 @@ awaitable<bool> ClientSession::onStmtReset(protocol::ByteView payload) {
     queueError(reply_seq_, unknownStatement(m->statement_id, "mysqld_stmt_reset"));
     co_return co_await client_.flush();
   }
-  for (auto& s : stmt->long_data) s.clear();
+  statements_.clearLongData(*stmt);
   stmt->params.long_data.clear();
   co_return co_await sendOk(reply_seq_);
 }

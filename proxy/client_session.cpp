@@ -106,6 +106,7 @@ awaitable<void> ClientSession::run() {
   }
   co_await releasePinned();
   client_.close();
+  user_slot_.reset();  // users[].max_connections counts sessions until they end
 }
 
 awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {

@@ -17,6 +17,7 @@
 #include "parser/dialect.hpp"
 #include "protocol/prepared.hpp"
 #include "proxy/client_statements.hpp"
+#include "proxy/host_limits.hpp"
 #include "routing/plan.hpp"
 #include "routing/shard_map.hpp"
 #include "protocol/response_tracker.hpp"
@@ -167,6 +168,7 @@ class ClientSession {
   uint32_t capabilities_ = 0;  // negotiated with the client
   uint8_t reply_seq_ = 1;      // sequence id of the first packet answering the current command
   std::string user_;
+  std::optional<HostConnectionLimiter::Slot> user_slot_;  // users[].max_connections, held while logged in
   std::string peer_;
   std::string scramble_;  // of the greeting; COM_CHANGE_USER is answered against it
   SessionState desired_;

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -17,16 +18,17 @@ struct ClientStatement {
   protocol::StmtParamState params;    // parameter count, last bound types, long-data flags
   std::vector<std::string> long_data; // COM_STMT_SEND_LONG_DATA bytes per parameter
   uint16_t num_columns = 0;
+  // Long data past a limit was dropped: the next execute is answered with an
+  // error (the server, too, reports long-data errors at execute).
+  bool long_data_too_large = false;
 };
 
 class ClientStatements {
  public:
-  // MySQL's default max_prepared_stmt_count is per server; this bounds one session.
-  static constexpr size_t kMaxPerSession = 16382;
-
-  // nullptr when the session already holds kMaxPerSession statements.
-  ClientStatement* add(ClientStatement statement, uint32_t& id) {
-    if (statements_.size() >= kMaxPerSession) return nullptr;
+  // nullptr when the session already holds `limit` statements
+  // (limits.max_prepared_statements_per_session).
+  ClientStatement* add(ClientStatement statement, uint32_t& id, size_t limit) {
+    if (statements_.size() >= limit) return nullptr;
     id = next_id_++;
     if (next_id_ == 0 || next_id_ == protocol::kLastPreparedStatementId) next_id_ = 1;
     last_id_ = id;
@@ -38,14 +40,47 @@ class ClientStatements {
     auto it = statements_.find(id);
     return it == statements_.end() ? nullptr : &it->second;
   }
-  void erase(uint32_t id) { statements_.erase(id); }
-  void clear() { statements_.clear(); }
+  void erase(uint32_t id) {
+    if (ClientStatement* s = find(id); s && id != protocol::kLastPreparedStatementId) clearLongData(*s);
+    statements_.erase(id);
+  }
+  void clear() {
+    statements_.clear();
+    long_data_bytes_ = 0;
+  }
   size_t size() const { return statements_.size(); }
+
+  // Keeps a COM_STMT_SEND_LONG_DATA chunk for `param` (already noted in
+  // s.params), unless the parameter would pass `param_limit` bytes or the
+  // session's long data `session_limit`: then the chunk is dropped and the
+  // statement marked long_data_too_large.
+  void appendLongData(ClientStatement& s, uint16_t param, std::string_view data, uint64_t param_limit,
+                      uint64_t session_limit) {
+    if (s.long_data.size() <= param) s.long_data.resize(size_t(param) + 1);
+    std::string& buffer = s.long_data[param];
+    if (s.long_data_too_large || buffer.size() + data.size() > param_limit ||
+        long_data_bytes_ + data.size() > session_limit) {
+      s.long_data_too_large = true;
+      return;
+    }
+    buffer.append(data);
+    long_data_bytes_ += data.size();
+  }
+  // After an execute or a reset: the statement's long data is gone.
+  void clearLongData(ClientStatement& s) {
+    for (auto& buffer : s.long_data) {
+      long_data_bytes_ -= buffer.size();
+      std::string().swap(buffer);  // give the memory back, not only the size
+    }
+    s.long_data_too_large = false;
+  }
+  uint64_t longDataBytes() const { return long_data_bytes_; }
 
  private:
   std::unordered_map<uint32_t, ClientStatement> statements_;
   uint32_t next_id_ = 1;
   uint32_t last_id_ = 0;
+  uint64_t long_data_bytes_ = 0;  // held by all statements together
 };
 
 }  // namespace sp::proxy

@@ -32,6 +32,10 @@ struct ProxyContext {
   std::atomic<uint64_t> handshake_too_large{0};      // server.max_handshake_packet_bytes
   std::atomic<uint64_t> idle_timeouts{0};            // server.wait_timeout_s
   HostConnectionLimiter hosts;
+  // Logged-in sessions per user name (users[].max_connections); the same
+  // counter keyed by user instead of address.
+  HostConnectionLimiter users;
+  std::atomic<uint64_t> refused_per_user{0};         // users[].max_connections
   // Every worker, set once before they start (KILL finds a session on any of them).
   std::vector<Worker*> workers;
 

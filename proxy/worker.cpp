@@ -1,5 +1,6 @@
 #include "proxy/worker.hpp"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -29,6 +30,7 @@ Worker::Worker(ProxyContext& context, unsigned index, unsigned worker_count)
     if (b.name == cfg.default_backend) default_pool_ = pool.get();
     pools_.emplace(b.name, std::move(pool));
   }
+  plan_cache_.setMaxBytes(cfg.limits.max_plan_cache_bytes / std::max(worker_count, 1u));
 }
 
 Worker::~Worker() {

@@ -38,6 +38,7 @@ std::optional<uint32_t> mapPosition(const NormalizedQuery& q, uint32_t pos, bool
 struct PlanCache::Entry {
   std::string text;  // the normalized text the statement's views point into
   std::optional<parser::Statement> statement;  // empty: the normalized text does not parse
+  size_t bytes = 0;  // entryBytes()
 };
 
 NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue> params) {
@@ -74,6 +75,19 @@ NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue>
 void PlanCache::clear() {
   index_.clear();
   lru_.clear();
+  bytes_ = 0;
+}
+
+void PlanCache::evictOne() {
+  auto it = index_.find(lru_.back());
+  bytes_ -= it->second.first->bytes;
+  index_.erase(it);
+  lru_.pop_back();
+}
+
+void PlanCache::setMaxBytes(size_t max_bytes) {
+  max_bytes_ = max_bytes;
+  while (!lru_.empty() && bytes_ > max_bytes_) evictOne();
 }
 
 std::shared_ptr<const PlanCache::Entry> PlanCache::lookup(const std::string& key) {
@@ -84,11 +98,9 @@ std::shared_ptr<const PlanCache::Entry> PlanCache::lookup(const std::string& key
 }
 
 void PlanCache::insert(const std::string& key, std::shared_ptr<const Entry> entry) {
-  if (capacity_ == 0) return;
-  if (index_.size() >= capacity_) {
-    index_.erase(lru_.back());
-    lru_.pop_back();
-  }
+  if (capacity_ == 0 || entry->bytes > max_bytes_) return;
+  while (!lru_.empty() && (index_.size() >= capacity_ || bytes_ + entry->bytes > max_bytes_)) evictOne();
+  bytes_ += entry->bytes;
   lru_.push_front(key);
   index_.emplace(key, std::pair{std::move(entry), lru_.begin()});
 }
@@ -112,6 +124,7 @@ Plan PlanCache::plan(std::string_view sql, const PlannerInput& input) {
     fresh->text = q.text;
     auto parsed = parser::parse(fresh->text, input.limits);
     if (parsed) fresh->statement = std::move(*parsed);
+    fresh->bytes = entryBytes(fresh->text.size(), fresh->statement ? fresh->statement->node_count : 0);
     entry = fresh;
     insert(q.text, entry);
   }

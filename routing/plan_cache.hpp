@@ -38,7 +38,11 @@ NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue>
 
 class PlanCache {
  public:
-  explicit PlanCache(size_t capacity = 4096) : capacity_(capacity) {}
+  // At most `capacity` entries and about `max_bytes` of memory (config
+  // limits.max_plan_cache_bytes, shared among the worker threads); the least
+  // recently used entries go first. An entry bigger than max_bytes is not kept.
+  explicit PlanCache(size_t capacity = 4096, size_t max_bytes = 64u << 20)
+      : capacity_(capacity), max_bytes_(max_bytes) {}
 
   // Statements longer than this bypass the cache (planQuery directly).
   static constexpr size_t kMaxCachedQueryBytes = 16 * 1024;
@@ -47,6 +51,13 @@ class PlanCache {
   Plan plan(std::string_view sql, const PlannerInput& input);
 
   size_t size() const { return index_.size(); }
+  // Memory the entries hold, as estimated by entryBytes().
+  size_t bytes() const { return bytes_; }
+  void setMaxBytes(size_t max_bytes);
+  // Estimate of one entry: the normalized text three times (entry, index key,
+  // LRU list), about 400 bytes per parsed node (docs/configuration.md,
+  // limits.max_statement_nodes) and a fixed overhead.
+  static size_t entryBytes(size_t text_bytes, size_t nodes) { return 3 * text_bytes + 400 * nodes + 512; }
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
   void clear();
@@ -56,7 +67,11 @@ class PlanCache {
   std::shared_ptr<const Entry> lookup(const std::string& key);
   void insert(const std::string& key, std::shared_ptr<const Entry> entry);
 
+  void evictOne();
+
   size_t capacity_;
+  size_t max_bytes_;
+  size_t bytes_ = 0;
   std::list<std::string> lru_;  // most recent first
   std::unordered_map<std::string, std::pair<std::shared_ptr<const Entry>, std::list<std::string>::iterator>> index_;
   uint64_t hits_ = 0;

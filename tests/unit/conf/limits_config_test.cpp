@@ -66,5 +66,48 @@ TEST(LimitsConfig, OutOfRangeValuesNamePathAndRange) {
   EXPECT_NE(issues[6].message.find("max_statement_nodes"), std::string::npos) << issues[6].message;
 }
 
+TEST(LimitsConfig, SessionBudgetsAndPlanCache) {
+  auto defaults = parseConfig(minimalWith(""), kBase);
+  ASSERT_TRUE(defaults) << formatIssues(defaults.error(), "t.yaml");
+  EXPECT_EQ(defaults->limits.max_prepared_statements_per_session, 16382u);
+  EXPECT_EQ(defaults->limits.max_long_data_bytes_per_session, 64ull << 20);
+  EXPECT_EQ(defaults->limits.max_plan_cache_bytes, 64ull << 20);
+  EXPECT_EQ(defaults->users[0].max_connections, 0u);
+
+  auto config = parseConfig(minimalWith("limits:\n  max_prepared_statements_per_session: 10\n"
+                                        "  max_long_data_bytes_per_session: 8589934592\n"
+                                        "  max_plan_cache_bytes: 0\n"),
+                            kBase);
+  ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
+  EXPECT_EQ(config->limits.max_prepared_statements_per_session, 10u);
+  EXPECT_EQ(config->limits.max_long_data_bytes_per_session, 8ull << 30);
+  EXPECT_EQ(config->limits.max_plan_cache_bytes, 0u);
+
+  auto bad = parseConfig(minimalWith("limits:\n  max_prepared_statements_per_session: 0\n"
+                                     "  max_long_data_bytes_per_session: 100\n"
+                                     "  max_plan_cache_bytes: 1000000000000\n"),
+                         kBase);
+  ASSERT_FALSE(bad);
+  ASSERT_EQ(bad.error().size(), 3u) << formatIssues(bad.error(), "t.yaml");
+  EXPECT_EQ(bad.error()[0].path, "limits.max_prepared_statements_per_session");
+  EXPECT_NE(bad.error()[0].message.find("[1, 1048576]"), std::string::npos) << bad.error()[0].message;
+  EXPECT_EQ(bad.error()[1].path, "limits.max_long_data_bytes_per_session");
+  EXPECT_EQ(bad.error()[2].path, "limits.max_plan_cache_bytes");
+}
+
+TEST(LimitsConfig, UserMaxConnections) {
+  auto config = parseConfig("users:\n  - {name: app, password: pw, max_connections: 3}\n  - {name: b, password: pw}\n"
+                            "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n",
+                            kBase);
+  ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
+  EXPECT_EQ(config->users[0].max_connections, 3u);
+  EXPECT_EQ(config->users[1].max_connections, 0u) << "no limit by default";
+  auto bad = parseConfig("users:\n  - {name: app, password: pw, max_connections: -1}\n"
+                         "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n",
+                         kBase);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error()[0].path, "users[0].max_connections");
+}
+
 }  // namespace
 }  // namespace sp::conf

@@ -133,5 +133,47 @@ TEST(PlanCache, BoundParametersAndEviction) {
   EXPECT_EQ(cache.misses(), 4u);
 }
 
+// limits.max_plan_cache_bytes: entries are counted by their estimated size and
+// the least recently used ones leave to stay under the budget.
+TEST(PlanCache, BoundedInBytes) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  PlannerInput plain{*map, "db0", {}};
+  // Ten shapes (the column name differs) of exactly the same size: three fit.
+  auto shape = [](int i) { return "SELECT * FROM msg WHERE conv_id = 1 AND seq > 5 AND c" + std::to_string(i) + " = 1"; };
+  PlanCache unbounded;
+  unbounded.plan(shape(0), plain);
+  const size_t one = unbounded.bytes();
+  ASSERT_GT(one, PlanCache::entryBytes(0, 0));
+
+  PlanCache cache(4096, 3 * one);
+  for (int i = 0; i < 10; ++i) {
+    cache.plan(shape(i), plain);
+    EXPECT_LE(cache.bytes(), 3 * one) << i;
+  }
+  EXPECT_EQ(cache.size(), 3u);
+  const uint64_t misses = cache.misses();
+  cache.plan(shape(9), plain);  // among the three most recent: a hit
+  cache.plan(shape(0), plain);  // evicted long ago: a miss
+  EXPECT_EQ(cache.misses(), misses + 1);
+
+  // A statement whose tree alone passes the budget is planned, not kept.
+  std::string wide = "SELECT * FROM msg WHERE conv_id = 1";
+  for (int i = 0; i < 200; ++i) wide += " AND c" + std::to_string(i) + " = 1";
+  PlanCache small(4096, one * 2);
+  ASSERT_GT(PlanCache::entryBytes(wide.size() / 2, 200), one * 2);
+  Plan p = small.plan(wide, plain);
+  EXPECT_EQ(p.kind, PlanKind::kRoute);
+  EXPECT_EQ(small.size(), 0u);
+  EXPECT_EQ(small.bytes(), 0u);
+
+  // Lowering the budget evicts at once; 0 keeps nothing.
+  cache.setMaxBytes(0);
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.bytes(), 0u);
+  cache.plan("SELECT * FROM msg WHERE conv_id = 1", plain);
+  EXPECT_EQ(cache.size(), 0u);
+}
+
 }  // namespace
 }  // namespace sp::routing

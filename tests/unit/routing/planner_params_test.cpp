@@ -70,6 +70,22 @@ TEST(PlannerParams, SeedsRangeQueryRoutesWithBoundValues) {
   EXPECT_TRUE(plan.depends_on_params);
 }
 
+// Found by fuzz_sql: a `?` inside a skipped window frame (or CAST type) was
+// not counted, so the key took the frame's value and went to the wrong shard.
+TEST(PlannerParams, PlaceholderInsideWindowFrameKeepsNumbering) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  const std::string sql =
+      "SELECT SUM(seq) OVER (ORDER BY seq ROWS BETWEEN ? PRECEDING AND CURRENT ROW) FROM msg WHERE conv_id = ?";
+  std::vector<ParamValue> params = {unsignedParam(2), unsignedParam(1)};
+  Plan plan = planQuery(sql, PlannerInput{*map, "db0", params});
+  ASSERT_EQ(plan.kind, PlanKind::kRoute);
+  EXPECT_EQ(plan.targets[0].physical_table, "msg_01");
+  auto parsed = parser::parse(sql);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->placeholder_count, 2u);
+}
+
 TEST(PlannerParams, ParameterKinds) {
   auto map = testMap();
   ASSERT_TRUE(map);
