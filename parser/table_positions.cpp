@@ -33,8 +33,8 @@ bool spellsAny(const Token& t, std::string_view sql, const std::array<std::strin
 // Words that start a table position (each may be followed by a comma list).
 constexpr std::array<std::string_view, 5> kListStarts = {"FROM", "JOIN", "STRAIGHT_JOIN", "TABLE", "TABLES"};
 // Words that may stand between a list start and the name without ending it.
-constexpr std::array<std::string_view, 7> kBeforeName = {"IF", "NOT", "EXISTS", "LOW_PRIORITY", "IGNORE",
-                                                         "TEMPORARY", "ONLY"};
+constexpr std::array<std::string_view, 8> kBeforeName = {"IF", "NOT", "EXISTS", "LOW_PRIORITY", "IGNORE",
+                                                         "TEMPORARY", "ONLY", "TABLE"};
 // Words that may follow a name in a list without ending the list (alias,
 // lock type, RENAME's TO).
 constexpr std::array<std::string_view, 6> kInList = {"AS", "READ", "WRITE", "LOCAL", "LOW_PRIORITY", "TO"};
@@ -130,7 +130,9 @@ std::vector<std::string> tableNamePositions(std::string_view sql) {
       level.expect = true;
       continue;
     }
-    if ((spells(t, sql, "TO") || spells(t, sql, "LIKE")) && was_after_name) {
+    // RENAME TABLE a TO b / ALTER TABLE a RENAME TO b, not GRANT ... ON t TO user.
+    const bool renaming = spells(tokens[statement_start], sql, "RENAME") || spells(tokens[statement_start], sql, "ALTER");
+    if (((spells(t, sql, "TO") && renaming) || spells(t, sql, "LIKE")) && was_after_name) {
       level.expect = true;
       continue;
     }

@@ -12,7 +12,7 @@
 //    IF [NOT] EXISTS, and each further element of such a list after a comma
 //    at the same parenthesis depth (`DROP TABLE a, b`, `FROM a x, b`,
 //    `LOCK TABLES a READ, b WRITE`, `RENAME TABLE a TO b, c TO d`);
-//  - after TO and LIKE when they follow a table name (`RENAME TABLE a TO b`,
+//  - after LIKE when it follows a table name, and TO in RENAME/ALTER (`RENAME TABLE a TO b`,
 //    `CREATE TABLE a LIKE b`) and after RENAME [TO|AS] (`ALTER TABLE a RENAME TO b`);
 //  - after ON when the name is followed by `(`, FOR, TO, FROM or the end
 //    (`CREATE INDEX i ON t (c)`, `CREATE TRIGGER .. ON t FOR EACH ROW`,
