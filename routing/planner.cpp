@@ -4,6 +4,7 @@
 
 #include "parser/lexer.hpp"
 #include "parser/parse.hpp"
+#include "parser/table_positions.hpp"
 #include "routing/conditions.hpp"
 #include "routing/planner_detail.hpp"
 
@@ -223,13 +224,13 @@ Plan passthrough(std::string_view sql, std::string_view backend) {
   return plan;
 }
 
-// The first sharded table (logical or physical) named by any identifier token.
+// A sharded table (logical or physical) named in a table position of a
+// statement without a routed form; a column, variable or alias that merely
+// spells its name does not count (parser/table_positions.hpp).
 std::optional<std::string> shardedNameIn(std::string_view sql, const CompiledShardMap& map,
                                          const parser::Dialect& dialect) {
-  for (const auto& token : parser::tokenize(sql, dialect)) {
-    if (token.kind != parser::TokenKind::kIdentifier && token.kind != parser::TokenKind::kQuotedIdentifier) continue;
-    std::string name = parser::unquoteIdentifier(token.text(sql));
-    if (map.findTable(name) || map.findPhysical(name)) return name;
+  for (auto& name : parser::tableNamePositions(sql, dialect)) {
+    if (map.findTable(name) || map.findPhysical(name)) return std::move(name);
   }
   return std::nullopt;
 }

@@ -108,6 +108,8 @@ Plan planSqlPrepare(std::string_view sql, const PlannerInput& input) {
   if (!rule) return passthrough;
   const std::string prefix = "shardproxy: PREPARE ... FROM names sharded table " + rule->name + ": ";
   Plan inner = planQuery(text, input);
+  // The name was only spelled (a column, a variable, an alias): nothing to route.
+  if (inner.kind == PlanKind::kPassthrough) return passthrough;
   if (inner.kind == PlanKind::kRoute && inner.targets.size() == 1) {
     auto quoted = quoteForAnyMode(inner.targets.front().sql);
     if (!quoted) {

@@ -57,6 +57,12 @@ TEST(SqlPrepare, UnshardedTextsAndVariablesPassThrough) {
   EXPECT_EQ(plan("PREPARE s FROM @text").kind, PlanKind::kPassthrough);
 }
 
+TEST(SqlPrepare, ATextThatOnlySpellsTheNamePassesThrough) {
+  // A column, variable or alias named like the sharded table (issue 20).
+  EXPECT_EQ(plan("PREPARE s FROM 'SELECT msg FROM t1 WHERE msg = ?'").kind, PlanKind::kPassthrough);
+  EXPECT_EQ(plan("PREPARE s FROM 'CREATE TABLE t2 (id INT, msg TEXT)'").kind, PlanKind::kPassthrough);
+}
+
 TEST(SqlPrepare, ABackslashInTheTextIsRefused) {
   auto p = plan("PREPARE s FROM 'SELECT seq FROM msg WHERE conv_id = 3 AND content = ''a\\\\\\\\b'''");
   ASSERT_EQ(p.kind, PlanKind::kRefused) << p.targets.size();
