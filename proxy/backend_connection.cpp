@@ -79,7 +79,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
   if (cec) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "connect failed: " + cec.message()));
 
   auto conn = std::make_unique<BackendConnection>(std::move(socket), max_packet_bytes);
-  conn->flavour_ = flavour & kFlavourMask;
+  conn->flavour_ = flavour & kPoolFlavourMask;
   conn->backend_name_ = config.name;
   timer.expires_after(timeout);
   auto login = co_await (conn->login(config) || timer.async_wait(kNoThrow));
@@ -91,7 +91,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
     if (e.kind != BackendError::Kind::kServer) e.kind = BackendError::Kind::kConnect;
     co_return std::unexpected(std::move(e));
   }
-  conn->applied_.database = config.database;
+  conn->applied_.database = (flavour & kNoDatabase) ? std::string() : config.database;
   conn->applied_.names = namesForCollation(kBackendCollation);
   if (auto tracking = co_await conn->enableTracking(); !tracking) {
     co_return std::unexpected(tracking.error());
@@ -110,8 +110,8 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   }
   thread_id_ = hs->connection_id;
   server_version_ = hs->server_version;
-  uint32_t wanted = kBackendCapabilities | flavour_;
-  if (config.database.empty()) wanted &= ~cap::kConnectWithDb;
+  uint32_t wanted = kBackendCapabilities | (flavour_ & kFlavourMask);
+  if (config.database.empty() || (flavour_ & kNoDatabase)) wanted &= ~cap::kConnectWithDb;
   capabilities_ = wanted & (hs->capabilities | cap::kLongPassword);
 
   std::string scramble = hs->auth_plugin_data.substr(0, protocol::kScrambleLength);
@@ -120,7 +120,7 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   resp.max_packet_size = 1u << 30;
   resp.character_set = kBackendCollation;
   resp.username = config.user;
-  resp.database = config.database;
+  if (wanted & cap::kConnectWithDb) resp.database = config.database;
   bool sha2 = hs->auth_plugin_name == protocol::kCachingSha2Plugin;
   resp.auth_plugin_name = sha2 ? std::string(protocol::kCachingSha2Plugin) : std::string(protocol::kNativePasswordPlugin);
   resp.auth_response = sha2 ? protocol::cachingSha2Response(config.password, scramble)

@@ -25,6 +25,12 @@ namespace sp::proxy {
 // (a client without CLIENT_MULTI_STATEMENTS must not get a backend that runs "a;b").
 inline constexpr uint32_t kFlavourMask =
     protocol::cap::kFoundRows | protocol::cap::kMultiStatements | protocol::cap::kIgnoreSpace;
+// A pseudo flavour bit (never sent to a server): a connection logged in
+// without a database, for sessions that chose none. A database cannot be
+// unselected, so such a session must never get a connection that has one
+// (`SELECT DATABASE()` would answer it, unqualified names would resolve in it).
+inline constexpr uint32_t kNoDatabase = 1u << 31;
+inline constexpr uint32_t kPoolFlavourMask = kFlavourMask | kNoDatabase;
 
 class BackendConnection {
  public:

@@ -68,7 +68,7 @@ std::vector<uint32_t> BackendPool::markLentForKill(uint32_t owner) {
 
 awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> BackendPool::acquire(uint32_t flavour,
                                                                                                 uint32_t owner) {
-  flavour &= kFlavourMask;
+  flavour &= kPoolFlavourMask;
   const auto deadline = Clock::now() + kMaxWait;
   bool waited = false;
   for (;;) {
@@ -139,7 +139,9 @@ void BackendPool::release(std::unique_ptr<BackendConnection> conn) {
     kill_aimed = it->second.kill_aimed;
     lent_.erase(it);
   }
-  if (stopped_ || draining_ || kill_aimed || conn->broken() || !conn->stream().isOpen()) {
+  // A connection of the no-database flavour that got one (USE) cannot give it up.
+  const bool database_stuck = (conn->flavour() & kNoDatabase) && !conn->applied().database.empty();
+  if (stopped_ || draining_ || kill_aimed || conn->broken() || !conn->stream().isOpen() || database_stuck) {
     if (conn->broken()) ++counters_.broken;
     conn->stream().close();
     --total_;

@@ -119,7 +119,7 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
   // does not exist is refused. A backend that is down does not block the
   // login: statements will report it.
   std::optional<protocol::ErrPacket> refusal;
-  auto acquired = co_await defaultPool().acquire(capabilities_, connection_id_);
+  auto acquired = co_await defaultPool().acquire(poolFlavour(), connection_id_);
   if (acquired) {
     auto conn = std::move(*acquired);
     auto r = co_await conn->sync(desired_);

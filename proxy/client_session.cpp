@@ -163,7 +163,7 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
   if (pinned_) {
     conn = std::move(pinned_);
   } else {
-    auto r = co_await pool.acquire(capabilities_, connection_id_);
+    auto r = co_await pool.acquire(poolFlavour(), connection_id_);
     if (!r) {
       const auto& cfg = pool.config();
       queueError(reply_seq_, client_error::make(
@@ -258,6 +258,10 @@ awaitable<void> ClientSession::recordDiagnostics(const ForwardResult& result, co
                                                   BackendConnection& conn) {
   if (result.server_error) {
     if (result.error) diagnostics_.onError(*result.error);
+    // The area may hold more than the error (a procedure's "At line 4 in
+    // f1" note before it): read it whole while the connection is ours.
+    auto rows = co_await conn.queryRows("SHOW WARNINGS");
+    if (rows && !rows->empty()) diagnostics_.setConditions(*rows);
     co_return;
   }
   using K = parser::StatementKind;

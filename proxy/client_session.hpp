@@ -145,6 +145,11 @@ class ClientSession {
   void queueError(uint8_t seq, const protocol::ErrPacket& err);
   uint16_t statusFlags() const;
   BackendPool& defaultPool();
+  // What a backend connection must match to serve this session: the
+  // semantic capability bits, and no database at all when it has none.
+  uint32_t poolFlavour() const {
+    return (capabilities_ & kFlavourMask) | (desired_.database.empty() ? kNoDatabase : 0);
+  }
 
   // Where a statement goes (routing.md): a pool and the SQL to send there
   // (empty = the client's text unchanged), or the ERR that refuses it.

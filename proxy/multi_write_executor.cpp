@@ -326,7 +326,7 @@ awaitable<bool> ClientSession::undoSplitWrite(std::unique_ptr<BackendConnection>
 
 awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> ClientSession::preparePartConnection(
     BackendPool& pool, const parser::StatementInfo& info) {
-  auto r = co_await pool.acquire(capabilities_, connection_id_);
+  auto r = co_await pool.acquire(poolFlavour(), connection_id_);
   if (!r) co_return std::unexpected(fmt::format("backend unavailable: {}", r.error().message));
   auto conn = std::move(*r);
   auto synced = co_await conn->sync(desired_);

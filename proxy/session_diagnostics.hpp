@@ -33,7 +33,8 @@ class SessionDiagnostics {
   // statement naming no table (`SELECT 1`, `SET @x = 1`, `DO 0`) keeps the
   // previous statement's conditions.
   bool onSuccess(uint16_t warnings, bool resets = true);
-  // A statement failed: the area holds its error.
+  // A statement failed: the area holds its error (the caller may then read
+  // the whole area, notes before the error included, with setConditions).
   void onError(const protocol::ErrPacket& err);
   // The rows of SHOW WARNINGS (Level, Code, Message) read on the statement's
   // connection; rows that are not three values with a numeric code are skipped.
