@@ -59,6 +59,10 @@ class ClientSession {
   awaitable<std::optional<protocol::ErrPacket>> startSession(std::string names, std::string database);
   awaitable<bool> onChangeUser(protocol::ByteView payload);
 
+  // client_access.cpp: the ERR refusing `sql` for this user (statement
+  // policy, private physical tables; docs/security.md), or nullopt.
+  std::optional<protocol::ErrPacket> accessRefusal(std::string_view sql);
+
   // client_session.cpp
   awaitable<bool> dispatch(protocol::ByteView payload);
   awaitable<bool> onQuery(protocol::ByteView payload);
