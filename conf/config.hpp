@@ -37,9 +37,18 @@ struct ServerConfig {
 
 struct UserAccount {
   std::string name;
+  // Exactly one of the two (docs/configuration.md): the clear text, or the
+  // mysql_native_password hash "*" + 40 upper-case hex digits, SHA1(SHA1(pw)),
+  // as MariaDB's PASSWORD() prints it (`shardproxy --hash-password`).
   std::string password;
+  std::string password_hash;
+  bool allow_empty_password = false;  // else an empty or missing password is a config error
   std::string default_database;  // may be empty
   uint32_t max_connections = 0;  // sessions of this user at once; 0 = no limit (users only)
+  // Statement policy (docs/security.md); `users` only, not `admin_users`.
+  bool privileged = false;       // DBA account: no statement policy, physical tables allowed
+  bool allow_ddl = false;        // CREATE / ALTER / DROP / TRUNCATE / RENAME of tables, views, routines, ...
+  bool physical_tables = false;  // may name physical shard tables (msg_05) directly
 };
 
 struct BackendConfig {

@@ -1,5 +1,7 @@
 #include "conf/sections.hpp"
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -174,17 +176,58 @@ const FieldSpec<ScatterConfig> kScatterFields[] = {
 struct UserEntry {
   UserAccount account;
   int name_line = 0;
+  bool has_password = false;
+  bool has_hash = false;
+  bool bad_hash = false;  // reported already
 };
 
-const FieldSpec<UserEntry> kUserFields[] = {
+void readBool(Walker& w, const YAML::Node& v, const std::string& p, bool& out) {
+  static constexpr std::string_view kBools[] = {"true", "false"};
+  if (auto word = w.readChoice(v, p, kBools)) out = *word == "true";
+}
+
+// "*" + 40 hex digits (either case; kept upper-case, as PASSWORD() prints it).
+// The value itself is never repeated in a message.
+// False when reported.
+bool readPasswordHash(Walker& w, const YAML::Node& v, const std::string& p, std::string& out) {
+  auto text = w.readString(v, p, NullIs::kEmpty, true);
+  if (!text) return false;
+  if (text->empty()) return true;
+  bool ok = text->size() == 41 && (*text)[0] == '*';
+  for (size_t i = 1; ok && i < text->size(); ++i) {
+    char& c = (*text)[i];
+    if (c >= 'a' && c <= 'f') c = static_cast<char>(c - 'a' + 'A');
+    ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
+  }
+  if (!ok) {
+    w.report(p, v, "not a mysql_native_password hash: '*' followed by 40 hex digits, as PASSWORD() or "
+                   "`shardproxy --hash-password` prints it");
+    return false;
+  }
+  out = std::move(*text);
+  return true;
+}
+
+// Keys of both lists: who logs in and how.
+const FieldSpec<UserEntry> kCredentialFields[] = {
     {"name", true,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        u.name_line = lineOf(v);
        readName(w, v, p, u.account.name);
      }},
-    {"password", true,
+    {"password", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       u.has_password = true;
        readStringInto(w, v, p, u.account.password, NullIs::kEmpty, true);
+     }},
+    {"password_hash", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       u.has_hash = true;
+       u.bad_hash = !readPasswordHash(w, v, p, u.account.password_hash);
+     }},
+    {"allow_empty_password", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readBool(w, v, p, u.account.allow_empty_password);
      }},
     {"default_database", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
@@ -196,13 +239,57 @@ const FieldSpec<UserEntry> kUserFields[] = {
      }},
 };
 
-void readUsers(Walker& w, const YAML::Node& list, const std::string& path,
+// Keys of `users` only: the statement policy (docs/security.md).
+const FieldSpec<UserEntry> kPolicyFields[] = {
+    {"privileged", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readBool(w, v, p, u.account.privileged);
+     }},
+    {"allow_ddl", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readBool(w, v, p, u.account.allow_ddl);
+     }},
+    {"physical_tables", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readBool(w, v, p, u.account.physical_tables);
+     }},
+};
+
+const auto kUserFields = [] {
+  std::array<FieldSpec<UserEntry>, std::size(kCredentialFields) + std::size(kPolicyFields)> all{};
+  std::copy(std::begin(kPolicyFields), std::end(kPolicyFields),
+            std::copy(std::begin(kCredentialFields), std::end(kCredentialFields), all.begin()));
+  return all;
+}();
+
+// One of password / password_hash; empty only when allowed.
+void checkCredentials(Walker& w, const YAML::Node& node, const std::string& path, const UserEntry& u) {
+  if (u.bad_hash) return;
+  if (u.has_password && u.has_hash) {
+    w.report(path + ".password_hash", node, "give either 'password' or 'password_hash', not both");
+    return;
+  }
+  if (!u.has_password && !u.has_hash && !u.account.allow_empty_password) {
+    w.report(path + ".password", node,
+             "missing required key 'password' (or 'password_hash'; 'allow_empty_password: true' for none)");
+    return;
+  }
+  const bool empty = u.account.password.empty() && u.account.password_hash.empty();
+  if (empty && (u.has_password || u.has_hash) && !u.account.allow_empty_password) {
+    w.report(path + (u.has_hash ? ".password_hash" : ".password"), node,
+             "empty password: anyone knowing the user name could log in; set one, or 'allow_empty_password: true'");
+  }
+}
+
+void readUsers(Walker& w, const YAML::Node& list, const std::string& path, std::span<const FieldSpec<UserEntry>> fields,
                std::vector<UserAccount>& out, std::vector<int>& lines) {
   if (list.IsNull()) return;  // `users:` with nothing under it
   if (!w.expectSequence(list, path)) return;
   for (size_t i = 0; i < list.size(); ++i) {
     UserEntry entry;
-    readMapping<UserEntry>(w, list[i], fmt::format("{}[{}]", path, i), kUserFields, entry);
+    const std::string item = fmt::format("{}[{}]", path, i);
+    readMapping<UserEntry>(w, list[i], item, fields, entry);
+    if (list[i].IsMap()) checkCredentials(w, list[i], item, entry);
     out.push_back(std::move(entry.account));
     lines.push_back(entry.name_line);
   }
@@ -289,11 +376,11 @@ const FieldSpec<Document> kTopFields[] = {
      }},
     {"users", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
-       readUsers(w, v, p, d.config.users, d.user_lines);
+       readUsers(w, v, p, kUserFields, d.config.users, d.user_lines);
      }},
     {"admin_users", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
-       readUsers(w, v, p, d.config.admin_users, d.admin_user_lines);
+       readUsers(w, v, p, kCredentialFields, d.config.admin_users, d.admin_user_lines);
      }},
     {"backends", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {

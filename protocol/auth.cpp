@@ -50,6 +50,40 @@ bool verifyNativePassword(std::string_view password, std::string_view scramble,
   return CRYPTO_memcmp(expected.data(), response.data(), expected.size()) == 0;
 }
 
+std::string nativePasswordHash(std::string_view password) {
+  if (password.empty()) return {};
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string stage2 = digest(EVP_sha1(), {digest(EVP_sha1(), {password})});
+  std::string out = "*";
+  for (unsigned char c : stage2) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
+bool verifyNativePasswordHash(std::string_view hash, std::string_view scramble, std::string_view response) {
+  if (hash.empty()) return response.empty();
+  if (hash.size() != 41 || hash[0] != '*' || response.size() != 20) return false;
+  std::string stage2(20, '\0');
+  for (size_t i = 0; i < 20; ++i) {
+    auto nibble = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      return -1;
+    };
+    int hi = nibble(hash[1 + 2 * i]), lo = nibble(hash[2 + 2 * i]);
+    if (hi < 0 || lo < 0) return false;
+    stage2[i] = static_cast<char>(hi << 4 | lo);
+  }
+  // response = SHA1(pw) XOR SHA1(scramble + stage2): recover SHA1(pw) and
+  // check that it hashes to stage2.
+  std::string stage1 = xorStrings(std::string(response), digest(EVP_sha1(), {scramble, stage2}));
+  std::string check = digest(EVP_sha1(), {stage1});
+  return CRYPTO_memcmp(check.data(), stage2.data(), stage2.size()) == 0;
+}
+
 std::string cachingSha2Response(std::string_view password, std::string_view scramble) {
   if (password.empty()) return {};
   std::string stage1 = digest(EVP_sha256(), {password});

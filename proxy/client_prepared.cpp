@@ -178,6 +178,10 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   std::string sql(request->query);
+  if (auto refused = accessRefusal(sql)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   parser::StatementInfo info = parser::classify(sql, dialect_);
   auto map = mapSnapshot();
   routing::Plan plan;

@@ -466,6 +466,10 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   std::string_view sql = protocol::asText(payload.subspan(1));
   if (auto inner = routing::explainShardsStatement(sql)) co_return co_await onExplainShards(*inner);
   parser::StatementInfo info = parser::classify(sql, dialect_);
+  if (auto refused = accessRefusal(sql)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   using K = parser::StatementKind;
   if (info.calls_connection_id && info.kind == K::kSelect && !info.multiple_statements) {
     if (auto column = parser::connectionIdQuery(sql)) co_return co_await sendConnectionId(*column);

@@ -65,6 +65,10 @@ class ClientSession {
   // dialect_ from the session's sql_mode and client charset (session_dialect.cpp).
   void updateDialect();
 
+  // client_access.cpp: the ERR refusing `sql` for this user (statement
+  // policy, private physical tables; docs/security.md), or nullopt.
+  std::optional<protocol::ErrPacket> accessRefusal(std::string_view sql);
+
   // client_session.cpp
   awaitable<bool> dispatch(protocol::ByteView payload);
   awaitable<bool> onQuery(protocol::ByteView payload);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "conf/config.hpp"
+#include "protocol/auth.hpp"
 #include "proxy/server.hpp"
 
 namespace {
@@ -15,9 +16,25 @@ namespace {
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: shardproxy --config FILE [--check] [--log-level LEVEL]\n"
+               "       shardproxy --hash-password   (reads a password on stdin, prints its password_hash)\n"
                "  --config FILE      YAML configuration (see docs/configuration.md)\n"
                "  --check            validate the configuration and exit (0 = valid)\n"
                "  --log-level LEVEL  trace|debug|info|warn|error|critical|off (overrides server.log_level)\n");
+}
+
+// --hash-password: one line from stdin (the newline is not part of the
+// password) to the mysql_native_password hash for users[].password_hash.
+int hashPassword() {
+  std::string password;
+  int c;
+  while ((c = std::getchar()) != EOF && c != '\n') password += static_cast<char>(c);
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  if (password.empty()) {
+    std::fprintf(stderr, "shardproxy: empty password on stdin (an empty password needs allow_empty_password: true)\n");
+    return 1;
+  }
+  std::printf("%s\n", sp::protocol::nativePasswordHash(password).c_str());
+  return 0;
 }
 
 }  // namespace
@@ -32,6 +49,8 @@ int main(int argc, char** argv) {
       config_path = argv[++i];
     } else if (arg == "--log-level" && i + 1 < argc) {
       log_level = argv[++i];
+    } else if (arg == "--hash-password") {
+      return hashPassword();
     } else if (arg == "--check") {
       check_only = true;
     } else if (arg == "--help" || arg == "-h") {

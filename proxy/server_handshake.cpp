@@ -65,7 +65,10 @@ awaitable<std::expected<std::string, LoginFailure>> switchToNative(PacketStream&
 const conf::UserAccount* checkPassword(PacketStream& client, const LoginRequest& request, std::string_view username,
                                        const std::string& scramble, const std::string& auth_response, uint8_t seq) {
   const auto* account = findAccount(*request.accounts, username);
-  if (account && protocol::verifyNativePassword(account->password, scramble, auth_response)) return account;
+  const bool ok = account && (account->password_hash.empty()
+                                  ? protocol::verifyNativePassword(account->password, scramble, auth_response)
+                                  : protocol::verifyNativePasswordHash(account->password_hash, scramble, auth_response));
+  if (ok) return account;
   std::string_view host = request.peer.substr(0, request.peer.rfind(':'));
   spdlog::info("connection {}: access denied for user '{}' from {}", request.connection_id, username, request.peer);
   queueErr(client, seq, client_error::kAccessDenied,

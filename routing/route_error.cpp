@@ -21,6 +21,8 @@ RouteErrorInfo routeErrorInfo(RouteErrorCode code) {
     case RouteErrorCode::kUnsupported: return {n, "42000", "unsupported"};
     case RouteErrorCode::kCrossBackend: return {n, "42000", "cross_backend"};
     case RouteErrorCode::kTooComplex: return {n, "42000", "too_complex"};
+    case RouteErrorCode::kPrivateTable: return {n, "42000", "private_table"};
+    case RouteErrorCode::kUncheckedDynamicSql: return {n, "42000", "unchecked_dynamic_sql"};
   }
   return {n, "HY000", "unknown"};
 }

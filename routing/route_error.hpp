@@ -25,6 +25,9 @@ enum class RouteErrorCode : uint16_t {
   kUnsupported = 9113,         // shape not routable yet (subquery, UNION, INSERT ... SELECT, ...)
   kCrossBackend = 9114,        // physical tables named directly live on different backends
   kTooComplex = 9115,          // over a parser budget (limits.max_statement_nodes / _expression_depth / _in_list_values)
+  // Access (routing/access_check.hpp, docs/security.md):
+  kPrivateTable = 9116,        // a physical shard table named by a user without users[].physical_tables
+  kUncheckedDynamicSql = 9117, // PREPARE / EXECUTE IMMEDIATE of a text that is not a literal (statement policy)
 };
 
 struct RouteErrorInfo {

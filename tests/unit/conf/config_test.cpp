@@ -28,6 +28,7 @@ users:
     default_database: im
   - name: reporting
     password: ""
+    allow_empty_password: true
 admin_users:
   - name: admin
     password: admin_pw

@@ -62,3 +62,33 @@ TEST(MakeScramble, LengthAlphabetAndVariety) {
 
 }  // namespace
 }  // namespace sp::protocol
+
+namespace sp::protocol {
+namespace {
+
+// PASSWORD('app_pw') and PASSWORD('') in MariaDB 10.11.
+TEST(NativePasswordHash, MatchesMariaDbPasswordFunction) {
+  EXPECT_EQ(nativePasswordHash("app_pw"), "*95BE1A04B76EE9AB97CEE8436421F2D15539B738");
+  EXPECT_EQ(nativePasswordHash(""), "");
+}
+
+TEST(NativePasswordHash, VerifiesWithTheHashAlone) {
+  const std::string scramble = "abcdefghij0123456789";
+  const std::string hash = nativePasswordHash("app_pw");
+  EXPECT_TRUE(verifyNativePasswordHash(hash, scramble, nativePasswordResponse("app_pw", scramble)));
+  std::string lower = hash;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  EXPECT_TRUE(verifyNativePasswordHash(lower, scramble, nativePasswordResponse("app_pw", scramble)));
+  EXPECT_FALSE(verifyNativePasswordHash(hash, scramble, nativePasswordResponse("app_pX", scramble)));
+  EXPECT_FALSE(verifyNativePasswordHash(hash, "abcdefghij012345678X", nativePasswordResponse("app_pw", scramble)));
+  EXPECT_FALSE(verifyNativePasswordHash(hash, scramble, ""));
+  EXPECT_FALSE(verifyNativePasswordHash(hash, scramble, std::string(19, 'x')));
+  // The hash sent as the answer (a stolen config line) does not log in.
+  EXPECT_FALSE(verifyNativePasswordHash(hash, scramble, hash.substr(1, 20)));
+  EXPECT_FALSE(verifyNativePasswordHash("*XYZ", scramble, nativePasswordResponse("app_pw", scramble)));
+  EXPECT_TRUE(verifyNativePasswordHash("", scramble, ""));
+  EXPECT_FALSE(verifyNativePasswordHash("", scramble, nativePasswordResponse("x", scramble)));
+}
+
+}  // namespace
+}  // namespace sp::protocol

@@ -1,0 +1,72 @@
+// The statement policy of a client session (docs/security.md): what the
+// logged-in user may run, checked before a statement is planned. The analysis
+// is routing::checkAccess; here a denial becomes the server's own ERR.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "proxy/client_session.hpp"
+#include "proxy/worker.hpp"
+#include "routing/access_check.hpp"
+
+namespace sp::proxy {
+
+namespace {
+
+routing::AccessRights rightsOf(const conf::UserAccount* account) {
+  if (!account) return {};  // unknown (cannot happen after login): least privilege
+  return {account->privileged, account->allow_ddl, account->physical_tables};
+}
+
+// MariaDB's wording for a missing privilege (errmsg-utf8.txt), with the
+// session's user and host.
+protocol::ErrPacket privilegeError(const parser::PrivilegeNeed& need, std::string_view user, std::string_view host,
+                                   std::string_view session_database) {
+  using parser::Need;
+  auto specific = [](std::string_view privilege) {  // ER_SPECIFIC_ACCESS_DENIED_ERROR
+    return protocol::ErrPacket{1227, "42000", fmt::format("Access denied; you need (at least one of) the {} "
+                                                          "privilege(s) for this operation", privilege)};
+  };
+  auto database = [&](std::string_view db) {  // ER_DBACCESS_DENIED_ERROR
+    return protocol::ErrPacket{1044, "42000", fmt::format("Access denied for user '{}'@'{}' to database '{}'",
+                                                          user, host, db)};
+  };
+  auto table = [&](std::string_view command, std::string_view db, std::string_view object) {  // ER_TABLEACCESS_DENIED_ERROR
+    return protocol::ErrPacket{1142, "42000", fmt::format("{} command denied to user '{}'@'{}' for table `{}`.`{}`",
+                                                          command, user, host, db, object)};
+  };
+  const std::string_view db = need.database.empty() ? session_database : std::string_view(need.database);
+  switch (need.need) {
+    case Need::kGlobalPrivilege: return specific(need.privilege);
+    case Need::kSystemTable: return table(need.command, need.database, need.object);
+    case Need::kDatabase: return database(need.object);
+    case Need::kDdl:
+      if (need.routine) return database(db);
+      if (need.object.empty()) return specific(need.command);
+      return table(need.command, db, need.object);
+    case Need::kUncheckedDynamicSql: break;  // a Refusal, not a PrivilegeNeed (routing/access_check.cpp)
+  }
+  return specific(need.statement);
+}
+
+}  // namespace
+
+std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view sql) {
+  const auto& config = worker_.context().config;
+  const routing::AccessRights rights = rightsOf(config.findUser(user_));
+  if (rights.privileged) return std::nullopt;
+  auto map = mapSnapshot();
+  auto denial = routing::checkAccess(sql, rights, map.get(), !txn_.noBackslashEscapes());
+  if (!denial) return std::nullopt;
+  // The statement text is not logged: it may hold a password.
+  if (const auto* refusal = std::get_if<routing::Refusal>(&*denial)) {
+    auto info = routing::routeErrorInfo(refusal->code);
+    spdlog::info("session {}: user {}: statement refused ({})", connection_id_, user_, info.name);
+    return protocol::ErrPacket{info.mysql_errno, std::string(info.sqlstate), refusal->message};
+  }
+  const auto& need = std::get<parser::PrivilegeNeed>(*denial);
+  spdlog::info("session {}: user {}: {} refused by the statement policy", connection_id_, user_, need.statement);
+  const std::string_view host = std::string_view(peer_).substr(0, peer_.rfind(':'));
+  return privilegeError(need, user_, host, desired_.database);
+}
+
+}  // namespace sp::proxy
