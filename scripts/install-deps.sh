@@ -14,6 +14,7 @@ PACKAGES=(
   python3 python3-pymysql python3-yaml procps
   golang-go golang-github-go-sql-driver-mysql-dev default-jdk-headless libmariadb-java php-cli php-mysql libdbd-mysql-perl
   gnuplot-nox
+  prometheus
 )
 LISTS_MAX_AGE_S=86400
 # Wait for another apt/dpkg run to finish instead of failing at once.
