@@ -20,6 +20,7 @@
 #include "routing/shard_map.hpp"
 #include "protocol/response_tracker.hpp"
 #include "proxy/backend_connection.hpp"
+#include "proxy/metrics.hpp"
 #include "proxy/packet_stream.hpp"
 #include "proxy/response_forwarder.hpp"
 #include "proxy/session_state.hpp"
@@ -142,6 +143,9 @@ class ClientSession {
   };
   routing::Plan planFor(std::string_view sql, const parser::StatementInfo& info,
                         std::span<const routing::ParamValue> params);
+  routing::Plan choosePlan(std::string_view sql, const parser::StatementInfo& info,
+                           std::span<const routing::ParamValue> params);
+  void beginRecord(protocol::ByteView payload);
   // `metadata_only`: a COM_STMT_PREPARE, which reads metadata and changes
   // nothing, may go to another backend than the session's pinned one.
   std::variant<StatementTarget, protocol::ErrPacket> resolve(const routing::Plan& plan, std::string_view sql,
@@ -178,6 +182,9 @@ class ClientSession {
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;
   bool counted_in_transaction_ = false;
+  // What the current statement did, for metrics, digests and the slow-query
+  // log (statement_observer.hpp); inactive when none of them is configured.
+  StatementRecord record_;
 };
 
 }  // namespace sp::proxy

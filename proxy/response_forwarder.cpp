@@ -61,6 +61,10 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
       break;
     }
     result.server_error = (*ev == ResponseEvent::kErr);
+    if (*ev == ResponseEvent::kRow) ++result.rows;
+    if (result.server_error && msg->payload.size() >= 3) {
+      result.error_code = static_cast<uint16_t>(msg->payload[1] | (msg->payload[2] << 8));
+    }
     if (*ev == ResponseEvent::kOk && (tracker.statusFlags() & protocol::status::kSessionStateChanged) &&
         (backend.capabilities() & protocol::cap::kSessionTrack)) {
       if (takeSessionChanges(msg->payload, backend.capabilities(), client_capabilities, result, scratch)) {
