@@ -112,10 +112,15 @@ void WorkerMetrics::record(const StatementRecord& r, double seconds) {
     ++errors[r.error_code];
     if (r.plan == PlanLabel::kRefused) ++refusals[r.error_code];
   }
-  for (auto b : r.backends) {
+  for (const auto& b : r.backends) {
     auto& c = backend(b);
     ++c.statements;
     if (failed) ++c.errors;
+  }
+  if (!r.shards.empty()) {
+    for (const auto& s : r.shards) backend(s.backend).rows += s.rows;
+  } else if (r.backends.size() == 1) {
+    backend(r.backends.front()).rows += r.rows;
   }
   if (r.fanout > 0) fanout.observe(static_cast<double>(r.fanout));
   if (r.plan == PlanLabel::kScatter || r.plan == PlanLabel::kInPruned) merge_rows += r.rows;
@@ -139,6 +144,7 @@ void WorkerMetrics::add(const WorkerMetrics& o) {
     auto& mine = backend(b.backend);
     mine.statements += b.statements;
     mine.errors += b.errors;
+    mine.rows += b.rows;
   }
   for (size_t p = 0; p < kPlanLabelCount; ++p) latency[p].add(o.latency[p]);
   for (auto [code, n] : o.errors) errors[code] += n;

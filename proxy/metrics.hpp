@@ -101,6 +101,7 @@ struct WorkerMetrics {
     std::string backend;
     uint64_t statements = 0;
     uint64_t errors = 0;
+    uint64_t rows = 0;  // result rows it returned (a scatter's shards each count their own)
   };
   std::vector<TableCounters> tables;
   std::vector<BackendCounters> backends;

@@ -164,6 +164,11 @@ void renderBackends(ExpositionWriter& w, const MetricsSnapshot& s) {
                auto* c = countersOf(s.statements, b.name);
                return c ? c->errors : 0;
              });
+  perBackend("shardproxy_backend_rows_total", "counter",
+             "Result rows the backend returned (routed statements, and each shard of a scatter).", [&](const B& b) {
+               auto* c = countersOf(s.statements, b.name);
+               return c ? c->rows : 0;
+             });
   perBackend("shardproxy_backend_up", "gauge", "1 unless the pool marked the backend down after connect failures.",
              [](const B& b) { return b.pool.down ? 0 : 1; });
   perBackend("shardproxy_backend_pool_max_connections", "gauge", "Pool ceiling (all worker threads).",

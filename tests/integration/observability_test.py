@@ -125,6 +125,9 @@ class ObservabilityTest(unittest.TestCase):
         self.assertEqual(delta("shardproxy_scatter_fanout_shards_count"), 2)
         self.assertEqual(delta("shardproxy_scatter_fanout_shards_sum"), 2 + 16)
         self.assertEqual(delta("shardproxy_scatter_merge_rows_total"), 3 * self.runs + 1)
+        # Rows the backends returned: the routed SELECT (1 row), the IN list's shards (3), every COUNT shard (16).
+        self.assertEqual(sum(delta("shardproxy_backend_rows_total", backend=b) for b in ("db0", "db1")),
+                         self.runs + 3 * self.runs + 16)
         # Both backends ran statements; pools are visible per backend.
         for backend in ("db0", "db1"):
             self.assertGreater(delta("shardproxy_backend_statements_total", backend=backend), 0)

@@ -78,9 +78,10 @@ TEST(RenderMetrics, FixedSnapshot) {
   r.begin({});
   routing::Plan plan;
   plan.kind = routing::PlanKind::kRoute;
-  plan.targets.push_back({"db1", "07", "msg_07", "SELECT 1"});
+  plan.targets.push_back({"db0", "07", "msg_07", "SELECT 1"});
   r.onPlan(plan, "db0");
   r.table = "msg";
+  r.rows = 2;
   s.statements.record(r, 0.0004);
   r.begin({});
   plan = {};
@@ -97,6 +98,7 @@ TEST(RenderMetrics, FixedSnapshot) {
   r.onPlan(plan, "db0");
   r.table = "msg";
   r.rows = 5;
+  r.shards = {{"00", "db0", 10, 3}, {"01", "db1", 10, 4}, {"02", "db0", 10, 1}};
   s.statements.record(r, 0.003);
   MetricsSnapshot::Backend b;
   b.name = "db0";
@@ -134,7 +136,8 @@ TEST(RenderMetrics, FixedSnapshot) {
   EXPECT_EQ(familyText(text, "shardproxy_backend_statements_total"),
             "# HELP shardproxy_backend_statements_total Statements that ran on the backend.\n"
             "# TYPE shardproxy_backend_statements_total counter\n"
-            "shardproxy_backend_statements_total{backend=\"db0\"} 1\n");
+            "shardproxy_backend_statements_total{backend=\"db0\"} 2\n");
+  EXPECT_NE(text.find("shardproxy_backend_rows_total{backend=\"db0\"} 6\n"), std::string::npos);  // 2 + 3 + 1
   EXPECT_NE(text.find("shardproxy_statement_duration_seconds_bucket{plan=\"route\",le=\"0.0005\"} 1\n"),
             std::string::npos);
   EXPECT_NE(text.find("shardproxy_statement_duration_seconds_count{plan=\"admin\"} 0\n"), std::string::npos);
