@@ -84,6 +84,19 @@ class ObservabilityTest(unittest.TestCase):
 
     runs = 0
 
+    def slow_log_entries(self, until):
+        """The slow log's JSON objects once `until(entries)` holds (a line is written just after its answer
+        is sent, so a client can read the file before the last line is there); at most 10 s."""
+        deadline = time.monotonic() + 10
+        while True:
+            entries = []
+            if os.path.exists(self.slow_path):
+                with open(self.slow_path) as f:
+                    entries = [json.loads(line) for line in f if line.endswith("\n")]
+            if until(entries) or time.monotonic() > deadline:
+                return entries
+            time.sleep(0.05)
+
     def run_known_statements(self):
         """4 routed, 1 in_pruned, 1 scatter, 1 refused statement on the test table; each call adds 3 rows."""
         t = self.table.name
@@ -105,9 +118,16 @@ class ObservabilityTest(unittest.TestCase):
     def test_1_counters_move_exactly(self):
         before = parse_metrics(self.scrape())
         self.run_known_statements()
-        text = self.scrape()
-        after = parse_metrics(text)
         t = self.table.name
+        # A statement is recorded just after its answer is sent: wait for the last one (the refusal).
+        deadline = time.monotonic() + 10
+        while True:
+            text = self.scrape()
+            after = parse_metrics(text)
+            refused = ("shardproxy_statements_total", frozenset({"table": "-", "plan": "refused", "outcome": "error"}.items()))
+            if after.get(refused, 0) > before.get(refused, 0) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
 
         def delta(name, **labels):
             return value(after, name, **labels) - value(before, name, **labels)
@@ -168,8 +188,8 @@ class ObservabilityTest(unittest.TestCase):
         self.admin("RESET DIGESTS")
         self.run_known_statements()
         t = self.table.name
-        with open(self.slow_path) as f:
-            entries = [json.loads(line) for line in f if line.strip()]
+        refusal = f"UPDATE {t} SET body = ?"
+        entries = self.slow_log_entries(lambda es: any(e["digest"] == refusal for e in es))
         mine = [e for e in entries if e["table"] == t]
         scatter = [e for e in mine if e["plan"] == "scatter"]
         self.assertTrue(scatter, "no scatter in the slow log")
@@ -219,8 +239,9 @@ class ObservabilityTest(unittest.TestCase):
             rows(conn, f"SELECT body FROM {self.table.name} WHERE conv_id = 424242")
         finally:
             conn.close()
-        with open(self.slow_path) as f:
-            self.assertIn(f"FROM {self.table.name} WHERE conv_id = ?", f.read())
+        wanted = f"SELECT body FROM {self.table.name} WHERE conv_id = ?"
+        entries = self.slow_log_entries(lambda es: any(e["statement"] == wanted for e in es))
+        self.assertIn(wanted, [e["statement"] for e in entries])
 
 
 if __name__ == "__main__":
