@@ -165,8 +165,9 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     shards.push_back(std::move(s));
   }
   gate_pass.release();
+  const bool timed = record_.active;  // per-shard times for the slow-query log
   for (auto& s : shards) {
-    s->sent = std::chrono::steady_clock::now();
+    if (timed) s->sent = std::chrono::steady_clock::now();
     if (!co_await s->conn->stream().flush()) s->conn->markBroken();
   }
   routing::ResultMerger merger(plan.merge, shards.size());
@@ -226,7 +227,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     }
     if (s.tracker->done()) {
       s.finished = true;
-      noteShardDone(s);
+      if (timed) noteShardDone(s);
     }
     s.column_count = columns.size();
     if (auto r = merger.setColumns(i, std::move(columns)); !r) {
@@ -356,7 +357,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     }
     if (s.tracker->done()) {
       s.finished = true;
-      noteShardDone(s);
+      if (timed) noteShardDone(s);
       merger.finishShard(*pick);
     }
   }
