@@ -44,6 +44,7 @@ class ClientSession {
   uint32_t connectionId() const { return connection_id_; }
   const std::string& user() const { return user_; }
   bool idle() const { return idle_; }  // waiting for the client's next command
+  bool pinned() const { return pinned_ != nullptr; }  // holds a backend connection between statements
   // Since when it has waited, when idle() (server.wait_timeout_s: worker.cpp).
   std::chrono::steady_clock::time_point idleSince() const { return client_.readStartedAt(); }
   // KILL CONNECTION from another session (Worker::aimKill, on this worker's

@@ -69,6 +69,8 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
     snap.sessions += o.sessions;
     snap.authenticated += o.authenticated;
     snap.in_transaction += o.in_transaction;
+    snap.pinned += o.pinned;
+    for (const auto& [user, n] : o.users) snap.users[user] += n;
   }
   for (auto& [name, stats] : pools) snap.backends.push_back({name, std::move(stats)});
   snap.refused_max_connections = context.refused_max_connections.load();

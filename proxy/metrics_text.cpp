@@ -202,6 +202,9 @@ void renderClients(ExpositionWriter& w, const MetricsSnapshot& s) {
   w.sample("shardproxy_client_connections", {{"state", "open"}}, uint64_t{s.sessions});
   w.sample("shardproxy_client_connections", {{"state", "authenticated"}}, uint64_t{s.authenticated});
   w.sample("shardproxy_client_connections", {{"state", "in_transaction"}}, uint64_t{s.in_transaction});
+  w.sample("shardproxy_client_connections", {{"state", "pinned"}}, uint64_t{s.pinned});
+  w.family("shardproxy_user_connections", "gauge", "Logged-in client sessions per user.");
+  for (const auto& [user, n] : s.users) w.sample("shardproxy_user_connections", {{"user", user}}, uint64_t{n});
   w.family("shardproxy_client_refused_total", "counter", "Client connections refused before the handshake.");
   w.sample("shardproxy_client_refused_total", {{"reason", "max_connections"}}, s.refused_max_connections);
   w.sample("shardproxy_client_refused_total", {{"reason", "per_host"}}, s.refused_per_host);

@@ -3,6 +3,7 @@
 // Series and their meaning: docs/observability.md.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,7 +26,8 @@ struct MetricsSnapshot {
   std::vector<Backend> backends;
   uint64_t plan_cache_hits = 0, plan_cache_misses = 0, plan_cache_evictions = 0, plan_cache_entries = 0;
   uint64_t digest_entries = 0, digest_evictions = 0;
-  uint32_t sessions = 0, authenticated = 0, in_transaction = 0;
+  uint32_t sessions = 0, authenticated = 0, in_transaction = 0, pinned = 0;
+  std::map<std::string, uint32_t> users;  // logged-in sessions per user (users come from the config: bounded)
   uint64_t refused_max_connections = 0, refused_per_host = 0;
   uint64_t handshake_timeouts = 0, handshake_too_large = 0, idle_timeouts = 0;
   uint64_t admin_commands = 0, admin_errors = 0;

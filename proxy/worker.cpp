@@ -118,8 +118,12 @@ Worker::Observation Worker::observe() const {
   o.digest_evictions = observer_.digests().evictions();
   for (const auto* s : sessions_) {
     ++o.sessions;
-    if (!s->user().empty()) ++o.authenticated;
+    if (!s->user().empty()) {
+      ++o.authenticated;
+      ++o.users[s->user()];
+    }
     if (s->inTransaction()) ++o.in_transaction;
+    if (s->pinned()) ++o.pinned;
   }
   return o;
 }

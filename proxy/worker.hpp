@@ -83,7 +83,8 @@ class Worker {
     std::vector<PoolSnapshot> pools;
     uint64_t plan_cache_hits = 0, plan_cache_misses = 0, plan_cache_evictions = 0, plan_cache_entries = 0;
     uint64_t digest_entries = 0, digest_evictions = 0;
-    uint32_t sessions = 0, authenticated = 0, in_transaction = 0;
+    uint32_t sessions = 0, authenticated = 0, in_transaction = 0, pinned = 0;
+    std::map<std::string, uint32_t> users;  // logged-in sessions per user
   };
   Observation observe() const;
 

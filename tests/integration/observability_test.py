@@ -158,6 +158,17 @@ class ObservabilityTest(unittest.TestCase):
         self.assertGreater(value(after, "shardproxy_plan_cache_hits_total") +
                            value(after, "shardproxy_plan_cache_misses_total"), 0)
         self.assertEqual(len([k for k in after if k[0] == "shardproxy_build_info"]), 1)
+        # An open session in a transaction shows as authenticated, in_transaction, pinned and under its user.
+        conn = self.proxy.connect(autocommit=False)
+        try:
+            rows(conn, f"SELECT body FROM {t} WHERE conv_id = 1")
+            live = parse_metrics(self.scrape())
+            for state in ("open", "authenticated", "in_transaction", "pinned"):
+                self.assertGreaterEqual(value(live, "shardproxy_client_connections", state=state), 1, state)
+            self.assertGreaterEqual(value(live, "shardproxy_user_connections", user="app"), 1)
+            conn.rollback()
+        finally:
+            conn.close()
         promtool = shutil.which("promtool")
         if promtool:
             check = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,

@@ -111,6 +111,8 @@ TEST(RenderMetrics, FixedSnapshot) {
   s.sessions = 4;
   s.authenticated = 3;
   s.in_transaction = 1;
+  s.pinned = 1;
+  s.users = {{"app", 2}, {"report\"er", 1}};
   s.refused_per_host = 2;
   s.shard_map_version = 5;
   s.reloads_applied = 1;
@@ -154,7 +156,13 @@ TEST(RenderMetrics, FixedSnapshot) {
             "# TYPE shardproxy_client_connections gauge\n"
             "shardproxy_client_connections{state=\"open\"} 4\n"
             "shardproxy_client_connections{state=\"authenticated\"} 3\n"
-            "shardproxy_client_connections{state=\"in_transaction\"} 1\n");
+            "shardproxy_client_connections{state=\"in_transaction\"} 1\n"
+            "shardproxy_client_connections{state=\"pinned\"} 1\n");
+  EXPECT_EQ(familyText(text, "shardproxy_user_connections"),
+            "# HELP shardproxy_user_connections Logged-in client sessions per user.\n"
+            "# TYPE shardproxy_user_connections gauge\n"
+            "shardproxy_user_connections{user=\"app\"} 2\n"
+            "shardproxy_user_connections{user=\"report\\\"er\"} 1\n");
   EXPECT_NE(text.find("shardproxy_client_refused_total{reason=\"per_host\"} 2\n"), std::string::npos);
   EXPECT_EQ(familyText(text, "shardproxy_shard_map_reloads_total"),
             "# HELP shardproxy_shard_map_reloads_total RELOAD / ROLLBACK / SIGHUP outcomes.\n"
