@@ -69,7 +69,7 @@ std::string unknownCommand(std::string_view sql) {
   std::string shown(sql.substr(0, 80));
   return "shardproxy admin: unknown command '" + shown +
          "'; commands: SHOW SHARD MAP [HISTORY|ERRORS], RELOAD SHARD MAP, ROLLBACK SHARD MAP TO <version>, "
-         "SHOW BACKENDS, SHOW SESSIONS, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, HELP";
+         "SHOW BACKENDS, SHOW SESSIONS, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, HELP";
 }
 
 // SELECT @@var | name() [, ...] [LIMIT n]
@@ -166,6 +166,7 @@ std::expected<AdminCommand, std::string> parseAdminCommand(std::string_view sql)
   if (w.is({"help"})) return simple(K::kHelp);
   if (w.startsWith({"show", "digests"})) return parseShowDigests(w, 2);
   if (w.startsWith({"show", "query", "digest"})) return parseShowDigests(w, 3);
+  if (w.is({"show", "stats"})) return simple(K::kShowStats);
   if (w.is({"reset", "digests"}) || w.is({"reset", "query", "digest"})) return simple(K::kResetDigests);
   if (w.startsWith({"show", "route"})) {
     if (w.size() < 3) return std::unexpected("shardproxy admin: expected SHOW ROUTE <statement>");
@@ -191,6 +192,7 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
       {"SHOW ROUTE <statement>", "where a statement would go (same rows as EXPLAIN SHARDS on the client port)"},
       {"SHOW DIGESTS [LIMIT <n>]", "statistics per normalized statement, largest total time first"},
       {"RESET DIGESTS", "forget every query digest"},
+      {"SHOW STATS", "the /metrics series (counters, gauges, histogram sums and counts), one row each"},
       {"HELP", "this list"},
   };
 }

@@ -21,6 +21,7 @@ enum class AdminCommandKind : uint8_t {
   kShowRoute,            // SHOW ROUTE <statement>
   kShowDigests,          // SHOW DIGESTS [LIMIT n] (also SHOW QUERY DIGEST [LIMIT n])
   kResetDigests,         // RESET DIGESTS (also RESET QUERY DIGEST)
+  kShowStats,            // SHOW STATS: the metrics endpoint's series, one row each (no histogram buckets)
   kHelp,                 // HELP
   kSelectVariables,      // SELECT @@x[, ...] [LIMIT n], DATABASE(), USER(): client start-up probes
   kIgnoredSet,           // SET ... (drivers send SET NAMES / autocommit at connect): answered OK

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "proxy/metrics_server.hpp"
 #include "proxy/shard_map_manager.hpp"
 #include "proxy/worker.hpp"
 #include "routing/explain.hpp"
@@ -164,6 +165,27 @@ AdminReply showDigests(AdminEnv& env, uint64_t limit) {
   return r;
 }
 
+// The metrics endpoint's text as rows: `series` (name and labels) and `value`;
+// histogram buckets are left out (their _sum and _count stay).
+LocalResult showStats(AdminEnv& env) {
+  LocalResult r;
+  r.columns = {"series", "value"};
+  const std::string text = renderMetrics(collectMetrics(env.context));
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string_view line(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    if (line.empty() || line[0] == '#') continue;
+    size_t space = line.rfind(' ');
+    std::string_view series = line.substr(0, space);
+    if (series.substr(0, series.find('{')).ends_with("_bucket")) continue;
+    r.rows.push_back(Row{std::string(series), std::string(line.substr(space + 1))});
+  }
+  return r;
+}
+
 AdminReply resetDigests(AdminEnv& env) {
   for (Worker* w : env.context.workers) {
     if (!runOnWorker(*w, [w] { w->observer().digests().clear(); })) {
@@ -234,6 +256,7 @@ AdminReply executeAdminCommand(const AdminCommand& command, AdminEnv& env) {
     case K::kShowRoute: return showRoute(env, command.statement);
     case K::kShowDigests: return showDigests(env, command.limit);
     case K::kResetDigests: return resetDigests(env);
+    case K::kShowStats: return showStats(env);
     case K::kHelp: return help();
     case K::kSelectVariables: return selectVariables(command, env);
     case K::kIgnoredSet:

@@ -234,6 +234,11 @@ class ObservabilityTest(unittest.TestCase):
         top = self.admin("SHOW DIGESTS LIMIT 2")
         self.assertEqual(len(top), 2)
         self.assertGreaterEqual(float(top[0][5]), float(top[1][5]))  # sorted by total_ms
+        stats = dict(self.admin("SHOW STATS"))
+        self.assertEqual(float(stats[f'shardproxy_statements_total{{table="{t}",plan="scatter",outcome="ok"}}']),
+                         self.runs)
+        self.assertIn('shardproxy_statement_duration_seconds_count{plan="route"}', stats)
+        self.assertFalse([k for k in stats if "_bucket" in k])
         self.admin("RESET DIGESTS")
         self.assertNotIn(f"SELECT COUNT ( * ) FROM {t}", {r[0] for r in self.admin("SHOW DIGESTS")})
 

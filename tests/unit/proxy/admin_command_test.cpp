@@ -126,6 +126,7 @@ TEST(AdminCommandDigests, ShowAndReset) {
   EXPECT_FALSE(parseAdminCommand("SHOW DIGESTS 5").has_value());
   EXPECT_EQ(parseAdminCommand("reset digests")->kind, AdminCommandKind::kResetDigests);
   EXPECT_EQ(parseAdminCommand("RESET QUERY DIGEST")->kind, AdminCommandKind::kResetDigests);
+  EXPECT_EQ(parseAdminCommand("show stats;")->kind, AdminCommandKind::kShowStats);
 }
 
 }  // namespace
