@@ -151,14 +151,16 @@ AdminReply showDigests(AdminEnv& env, uint64_t limit) {
     if (runOnWorker(*w, [w, copy] { *copy = w->observer().digests().snapshot(); })) per_worker.push_back(*copy);
   }
   LocalResult r;
-  r.columns = {"digest", "count", "errors", "rows", "avg_shards", "total_ms", "avg_ms", "max_ms", "first_seen",
-               "last_seen"};
+  r.columns = {"digest", "count", "errors", "rows", "avg_shards", "total_ms", "avg_ms", "p50_ms", "p99_ms", "max_ms",
+               "first_seen", "last_seen"};
   for (const auto& d : mergeDigests(per_worker, limit)) {
     const double count = static_cast<double>(std::max<uint64_t>(d.count, 1));
     r.rows.push_back(Row{d.text, std::to_string(d.count), std::to_string(d.errors), std::to_string(d.rows),
                          fmt::format("{:.1f}", static_cast<double>(d.shards) / count),
                          fmt::format("{:.3f}", static_cast<double>(d.total_us) / 1000.0),
                          fmt::format("{:.3f}", static_cast<double>(d.total_us) / 1000.0 / count),
+                         fmt::format("{:.3f}", static_cast<double>(d.percentileUs(0.5)) / 1000.0),
+                         fmt::format("{:.3f}", static_cast<double>(d.percentileUs(0.99)) / 1000.0),
                          fmt::format("{:.3f}", static_cast<double>(d.max_us) / 1000.0), isoMillis(d.first_seen_ms),
                          isoMillis(d.last_seen_ms)});
   }

@@ -14,6 +14,22 @@ void DigestStats::add(const DigestStats& o) {
   max_us = std::max(max_us, o.max_us);
   if (first_seen_ms == 0 || (o.first_seen_ms != 0 && o.first_seen_ms < first_seen_ms)) first_seen_ms = o.first_seen_ms;
   last_seen_ms = std::max(last_seen_ms, o.last_seen_ms);
+  for (size_t i = 0; i < buckets.size(); ++i) buckets[i] += o.buckets[i];
+}
+
+uint64_t DigestStats::percentileUs(double q) const {
+  uint64_t total = 0;
+  for (auto n : buckets) total += n;
+  if (total == 0) return 0;
+  const double wanted = q * static_cast<double>(total);
+  uint64_t seen = 0;
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    seen += buckets[i];
+    if (static_cast<double>(seen) >= wanted && seen > 0) {
+      return i < kDigestBucketsUs.size() ? std::min(kDigestBucketsUs[i], max_us) : max_us;
+    }
+  }
+  return max_us;
 }
 
 void DigestTable::record(std::string_view text, bool error, uint64_t rows, uint32_t shards, uint64_t micros,
@@ -45,6 +61,9 @@ void DigestTable::record(std::string_view text, bool error, uint64_t rows, uint3
   d.total_us += micros;
   d.max_us = std::max(d.max_us, micros);
   d.last_seen_ms = now_ms;
+  size_t bucket = 0;
+  while (bucket < kDigestBucketsUs.size() && micros > kDigestBucketsUs[bucket]) ++bucket;
+  ++d.buckets[bucket];
 }
 
 std::vector<DigestStats> DigestTable::snapshot() const { return {lru_.begin(), lru_.end()}; }

@@ -4,6 +4,7 @@
 // least recently seen digest is evicted (and counted). No locks: the admin
 // port reads a copy taken on the worker's thread and merges the copies.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <list>
 #include <string>
@@ -12,6 +13,11 @@
 #include <vector>
 
 namespace sp::proxy {
+
+// Upper bounds (µs) of the time buckets each digest keeps for its percentiles.
+inline constexpr std::array<uint64_t, 16> kDigestBucketsUs = {100,    250,    500,     1000,    2500,   5000,
+                                                              10000,  25000,  50000,   100000,  250000, 500000,
+                                                              1000000, 2500000, 5000000, 10000000};
 
 struct DigestStats {
   std::string text;           // the normalized statement
@@ -23,8 +29,12 @@ struct DigestStats {
   uint64_t max_us = 0;
   int64_t first_seen_ms = 0;  // Unix time, milliseconds
   int64_t last_seen_ms = 0;
+  std::array<uint32_t, kDigestBucketsUs.size() + 1> buckets{};  // executions per time bucket (last: above all)
 
   void add(const DigestStats& other);  // another worker's statistics of the same text
+  // The time under which a fraction q of the executions finished: the upper
+  // bound of the bucket holding that execution, never above max_us.
+  uint64_t percentileUs(double q) const;
 };
 
 class DigestTable {

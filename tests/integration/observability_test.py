@@ -227,6 +227,8 @@ class ObservabilityTest(unittest.TestCase):
         self.assertEqual(int(count_row[1]), 1)  # count
         self.assertEqual(int(count_row[3]), 1)  # rows
         self.assertEqual(float(count_row[4]), 16.0)  # avg_shards
+        self.assertGreater(float(count_row[7]), 0)  # p50_ms
+        self.assertLessEqual(float(count_row[8]), float(count_row[9]))  # p99_ms <= max_ms
         insert_row = digests[f"INSERT INTO {t} ( conv_id , seq , body ) VALUES ( ? , ? , ? )"]
         self.assertEqual(int(insert_row[1]), 3)
         refused_row = digests[f"UPDATE {t} SET body = ?"]

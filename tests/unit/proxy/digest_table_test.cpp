@@ -26,6 +26,21 @@ TEST(DigestTable, AccumulatesPerText) {
   EXPECT_EQ(d.last_seen_ms, 2000);
 }
 
+TEST(DigestTable, PercentilesFromTimeBuckets) {
+  DigestTable t(4);
+  for (int i = 0; i < 98; ++i) t.record("q", false, 0, 1, 80, 1);  // <= 100 us
+  t.record("q", false, 0, 1, 3000, 1);                             // (2500, 5000]
+  t.record("q", false, 0, 1, 40000, 1);                            // (25000, 50000], the max
+  auto d = t.snapshot().at(0);
+  EXPECT_EQ(d.percentileUs(0.5), 100u);    // the upper bound of the first bucket
+  EXPECT_EQ(d.percentileUs(0.99), 5000u);  // the 99th execution is in (2500, 5000]
+  EXPECT_EQ(d.percentileUs(1.0), 40000u);  // capped at max_us
+  DigestStats merged = d;
+  merged.add(d);
+  EXPECT_EQ(merged.percentileUs(0.99), 5000u);
+  EXPECT_EQ(DigestStats{}.percentileUs(0.5), 0u);
+}
+
 TEST(DigestTable, EvictsLeastRecentlySeenAndCounts) {
   DigestTable t(2);
   t.record("a", false, 0, 1, 1, 1);
