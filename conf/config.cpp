@@ -81,6 +81,12 @@ void crossCheck(Walker& w, Document& doc) {
   if (admin && admin->host == config.server.listen.host && admin->port == config.server.listen.port) {
     w.report("server.admin_listen", doc.admin_listen_line, "must differ from server.listen");
   }
+  if (const auto& metrics = config.server.metrics_listen) {
+    auto same = [&](const HostPort& other) { return metrics->host == other.host && metrics->port == other.port; };
+    if (same(config.server.listen) || (admin && same(*admin))) {
+      w.report("server.metrics_listen", doc.metrics_listen_line, "must differ from server.listen and server.admin_listen");
+    }
+  }
   checkDefaultBackend(w, doc);
 }
 

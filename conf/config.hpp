@@ -23,6 +23,8 @@ struct ServerConfig {
   HostPort listen{"127.0.0.1", 6033};
   std::optional<HostPort> admin_listen;   // bound by the shard-map lifecycle work
   bool admin_allow_remote = false;        // accept admin logins from non-loopback peers (still admin_users only)
+  std::optional<HostPort> metrics_listen; // Prometheus /metrics over HTTP; absent = off
+  bool metrics_allow_remote = false;      // answer scrapes from non-loopback peers
   unsigned threads = 0;                   // 0 = number of cores
   uint32_t max_connections = 10000;
   uint32_t max_packet_bytes = 64u << 20;
@@ -89,8 +91,21 @@ struct LimitsConfig {
   uint64_t max_plan_cache_bytes = 64ull << 20;
 };
 
+// Observability (docs/observability.md): query digests and the slow-query log.
+struct LogConfig {
+  std::string slow_query_file;         // JSON lines; empty = no slow-query log
+  uint32_t slow_query_ms = 1000;       // statements taking at least this long are logged
+  bool slow_query_keep_values = false; // log literal values as written (default: masked as ?)
+};
+
+struct DigestsConfig {
+  uint32_t max_entries = 1000;         // distinct normalized statements kept; 0 = digests off
+};
+
 struct Config {
   ServerConfig server;
+  LogConfig log;
+  DigestsConfig digests;
   LimitsConfig limits;
   ScatterConfig scatter;
   std::vector<UserAccount> users;

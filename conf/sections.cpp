@@ -71,6 +71,16 @@ const FieldSpec<ServerConfig> kServerFields[] = {
        static constexpr std::string_view kBools[] = {"true", "false"};
        if (auto word = w.readChoice(v, p, kBools)) s.admin_allow_remote = *word == "true";
      }},
+    {"metrics_listen", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       if (v.IsNull()) return;  // `metrics_listen: ~` keeps the metrics endpoint off
+       if (auto hp = w.readHostPort(v, p)) s.metrics_listen = *hp;
+     }},
+    {"metrics_allow_remote", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       static constexpr std::string_view kBools[] = {"true", "false"};
+       if (auto word = w.readChoice(v, p, kBools)) s.metrics_allow_remote = *word == "true";
+     }},
     {"threads", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        assign(w.readUInt(v, p, 0, kMaxThreads), s.threads);
@@ -145,6 +155,38 @@ const FieldSpec<LimitsConfig> kLimitsFields[] = {
     {"max_plan_cache_bytes", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
        assign(w.readUInt(v, p, 0, kMaxPlanCacheBytes), l.max_plan_cache_bytes);
+     }},
+};
+
+// ---- log, digests (observability) ----
+
+constexpr uint64_t kMaxDigestEntries = 1'000'000;
+
+struct LogEntry {
+  LogConfig log;
+  std::string base_dir;
+};
+
+const FieldSpec<LogEntry> kLogFields[] = {
+    {"slow_query_file", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LogEntry& l) {
+       if (auto s = w.readString(v, p, NullIs::kEmpty, true)) l.log.slow_query_file = resolvePath(l.base_dir, *s);
+     }},
+    {"slow_query_ms", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LogEntry& l) {
+       assign(w.readUInt(v, p, 0, kMaxTimeoutMs), l.log.slow_query_ms);
+     }},
+    {"slow_query_keep_values", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LogEntry& l) {
+       static constexpr std::string_view kBools[] = {"true", "false"};
+       if (auto word = w.readChoice(v, p, kBools)) l.log.slow_query_keep_values = *word == "true";
+     }},
+};
+
+const FieldSpec<DigestsConfig> kDigestsFields[] = {
+    {"max_entries", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, DigestsConfig& d) {
+       assign(w.readUInt(v, p, 0, kMaxDigestEntries), d.max_entries);
      }},
 };
 
@@ -362,7 +404,20 @@ const FieldSpec<Document> kTopFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        if (v.IsNull()) return;
        if (v.IsMap() && v["admin_listen"]) d.admin_listen_line = lineOf(v["admin_listen"]);
+       if (v.IsMap() && v["metrics_listen"]) d.metrics_listen_line = lineOf(v["metrics_listen"]);
        readMapping<ServerConfig>(w, v, p, kServerFields, d.config.server);
+     }},
+    {"log", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       if (v.IsNull()) return;
+       LogEntry entry{d.config.log, d.base_dir};
+       readMapping<LogEntry>(w, v, p, kLogFields, entry);
+       d.config.log = std::move(entry.log);
+     }},
+    {"digests", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       if (v.IsNull()) return;
+       readMapping<DigestsConfig>(w, v, p, kDigestsFields, d.config.digests);
      }},
     {"scatter", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {

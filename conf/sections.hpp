@@ -19,6 +19,7 @@ struct Document {
   int default_backend_line = 0;
   int backends_line = 0;
   int admin_listen_line = 0;
+  int metrics_listen_line = 0;
 };
 
 // Reads the top-level mapping; every schema problem is reported to the walker.

@@ -69,7 +69,7 @@ std::string unknownCommand(std::string_view sql) {
   std::string shown(sql.substr(0, 80));
   return "shardproxy admin: unknown command '" + shown +
          "'; commands: SHOW SHARD MAP [HISTORY|ERRORS], RELOAD SHARD MAP, ROLLBACK SHARD MAP TO <version>, "
-         "SHOW BACKENDS, SHOW SESSIONS, SHOW ROUTE <statement>, HELP";
+         "SHOW BACKENDS, SHOW SESSIONS, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, HELP";
 }
 
 // SELECT @@var | name() [, ...] [LIMIT n]
@@ -102,6 +102,22 @@ std::expected<AdminCommand, std::string> parseSelect(const Words& w, std::string
     }
   }
   if (cmd.items.empty()) return std::unexpected(unknownCommand(sql));
+  return cmd;
+}
+
+// SHOW DIGESTS [LIMIT n]; `words` is how many words name the command.
+std::expected<AdminCommand, std::string> parseShowDigests(const Words& w, size_t words) {
+  AdminCommand cmd;
+  cmd.kind = AdminCommandKind::kShowDigests;
+  if (w.size() == words) return cmd;
+  if (w.size() != words + 2 || !w.at(words).isKeyword(parser::Keyword::kLIMIT) || !w.at(words + 1).is(TokenKind::kInteger)) {
+    return std::unexpected("shardproxy admin: expected SHOW DIGESTS [LIMIT n]");
+  }
+  auto digits = w.text(words + 1);
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), cmd.limit);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || cmd.limit == 0) {
+    return std::unexpected("shardproxy admin: LIMIT must be a positive number");
+  }
   return cmd;
 }
 
@@ -148,6 +164,10 @@ std::expected<AdminCommand, std::string> parseAdminCommand(std::string_view sql)
   if (w.is({"show", "backends"})) return simple(K::kShowBackends);
   if (w.is({"show", "sessions"})) return simple(K::kShowSessions);
   if (w.is({"help"})) return simple(K::kHelp);
+  if (w.startsWith({"show", "digests"})) return parseShowDigests(w, 2);
+  if (w.startsWith({"show", "query", "digest"})) return parseShowDigests(w, 3);
+  if (w.is({"show", "stats"})) return simple(K::kShowStats);
+  if (w.is({"reset", "digests"}) || w.is({"reset", "query", "digest"})) return simple(K::kResetDigests);
   if (w.startsWith({"show", "route"})) {
     if (w.size() < 3) return std::unexpected("shardproxy admin: expected SHOW ROUTE <statement>");
     AdminCommand cmd = simple(K::kShowRoute);
@@ -170,6 +190,9 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
       {"SHOW BACKENDS", "backend pools summed over worker threads"},
       {"SHOW SESSIONS", "client sessions, in transaction, statements served"},
       {"SHOW ROUTE <statement>", "where a statement would go (same rows as EXPLAIN SHARDS on the client port)"},
+      {"SHOW DIGESTS [LIMIT <n>]", "statistics per normalized statement, largest total time first"},
+      {"RESET DIGESTS", "forget every query digest"},
+      {"SHOW STATS", "the /metrics series (counters, gauges, histogram sums and counts), one row each"},
       {"HELP", "this list"},
   };
 }

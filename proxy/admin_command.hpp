@@ -19,6 +19,9 @@ enum class AdminCommandKind : uint8_t {
   kShowBackends,         // SHOW BACKENDS
   kShowSessions,         // SHOW SESSIONS
   kShowRoute,            // SHOW ROUTE <statement>
+  kShowDigests,          // SHOW DIGESTS [LIMIT n] (also SHOW QUERY DIGEST [LIMIT n])
+  kResetDigests,         // RESET DIGESTS (also RESET QUERY DIGEST)
+  kShowStats,            // SHOW STATS: the metrics endpoint's series, one row each (no histogram buckets)
   kHelp,                 // HELP
   kSelectVariables,      // SELECT @@x[, ...] [LIMIT n], DATABASE(), USER(): client start-up probes
   kIgnoredSet,           // SET ... (drivers send SET NAMES / autocommit at connect): answered OK
@@ -35,6 +38,7 @@ struct SelectItem {
 struct AdminCommand {
   AdminCommandKind kind = AdminCommandKind::kEmpty;
   uint64_t version = 0;            // kRollbackShardMap
+  uint64_t limit = 0;              // kShowDigests: 0 = all
   std::string statement;           // kShowRoute: the statement text, trailing ';' removed
   std::vector<SelectItem> items;   // kSelectVariables
 };

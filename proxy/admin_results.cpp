@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <ctime>
+
+#include "proxy/metrics_server.hpp"
 #include "proxy/shard_map_manager.hpp"
+#include "proxy/worker.hpp"
 #include "routing/explain.hpp"
 #include "routing/plan.hpp"
 
@@ -127,6 +132,71 @@ LocalResult showRoute(AdminEnv& env, const std::string& statement) {
   return r;
 }
 
+std::string isoMillis(int64_t ms) {
+  if (ms == 0) return "-";
+  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec);
+}
+
+AdminReply showDigests(AdminEnv& env, uint64_t limit) {
+  if (env.context.config.digests.max_entries == 0) {
+    return AdminError{1105, "HY000", "shardproxy admin: query digests are off (digests.max_entries: 0)"};
+  }
+  std::vector<std::vector<DigestStats>> per_worker;
+  for (Worker* w : env.context.workers) {
+    auto copy = std::make_shared<std::vector<DigestStats>>();
+    if (runOnWorker(*w, [w, copy] { *copy = w->observer().digests().snapshot(); })) per_worker.push_back(*copy);
+  }
+  LocalResult r;
+  r.columns = {"digest", "count", "errors", "rows", "avg_shards", "total_ms", "avg_ms", "p50_ms", "p99_ms", "max_ms",
+               "first_seen", "last_seen"};
+  for (const auto& d : mergeDigests(per_worker, limit)) {
+    const double count = static_cast<double>(std::max<uint64_t>(d.count, 1));
+    r.rows.push_back(Row{d.text, std::to_string(d.count), std::to_string(d.errors), std::to_string(d.rows),
+                         fmt::format("{:.1f}", static_cast<double>(d.shards) / count),
+                         fmt::format("{:.3f}", static_cast<double>(d.total_us) / 1000.0),
+                         fmt::format("{:.3f}", static_cast<double>(d.total_us) / 1000.0 / count),
+                         fmt::format("{:.3f}", static_cast<double>(d.percentileUs(0.5)) / 1000.0),
+                         fmt::format("{:.3f}", static_cast<double>(d.percentileUs(0.99)) / 1000.0),
+                         fmt::format("{:.3f}", static_cast<double>(d.max_us) / 1000.0), isoMillis(d.first_seen_ms),
+                         isoMillis(d.last_seen_ms)});
+  }
+  return r;
+}
+
+// The metrics endpoint's text as rows: `series` (name and labels) and `value`;
+// histogram buckets are left out (their _sum and _count stay).
+LocalResult showStats(AdminEnv& env) {
+  LocalResult r;
+  r.columns = {"series", "value"};
+  const std::string text = renderMetrics(collectMetrics(env.context));
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string_view line(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    if (line.empty() || line[0] == '#') continue;
+    size_t space = line.rfind(' ');
+    std::string_view series = line.substr(0, space);
+    if (series.substr(0, series.find('{')).ends_with("_bucket")) continue;
+    r.rows.push_back(Row{std::string(series), std::string(line.substr(space + 1))});
+  }
+  return r;
+}
+
+AdminReply resetDigests(AdminEnv& env) {
+  for (Worker* w : env.context.workers) {
+    if (!runOnWorker(*w, [w] { w->observer().digests().clear(); })) {
+      return AdminError{1105, "HY000", "shardproxy admin: a worker did not answer; digests partly reset"};
+    }
+  }
+  return AdminOk{};
+}
+
 LocalResult showErrors(AdminEnv& env) {
   LocalResult r;
   r.columns = {"n", "problem"};
@@ -186,6 +256,9 @@ AdminReply executeAdminCommand(const AdminCommand& command, AdminEnv& env) {
     case K::kShowBackends: return showBackends(env);
     case K::kShowSessions: return showSessions(env);
     case K::kShowRoute: return showRoute(env, command.statement);
+    case K::kShowDigests: return showDigests(env, command.limit);
+    case K::kResetDigests: return resetDigests(env);
+    case K::kShowStats: return showStats(env);
     case K::kHelp: return help();
     case K::kSelectVariables: return selectVariables(command, env);
     case K::kIgnoredSet:

@@ -70,7 +70,9 @@ awaitable<bool> AdminSession::login() {
 
 void AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
   auto command = parseAdminCommand(sql);
+  context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
   if (!command) {
+    context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
     queueError(seq, 1064, "42000", command.error());
     return;
   }
@@ -86,6 +88,7 @@ void AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
     appendLocalResult(out, *result, capabilities_, kStatus, seq);
     client_.appendFramedBytes(out);
   } else if (auto* err = std::get_if<AdminError>(&reply)) {
+    context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
     queueError(seq, err->code, err->sql_state.c_str(), err->message);
   } else {
     queueOk(seq);

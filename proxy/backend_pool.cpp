@@ -38,6 +38,7 @@ std::unique_ptr<BackendConnection> BackendPool::takeIdle(uint32_t flavour) {
 
 void BackendPool::noteConnectFailure(const BackendError& e) {
   ++counters_.connect_errors;
+  if (Clock::now() >= down_until_) ++counters_.down_transitions;
   counters_.last_error = e.message;
   backoff_ = backoff_.count() == 0 ? kMinBackoff : std::min(backoff_ * 2, std::chrono::milliseconds(kMaxBackoff));
   down_until_ = Clock::now() + backoff_;
@@ -51,7 +52,9 @@ void BackendPool::wakeOneWaiter() {
   waiters_.pop_front();
 }
 
-std::unique_ptr<BackendConnection> BackendPool::lend(std::unique_ptr<BackendConnection> conn, uint32_t owner) {
+std::unique_ptr<BackendConnection> BackendPool::lend(std::unique_ptr<BackendConnection> conn, uint32_t owner,
+                                                     Clock::time_point asked) {
+  counters_.wait_seconds.observe(std::chrono::duration<double>(Clock::now() - asked).count());
   lent_[conn.get()] = Lent{owner, conn->serverThreadId(), false};
   return conn;
 }
@@ -69,7 +72,8 @@ std::vector<uint32_t> BackendPool::markLentForKill(uint32_t owner) {
 awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> BackendPool::acquire(uint32_t flavour,
                                                                                                 uint32_t owner) {
   flavour &= kPoolFlavourMask;
-  const auto deadline = Clock::now() + kMaxWait;
+  const auto asked = Clock::now();
+  const auto deadline = asked + kMaxWait;
   bool waited = false;
   for (;;) {
     if (stopped_) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "proxy is shutting down"});
@@ -84,10 +88,10 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
         ++counters_.broken;
         continue;
       }
-      if (idle_for < std::chrono::milliseconds(config_.ping_interval_ms)) co_return lend(std::move(conn), owner);
+      if (idle_for < std::chrono::milliseconds(config_.ping_interval_ms)) co_return lend(std::move(conn), owner, asked);
       // Idle long enough that the server may have dropped it: check first.
       auto ping = co_await conn->command(protocol::Command::kPing, {});
-      if (ping) co_return lend(std::move(conn), owner);
+      if (ping) co_return lend(std::move(conn), owner, asked);
       --total_;
       ++counters_.broken;
       continue;
@@ -108,9 +112,10 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
         co_return std::unexpected(conn.error());
       }
       ++counters_.connects;
+      if (backoff_.count() != 0) ++counters_.up_transitions;
       backoff_ = std::chrono::milliseconds(0);
       down_until_ = {};
-      co_return lend(std::move(*conn), owner);
+      co_return lend(std::move(*conn), owner, asked);
     }
     if (!idle_.empty()) {
       // Full, but an idle connection of another flavour exists: replace it.
@@ -219,6 +224,7 @@ awaitable<void> BackendPool::maintain() {
         break;
       }
       ++counters_.connects;
+      if (backoff_.count() != 0) ++counters_.up_transitions;
       backoff_ = std::chrono::milliseconds(0);
       release(std::move(*conn));
     }
@@ -230,6 +236,7 @@ PoolStats BackendPool::stats() const {
   s.total = total_;
   s.idle = static_cast<uint32_t>(idle_.size());
   s.in_use = total_ - s.idle;
+  s.waiting = static_cast<uint32_t>(waiters_.size());
   s.down = Clock::now() < down_until_;
   return s;
 }

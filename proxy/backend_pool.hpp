@@ -13,6 +13,7 @@
 
 #include "conf/config.hpp"
 #include "proxy/backend_connection.hpp"
+#include "proxy/metrics.hpp"
 
 namespace sp::proxy {
 
@@ -25,6 +26,10 @@ struct PoolStats {
   uint64_t connect_errors = 0;
   uint64_t broken = 0;     // connections discarded because they broke or were left dirty
   uint64_t waits = 0;      // acquisitions that had to wait for a free connection
+  uint32_t waiting = 0;    // acquirers waiting now
+  uint64_t down_transitions = 0;  // times a connect failure marked the backend down (it was up)
+  uint64_t up_transitions = 0;    // times a connect succeeded while it was marked down
+  Histogram wait_seconds{kPoolWaitBounds};  // every successful acquisition: time until lent
   bool down = false;
   std::string last_error;
 };
@@ -75,7 +80,8 @@ class BackendPool {
   uint32_t max_size_;
   uint32_t min_size_;
   size_t max_packet_bytes_;
-  std::unique_ptr<BackendConnection> lend(std::unique_ptr<BackendConnection> conn, uint32_t owner);
+  std::unique_ptr<BackendConnection> lend(std::unique_ptr<BackendConnection> conn, uint32_t owner,
+                                         Clock::time_point asked);
 
   struct Lent {
     uint32_t owner = 0;

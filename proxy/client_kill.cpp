@@ -82,6 +82,7 @@ awaitable<bool> ClientSession::onKill(const parser::KillRequest& request) {
         "shardproxy: KILL QUERY {} could not interrupt every backend: {}", request.id, fmt::join(failures, "; "))));
     co_return co_await client_.flush();
   }
+  ++worker_.observer().metrics().kills;
   co_return co_await sendOk(reply_seq_);
 }
 

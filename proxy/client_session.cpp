@@ -72,6 +72,7 @@ awaitable<bool> ClientSession::sendOk(uint8_t seq, uint16_t extra_status) {
 // GCC 12 mishandles some temporaries inside co_await expressions.
 void ClientSession::queueError(uint8_t seq, const protocol::ErrPacket& err) {
   diagnostics_.onError(err);  // SHOW WARNINGS shows it, as on the server
+  record_.onError(err.error_code);
   protocol::Bytes out;
   protocol::encode(err, out);
   client_.append(out, seq);
@@ -101,7 +102,11 @@ awaitable<void> ClientSession::run() {
       }
       reply_seq_ = static_cast<uint8_t>(msg->sequence_id + 1);
       ctx.statements.fetch_add(1, std::memory_order_relaxed);
-      if (!co_await dispatch(msg->payload)) break;
+      auto& observer = worker_.observer();
+      if (observer.enabled()) beginRecord(msg->payload);
+      const bool go_on = co_await dispatch(msg->payload);
+      observer.finish(record_, {user_, peer_, connection_id_});
+      if (!go_on) break;
     }
   }
   co_await releasePinned();
@@ -386,8 +391,27 @@ std::shared_ptr<const routing::CompiledShardMap> ClientSession::mapSnapshot() {
   return map;
 }
 
+// Statements (COM_QUERY, COM_STMT_EXECUTE) are recorded; other commands are not.
+void ClientSession::beginRecord(protocol::ByteView payload) {
+  if (payload.empty()) return;
+  const auto command = static_cast<Command>(payload[0]);
+  if (command != Command::kQuery && command != Command::kStmtExecute) return;
+  record_.begin(std::chrono::steady_clock::now());
+  if (command == Command::kQuery) record_.sql = protocol::asText(payload.subspan(1));
+}
+
 routing::Plan ClientSession::planFor(std::string_view sql, const parser::StatementInfo& info,
                                      std::span<const routing::ParamValue> params) {
+  routing::Plan plan = choosePlan(sql, info, params);
+  if (record_.active) {
+    if (record_.sql.empty()) record_.sql = sql;  // a prepared statement's text (kept by statements_)
+    record_.onPlan(plan, worker_.context().config.default_backend);
+  }
+  return plan;
+}
+
+routing::Plan ClientSession::choosePlan(std::string_view sql, const parser::StatementInfo& info,
+                                        std::span<const routing::ParamValue> params) {
   routing::Plan passthrough;
   passthrough.kind = routing::PlanKind::kPassthrough;
   if (isSessionControl(info.kind)) return passthrough;
@@ -398,7 +422,7 @@ routing::Plan ClientSession::planFor(std::string_view sql, const parser::Stateme
   input.multi_shard_writes = multiShardWrites(worker_.context().config);
   input.limits = parseLimits(worker_.context().config);
   if (info.kind == parser::StatementKind::kPrepareSql) return routing::planSqlPrepare(sql, input);
-  return worker_.planCache().plan(sql, input);
+  return worker_.planCache().plan(sql, input, record_.active ? &record_.normalized : nullptr);
 }
 
 std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession::resolve(
@@ -607,6 +631,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     co_return co_await client_.flush();
   }
   auto result = co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_);
+  record_.onResponse(result.rows, result.server_error ? result.error_code : 0);
   if (result.client_failed) {
     giveBack(std::move(conn), pool, std::nullopt);
     co_return false;

@@ -22,6 +22,7 @@
 #include "routing/shard_map.hpp"
 #include "protocol/response_tracker.hpp"
 #include "proxy/backend_connection.hpp"
+#include "proxy/metrics.hpp"
 #include "proxy/packet_stream.hpp"
 #include "proxy/response_forwarder.hpp"
 #include "proxy/session_state.hpp"
@@ -47,6 +48,7 @@ class ClientSession {
   uint32_t connectionId() const { return connection_id_; }
   const std::string& user() const { return user_; }
   bool idle() const { return idle_; }  // waiting for the client's next command
+  bool pinned() const { return pinned_ != nullptr; }  // holds a backend connection between statements
   // Since when it has waited, when idle() (server.wait_timeout_s: worker.cpp).
   std::chrono::steady_clock::time_point idleSince() const { return client_.readStartedAt(); }
   // KILL CONNECTION from another session (Worker::aimKill, on this worker's
@@ -163,6 +165,9 @@ class ClientSession {
   };
   routing::Plan planFor(std::string_view sql, const parser::StatementInfo& info,
                         std::span<const routing::ParamValue> params);
+  routing::Plan choosePlan(std::string_view sql, const parser::StatementInfo& info,
+                           std::span<const routing::ParamValue> params);
+  void beginRecord(protocol::ByteView payload);
   // `metadata_only`: a COM_STMT_PREPARE, which reads metadata and changes
   // nothing, may go to another backend than the session's pinned one.
   std::variant<StatementTarget, protocol::ErrPacket> resolve(const routing::Plan& plan, std::string_view sql,
@@ -206,6 +211,9 @@ class ClientSession {
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;
   bool counted_in_transaction_ = false;
+  // What the current statement did, for metrics, digests and the slow-query
+  // log (statement_observer.hpp); inactive when none of them is configured.
+  StatementRecord record_;
 };
 
 }  // namespace sp::proxy

@@ -15,6 +15,7 @@
 namespace sp::proxy {
 
 class Worker;
+class SlowQueryLog;
 
 struct ProxyContext {
   conf::Config config;
@@ -31,6 +32,14 @@ struct ProxyContext {
   std::atomic<uint64_t> handshake_timeouts{0};       // server.handshake_timeout_ms
   std::atomic<uint64_t> handshake_too_large{0};      // server.max_handshake_packet_bytes
   std::atomic<uint64_t> idle_timeouts{0};            // server.wait_timeout_s
+  // Observability (docs/observability.md): admin-port commands, shard-map
+  // reloads (set by ShardMapManager), and the slow-query log (null: off).
+  std::atomic<uint64_t> admin_commands{0};
+  std::atomic<uint64_t> admin_errors{0};
+  std::atomic<uint64_t> reloads_applied{0};
+  std::atomic<uint64_t> reloads_refused{0};
+  std::atomic<int64_t> last_reload_unix_ms{0};  // the last map published (start-up included)
+  std::shared_ptr<SlowQueryLog> slow_log;
   HostConnectionLimiter hosts;
   // Logged-in sessions per user name (users[].max_connections); the same
   // counter keyed by user instead of address.

@@ -61,9 +61,13 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
       break;
     }
     result.server_error = (*ev == ResponseEvent::kErr);
+    if (*ev == ResponseEvent::kRow) ++result.rows;
     if (result.server_error) {
       // Errors are rare: decoded for the session's diagnostics area (SHOW WARNINGS).
-      if (auto err = protocol::decodeErrPacket(msg->payload)) result.error = std::move(*err);
+      if (auto err = protocol::decodeErrPacket(msg->payload)) {
+        result.error_code = err->error_code;
+        result.error = std::move(*err);
+      }
     }
     if (*ev == ResponseEvent::kOk && (tracker.statusFlags() & protocol::status::kSessionStateChanged) &&
         (backend.capabilities() & protocol::cap::kSessionTrack)) {

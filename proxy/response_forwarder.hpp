@@ -18,6 +18,8 @@ struct ForwardResult {
   bool backend_failed = false;  // the backend connection broke or sent garbage mid-response
   bool client_failed = false;   // the client went away
   bool server_error = false;    // the (last) result was an ERR packet
+  uint16_t error_code = 0;      // its error code
+  uint64_t rows = 0;            // result set rows forwarded
   uint16_t status_flags = 0;
   uint64_t last_insert_id = 0;  // from the final OK (0: the statement generated none)
   uint16_t warnings = 0;        // of the final OK/EOF

@@ -49,7 +49,16 @@ struct ShardStream {
   std::unique_ptr<protocol::ResponseTracker> tracker;
   size_t column_count = 0;
   bool finished = false;  // its rows were fully read
+  // For the slow-query log: when its query left, how long until its last packet, its rows.
+  std::chrono::steady_clock::time_point sent{};
+  uint64_t micros = 0;
+  uint64_t rows = 0;
 };
+
+void noteShardDone(ShardStream& s) {
+  s.micros = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - s.sent).count());
+}
 
 std::string shardLabel(const routing::RouteTarget& t) {
   return fmt::format("{} ({} on backend {})", t.shard.empty() ? t.physical_table : t.shard, t.physical_table, t.backend);
@@ -159,7 +168,9 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     shards.push_back(std::move(s));
   }
   gate_pass.release();
+  const bool timed = record_.active;  // per-shard times for the slow-query log
   for (auto& s : shards) {
+    if (timed) s->sent = std::chrono::steady_clock::now();
     if (!co_await s->conn->stream().flush()) s->conn->markBroken();
   }
   routing::ResultMerger merger(plan.merge, shards.size());
@@ -174,6 +185,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
         fmt::format("shardproxy: shard {} failed: {}", shardLabel(*shards[i]->target), why)));
   };
   auto failRead = [&](size_t i, ShardReadError e, std::string_view when) {
+    if (e == ShardReadError::kTimeout) ++worker_.observer().metrics().shard_timeouts;
     fail(i, readFailure(e, timeout, when), e == ShardReadError::kTimeout ? client_error::kShardTimeout : client_error::kBackendLost);
   };
   // 2. Column definitions from every shard.
@@ -216,7 +228,10 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
       }
       if (*ev == ResponseEvent::kColumnsEof || *ev == ResponseEvent::kOk || *ev == ResponseEvent::kRowsEnd) break;
     }
-    if (s.tracker->done()) s.finished = true;
+    if (s.tracker->done()) {
+      s.finished = true;
+      if (timed) noteShardDone(s);
+    }
     s.column_count = columns.size();
     if (auto r = merger.setColumns(i, std::move(columns)); !r) {
       fail(i, r.error());
@@ -256,6 +271,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
         co_return co_await client_.flush();
       }
       seq = client_.append(scratch, seq);
+      ++record_.rows;
       if (client_.pendingOutput() >= kClientFlushBytes && !co_await client_.flush()) {
         releaseScatter(shards);
         co_return false;
@@ -321,6 +337,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
       co_return co_await client_.flush();
     }
     if (*ev == ResponseEvent::kRow) {
+      ++s.rows;
       auto row = protocol::decodeTextRow(msg->payload, s.column_count);
       if (!row) {
         s.conn->markBroken();
@@ -343,6 +360,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     }
     if (s.tracker->done()) {
       s.finished = true;
+      if (timed) noteShardDone(s);
       merger.finishShard(*pick);
     }
   }
@@ -356,6 +374,9 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     protocol::encode(protocol::EofPacket{0, statusFlags()}, scratch);
   }
   client_.append(scratch, seq);
+  if (record_.active) {
+    for (const auto& s : shards) record_.shards.push_back({s->target->shard, s->target->backend, s->micros, s->rows});
+  }
   releaseScatter(shards);
   co_return co_await client_.flush();
 }

@@ -3,6 +3,8 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include "proxy/slow_log.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -40,6 +42,7 @@ unsigned autoThreads(const conf::Config& cfg) {
 Server::Server(conf::Config config) { context_.config = std::move(config); }
 
 Server::~Server() {
+  if (metrics_) metrics_->stop();
   if (admin_) admin_->stop();
   for (auto& w : workers_) w->stop();
   for (auto& w : workers_) w->join();
@@ -51,6 +54,12 @@ std::string Server::start() {
   std::signal(SIGHUP, SIG_IGN);
   maps_ = std::make_unique<ShardMapManager>(context_);
   if (auto err = maps_->startup(); !err.empty()) return err;
+  if (!cfg.log.slow_query_file.empty()) {
+    // Before the workers: each takes the log when it is built.
+    auto log = std::make_shared<SlowQueryLog>();
+    if (auto err = log->open(cfg.log.slow_query_file); !err.empty()) return err;
+    context_.slow_log = std::move(log);
+  }
   unsigned threads = cfg.server.threads ? cfg.server.threads : autoThreads(cfg);
   error_code ec;
   auto address = asio::ip::make_address(cfg.server.listen.host, ec);
@@ -79,6 +88,10 @@ std::string Server::start() {
     admin_ = std::make_unique<AdminServer>(context_, *maps_);
     if (auto err = admin_->start(); !err.empty()) return err;
   }
+  if (cfg.server.metrics_listen) {
+    metrics_ = std::make_unique<MetricsServer>(context_);
+    if (auto err = metrics_->start(); !err.empty()) return err;
+  }
   spdlog::info("shardproxy listening on {}:{} with {} worker threads; default backend {}", cfg.server.listen.host,
                cfg.server.listen.port, threads, cfg.default_backend);
   return {};
@@ -98,6 +111,10 @@ void Server::runUntilSignalled() {
     if (ec) return;
     auto outcome = maps_->reload("sighup");
     spdlog::info("SIGHUP reload: {}", outcome.message);
+    if (context_.slow_log) {
+      // Log rotation: the file was moved away; write to a new one at the same path.
+      if (auto err = context_.slow_log->reopen(); !err.empty()) spdlog::error("SIGHUP: {}", err);
+    }
     hangup.async_wait(onHangup);
   };
   hangup.async_wait(onHangup);
@@ -107,6 +124,7 @@ void Server::runUntilSignalled() {
 
 void Server::shutdown() {
   context_.shutting_down = true;
+  if (metrics_) metrics_->stop();
   if (admin_) admin_->stop();
   for (auto& w : workers_) w->beginShutdown();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(context_.config.server.shutdown_grace_ms);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "proxy/admin_server.hpp"
+#include "proxy/metrics_server.hpp"
 #include "proxy/proxy_context.hpp"
 #include "proxy/shard_map_manager.hpp"
 #include "proxy/worker.hpp"
@@ -34,6 +35,7 @@ class Server {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<ShardMapManager> maps_;
   std::unique_ptr<AdminServer> admin_;
+  std::unique_ptr<MetricsServer> metrics_;
 };
 
 }  // namespace sp::proxy

@@ -49,14 +49,9 @@ std::vector<std::string> splitLines(const std::string& text) {
   return lines;
 }
 
-// Runs `fn` on the worker's thread and waits for it (bounded: a worker that
-// does not answer within 5 s, e.g. during shutdown, is reported).
-template <class Fn>
-bool runOnWorker(Worker& worker, Fn fn) {
-  auto task = std::make_shared<std::packaged_task<void()>>(std::move(fn));
-  auto done = task->get_future();
-  asio::post(worker.io(), [task] { (*task)(); });
-  return done.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+int64_t unixMillisNow() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
 // Backends new in this reload must at least resolve.
@@ -170,6 +165,7 @@ std::string ShardMapManager::startup() {
   auto map = routing::loadShardMap(path, names);
   if (map) {
     context_.shard_map.store(*map);
+    context_.last_reload_unix_ms.store(unixMillisNow());
     spdlog::info("shard map {} version {} loaded ({} sharded tables, checksum {})", path, (*map)->version(),
                  (*map)->tables().size(), shortSum((*map)->checksum()));
     std::optional<CachedShardMap> newest;
@@ -192,6 +188,7 @@ std::string ShardMapManager::startup() {
            routing::formatShardMapIssues(cached.error(), "cache:version " + std::to_string((*newest)->version));
   }
   context_.shard_map.store(*cached);
+  context_.last_reload_unix_ms.store(unixMillisNow());
   spdlog::warn("SHARD MAP FILE {} IS MISSING OR INVALID; running the newest CACHED map: version {} (checksum {}, "
                "applied {} by {}). Fix the file, then RELOAD SHARD MAP. Problems:\n{}",
                path, (*cached)->version(), shortSum((*cached)->checksum()), (*newest)->applied_at,
@@ -216,6 +213,7 @@ SwapOutcome ShardMapManager::refuse(std::vector<std::string> problems, const std
   out.problems = std::move(problems);
   out.duration_ms = millisSince(started);
   last_problems_ = out.problems;
+  context_.reloads_refused.fetch_add(1);
   spdlog::warn("{} (by {}):\n  {}", out.message, who, fmt::join(out.problems, "\n  "));
   return out;
 }
@@ -295,6 +293,8 @@ SwapOutcome ShardMapManager::apply(std::shared_ptr<const routing::CompiledShardM
   if (decision.verdict == SwapVerdict::kApply) {
     context_.shard_map.store(candidate);
     out.swap_ms = millisSince(started);
+    context_.reloads_applied.fetch_add(1);
+    context_.last_reload_unix_ms.store(unixMillisNow());
     spdlog::info("shard map swapped by {}: version {} -> {} (checksum {}, {} tables) in {:.2f} ms ({})", who,
                  out.old_version, candidate->version(), shortSum(candidate->checksum()), candidate->tables().size(),
                  out.swap_ms, note);

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <future>
+
 #include "protocol/generic_packets.hpp"
 #include "protocol/handshake.hpp"
 #include "proxy/abuse_log.hpp"
@@ -22,7 +24,8 @@ uint32_t share(uint32_t total, unsigned workers) {
 }  // namespace
 
 Worker::Worker(ProxyContext& context, unsigned index, unsigned worker_count)
-    : context_(context), index_(index), worker_count_(worker_count) {
+    : context_(context), index_(index), worker_count_(worker_count),
+      observer_(observerSettings(context, worker_count)) {
   const auto& cfg = context_.config;
   for (const auto& b : cfg.backends) {
     auto pool = std::make_unique<BackendPool>(io_.get_executor(), b, share(b.max_connections, worker_count),
@@ -103,6 +106,35 @@ std::vector<Worker::PoolSnapshot> Worker::poolSnapshots() const {
     out.push_back({pool->name(), conf::formatHostPort(pool->config().address), pool->stats(), true});
   }
   return out;
+}
+
+Worker::Observation Worker::observe() const {
+  Observation o;
+  o.metrics = observer_.metrics();
+  o.pools = poolSnapshots();
+  o.plan_cache_hits = plan_cache_.hits();
+  o.plan_cache_misses = plan_cache_.misses();
+  o.plan_cache_evictions = plan_cache_.evictions();
+  o.plan_cache_entries = plan_cache_.size();
+  o.digest_entries = observer_.digests().size();
+  o.digest_evictions = observer_.digests().evictions();
+  for (const auto* s : sessions_) {
+    ++o.sessions;
+    if (!s->user().empty()) {
+      ++o.authenticated;
+      ++o.users[s->user()];
+    }
+    if (s->inTransaction()) ++o.in_transaction;
+    if (s->pinned()) ++o.pinned;
+  }
+  return o;
+}
+
+bool runOnWorker(Worker& worker, std::function<void()> fn, std::chrono::milliseconds timeout) {
+  auto task = std::make_shared<std::packaged_task<void()>>(std::move(fn));
+  auto done = task->get_future();
+  asio::post(worker.io(), [task] { (*task)(); });
+  return done.wait_for(timeout) == std::future_status::ready;
 }
 
 std::string Worker::listen(const tcp::endpoint& endpoint) {

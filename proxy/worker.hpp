@@ -3,6 +3,8 @@
 // and the client sessions it accepted. Nothing here is shared with other
 // workers except ProxyContext, so the hot path takes no locks.
 #pragma once
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 #include "proxy/backend_pool.hpp"
 #include "proxy/net.hpp"
 #include "proxy/proxy_context.hpp"
+#include "proxy/statement_observer.hpp"
 #include "routing/plan_cache.hpp"
 
 namespace sp::proxy {
@@ -72,6 +75,19 @@ class Worker {
   };
   std::vector<PoolSnapshot> poolSnapshots() const;
 
+  // Statement metrics, digests and the slow-query log of this worker's sessions.
+  StatementObserver& observer() { return observer_; }
+  // What the metrics endpoint reads, copied on this worker's thread.
+  struct Observation {
+    WorkerMetrics metrics;
+    std::vector<PoolSnapshot> pools;
+    uint64_t plan_cache_hits = 0, plan_cache_misses = 0, plan_cache_evictions = 0, plan_cache_entries = 0;
+    uint64_t digest_entries = 0, digest_evictions = 0;
+    uint32_t sessions = 0, authenticated = 0, in_transaction = 0, pinned = 0;
+    std::map<std::string, uint32_t> users;  // logged-in sessions per user
+  };
+  Observation observe() const;
+
   void add(ClientSession* s) { sessions_.insert(s); }
   void remove(ClientSession* s) { sessions_.erase(s); }
   size_t sessionCount() const { return sessions_.size(); }
@@ -94,8 +110,15 @@ class Worker {
   std::vector<std::unique_ptr<BackendPool>> retired_pools_;
   std::unordered_set<ClientSession*> sessions_;
   routing::PlanCache plan_cache_;
+  StatementObserver observer_;
   AsyncGate multi_shard_gate_{io_.get_executor()};
   std::thread thread_;
 };
+
+// Runs `fn` on the worker's thread and waits for it (bounded: false when the
+// worker does not answer within `timeout`, e.g. during shutdown; `fn` must
+// then not refer to the caller's frame, so share what it writes).
+bool runOnWorker(Worker& worker, std::function<void()> fn,
+                 std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
 }  // namespace sp::proxy

@@ -72,6 +72,21 @@ NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue>
   return q;
 }
 
+std::string maskLiterals(std::string_view sql) {
+  std::string out;
+  out.reserve(sql.size());
+  size_t copied = 0;
+  for (const auto& token : parser::tokenize(sql)) {
+    if (token.kind == TokenKind::kEnd) break;
+    if (!literalKindOf(token.kind)) continue;
+    out.append(sql.substr(copied, token.begin - copied));
+    out += '?';
+    copied = token.end;
+  }
+  out.append(sql.substr(std::min(copied, sql.size())));
+  return out;
+}
+
 void PlanCache::clear() {
   index_.clear();
   lru_.clear();
@@ -83,6 +98,7 @@ void PlanCache::evictOne() {
   bytes_ -= it->second.first->bytes;
   index_.erase(it);
   lru_.pop_back();
+  ++evictions_;
 }
 
 void PlanCache::setMaxBytes(size_t max_bytes) {
@@ -105,7 +121,7 @@ void PlanCache::insert(const std::string& key, std::shared_ptr<const Entry> entr
   index_.emplace(key, std::pair{std::move(entry), lru_.begin()});
 }
 
-Plan PlanCache::plan(std::string_view sql, const PlannerInput& input) {
+Plan PlanCache::plan(std::string_view sql, const PlannerInput& input, std::string* normalized) {
   // Long texts are planned directly: they rarely repeat, and an entry holds
   // the text twice plus its tree, so caching them would let a client fill
   // memory with a few thousand big statements.
@@ -115,6 +131,12 @@ Plan PlanCache::plan(std::string_view sql, const PlannerInput& input) {
   if (!(input.dialect == parser::Dialect{})) return planQuery(sql, input);
   NormalizedQuery q = normalizeQuery(sql, input.params);
   if (!q.cacheable) return planQuery(sql, input);
+  Plan plan = planNormalized(sql, input, q);
+  if (normalized) *normalized = std::move(q.text);
+  return plan;
+}
+
+Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, const NormalizedQuery& q) {
   std::shared_ptr<const Entry> entry = lookup(q.text);
   if (entry) {
     ++hits_;

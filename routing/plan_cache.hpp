@@ -36,6 +36,10 @@ struct NormalizedQuery {
 // `params` are the statement's own bound `?` values (prepared statements).
 NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue> params);
 
+// The statement as written (comments and spacing kept) with every literal
+// value replaced by `?`: what logs show instead of the values.
+std::string maskLiterals(std::string_view sql);
+
 class PlanCache {
  public:
   // At most `capacity` entries and about `max_bytes` of memory (config
@@ -47,8 +51,10 @@ class PlanCache {
   // Statements longer than this bypass the cache (planQuery directly).
   static constexpr size_t kMaxCachedQueryBytes = 16 * 1024;
 
-  // Same result as planQuery(sql, input), through the cache.
-  Plan plan(std::string_view sql, const PlannerInput& input);
+  // Same result as planQuery(sql, input), through the cache. `normalized`
+  // (optional) receives the normalized text (query digests), left empty for
+  // statements the cache does not normalize (too long, lexer errors).
+  Plan plan(std::string_view sql, const PlannerInput& input, std::string* normalized = nullptr);
 
   size_t size() const { return index_.size(); }
   // Memory the entries hold, as estimated by entryBytes().
@@ -60,10 +66,12 @@ class PlanCache {
   static size_t entryBytes(size_t text_bytes, size_t nodes) { return 3 * text_bytes + 400 * nodes + 512; }
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
+  uint64_t evictions() const { return evictions_; }
   void clear();
 
  private:
   struct Entry;
+  Plan planNormalized(std::string_view sql, const PlannerInput& input, const NormalizedQuery& q);
   std::shared_ptr<const Entry> lookup(const std::string& key);
   void insert(const std::string& key, std::shared_ptr<const Entry> entry);
 
@@ -76,6 +84,7 @@ class PlanCache {
   std::unordered_map<std::string, std::pair<std::shared_ptr<const Entry>, std::list<std::string>::iterator>> index_;
   uint64_t hits_ = 0;
   uint64_t misses_ = 0;
+  uint64_t evictions_ = 0;
 };
 
 }  // namespace sp::routing

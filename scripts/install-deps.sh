@@ -15,6 +15,7 @@ PACKAGES=(
   golang-go golang-github-go-sql-driver-mysql-dev default-jdk-headless libmariadb-java php-cli php-mysql libdbd-mysql-perl
   gnuplot-nox
   clang-16 libclang-rt-16-dev llvm-16
+  prometheus
 )
 LISTS_MAX_AGE_S=86400
 # Wait for another apt/dpkg run to finish instead of failing at once.

@@ -118,7 +118,7 @@ class ShardedTable:
 class ProxyRun:
     """A shardproxy process with its own scratch directory, config and shard map."""
 
-    def __init__(self, name, table, scatter, max_connections=32):
+    def __init__(self, name, table, scatter, max_connections=32, server_extra="", sections=""):
         self.dir = os.path.join(RUN_ROOT, name)
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
@@ -135,8 +135,8 @@ class ProxyRun:
   threads: 2
   shutdown_grace_ms: 2000
   log_level: debug
-scatter:
-{scatter_lines}users:
+{server_extra}scatter:
+{scatter_lines}{sections}users:
   - {{name: {APP_USER}, password: {APP_PASSWORD}, default_database: im}}
 admin_users:
   - {{name: admin, password: admin_pw}}

@@ -494,3 +494,68 @@ TEST(ConfigFormat, HostPortRoundTrip) {
 
 }  // namespace
 }  // namespace sp::conf
+
+namespace sp::conf {
+namespace {
+
+TEST(ConfigObservability, DefaultsWhenOmitted) {
+  auto result = parseConfig("backends:\n  - name: db0\n    address: 127.0.0.1:3307\n    user: proxy\n", kBase);
+  ASSERT_TRUE(result.has_value()) << formatIssues(result.error(), "t.yaml");
+  EXPECT_FALSE(result->server.metrics_listen.has_value());
+  EXPECT_FALSE(result->server.metrics_allow_remote);
+  EXPECT_TRUE(result->log.slow_query_file.empty());
+  EXPECT_EQ(result->log.slow_query_ms, 1000u);
+  EXPECT_FALSE(result->log.slow_query_keep_values);
+  EXPECT_EQ(result->digests.max_entries, 1000u);
+}
+
+TEST(ConfigObservability, ReadsEveryKey) {
+  auto result = parseConfig(R"(server:
+  metrics_listen: 127.0.0.1:9104
+  metrics_allow_remote: true
+log:
+  slow_query_file: ../log/slow.jsonl
+  slow_query_ms: 250
+  slow_query_keep_values: true
+digests:
+  max_entries: 50
+backends:
+  - name: db0
+    address: 127.0.0.1:3307
+    user: proxy
+)", "/opt/sp/conf");
+  ASSERT_TRUE(result.has_value()) << formatIssues(result.error(), "t.yaml");
+  ASSERT_TRUE(result->server.metrics_listen.has_value());
+  EXPECT_EQ(result->server.metrics_listen->port, 9104);
+  EXPECT_TRUE(result->server.metrics_allow_remote);
+  EXPECT_EQ(result->log.slow_query_file, "/opt/sp/log/slow.jsonl");
+  EXPECT_EQ(result->log.slow_query_ms, 250u);
+  EXPECT_TRUE(result->log.slow_query_keep_values);
+  EXPECT_EQ(result->digests.max_entries, 50u);
+}
+
+TEST(ConfigObservability, RejectsBadValuesWithTheirPaths) {
+  auto result = parseConfig(R"(server:
+  listen: 127.0.0.1:6033
+  metrics_listen: 127.0.0.1:6033
+log:
+  slow_query_ms: -1
+  slow_query_keep_values: maybe
+  slow_query_fil: x
+digests:
+  max_entries: 2000000
+backends:
+  - name: db0
+    address: 127.0.0.1:3307
+    user: proxy
+)", kBase);
+  ASSERT_FALSE(result.has_value());
+  std::string text = formatIssues(result.error(), "t.yaml");
+  for (const char* path : {"server.metrics_listen", "log.slow_query_ms", "log.slow_query_keep_values",
+                           "log.slow_query_fil", "digests.max_entries"}) {
+    EXPECT_NE(text.find(path), std::string::npos) << path << " missing in:\n" << text;
+  }
+}
+
+}  // namespace
+}  // namespace sp::conf

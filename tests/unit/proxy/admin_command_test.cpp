@@ -105,3 +105,29 @@ TEST(AdminCommand, HelpNamesEveryCommand) {
 
 }  // namespace
 }  // namespace sp::proxy
+
+namespace sp::proxy {
+namespace {
+
+TEST(AdminCommandDigests, ShowAndReset) {
+  auto all = parseAdminCommand("show digests;");
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(all->kind, AdminCommandKind::kShowDigests);
+  EXPECT_EQ(all->limit, 0u);
+  auto top = parseAdminCommand("SHOW DIGESTS LIMIT 5");
+  ASSERT_TRUE(top.has_value());
+  EXPECT_EQ(top->limit, 5u);
+  auto alias = parseAdminCommand("SHOW QUERY DIGEST LIMIT 2");
+  ASSERT_TRUE(alias.has_value());
+  EXPECT_EQ(alias->kind, AdminCommandKind::kShowDigests);
+  EXPECT_EQ(alias->limit, 2u);
+  EXPECT_FALSE(parseAdminCommand("SHOW DIGESTS LIMIT 0").has_value());
+  EXPECT_FALSE(parseAdminCommand("SHOW DIGESTS LIMIT x").has_value());
+  EXPECT_FALSE(parseAdminCommand("SHOW DIGESTS 5").has_value());
+  EXPECT_EQ(parseAdminCommand("reset digests")->kind, AdminCommandKind::kResetDigests);
+  EXPECT_EQ(parseAdminCommand("RESET QUERY DIGEST")->kind, AdminCommandKind::kResetDigests);
+  EXPECT_EQ(parseAdminCommand("show stats;")->kind, AdminCommandKind::kShowStats);
+}
+
+}  // namespace
+}  // namespace sp::proxy

@@ -131,6 +131,27 @@ TEST(PlanCache, BoundParametersAndEviction) {
   EXPECT_EQ(cache.size(), 2u);
   cache.plan("SELECT * FROM msg WHERE conv_id = ?", input);  // evicted: a miss again
   EXPECT_EQ(cache.misses(), 4u);
+  EXPECT_EQ(cache.evictions(), 2u);
+}
+
+TEST(PlanCache, HandsOutTheNormalizedText) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  PlanCache cache;
+  PlannerInput input{*map, "db0", {}};
+  std::string normalized;
+  cache.plan("select *  from msg /* x */ where conv_id = 42 and body = 'a''b'", input, &normalized);
+  EXPECT_EQ(normalized, "select * from msg where conv_id = ? and body = ?");
+  cache.plan("SELECT * FROM msg WHERE conv_id IN (1, 2)", input, &normalized);  // a scatter: same text
+  EXPECT_EQ(normalized, "SELECT * FROM msg WHERE conv_id IN ( ? , ? )");
+}
+
+TEST(MaskLiterals, KeepsTheTextAndHidesValues) {
+  EXPECT_EQ(maskLiterals("SELECT /* c */ a FROM t WHERE id = 42 AND s = 'sec''ret' AND h = 0xFF"),
+            "SELECT /* c */ a FROM t WHERE id = ? AND s = ? AND h = ?");
+  EXPECT_EQ(maskLiterals("SELECT 1.5e3, x'0A', b'1'"), "SELECT ?, ?, ?");
+  EXPECT_EQ(maskLiterals("SELECT a FROM t"), "SELECT a FROM t");
+  EXPECT_EQ(maskLiterals(""), "");
 }
 
 // limits.max_plan_cache_bytes: entries are counted by their estimated size and

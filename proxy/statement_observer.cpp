@@ -1,0 +1,67 @@
+#include "proxy/statement_observer.hpp"
+
+#include "proxy/proxy_context.hpp"
+#include "routing/plan_cache.hpp"
+
+namespace sp::proxy {
+
+namespace {
+int64_t unixMillis() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+ObserverSettings observerSettings(const ProxyContext& context, unsigned worker_count) {
+  const auto& cfg = context.config;
+  ObserverSettings s;
+  const size_t max_entries = cfg.digests.max_entries;
+  s.digest_capacity = max_entries == 0 ? 0 : std::max<size_t>(1, max_entries / std::max(1u, worker_count));
+  s.slow_log = context.slow_log;
+  s.slow_query_us = uint64_t{cfg.log.slow_query_ms} * 1000;
+  s.keep_values = cfg.log.slow_query_keep_values;
+  s.enabled = cfg.server.metrics_listen.has_value() || s.digest_capacity > 0 || s.slow_log != nullptr;
+  return s;
+}
+
+void StatementObserver::finish(StatementRecord& record, const Session& session) {
+  if (!record.active) return;
+  record.active = false;
+  if (!settings_.enabled) return;
+  const auto elapsed = std::chrono::steady_clock::now() - record.started;
+  const auto micros = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
+  metrics_.record(record, static_cast<double>(micros) / 1e6);
+  const bool slow = settings_.slow_log && micros >= settings_.slow_query_us;
+  if ((digests_.capacity() > 0 || slow) && record.normalized.empty() && !record.sql.empty()) {
+    // Not planned through the plan cache (session control, long or unlexable text).
+    record.normalized = routing::normalizeQuery(record.sql, {}).text;
+  }
+  if (digests_.capacity() > 0 && !record.normalized.empty()) {
+    digests_.record(record.normalized, record.error_code != 0, record.rows, record.fanout ? record.fanout : 1, micros,
+                    unixMillis());
+  }
+  if (slow) {
+    ++metrics_.slow_queries;
+    logSlow(record, session, micros);
+  }
+}
+
+void StatementObserver::logSlow(const StatementRecord& record, const Session& session, uint64_t micros) {
+  SlowQueryEntry e;
+  e.time_ms = unixMillis();
+  e.user = session.user;
+  e.client = session.client;
+  e.connection_id = session.connection_id;
+  e.plan = planLabelName(record.plan);
+  e.table = record.table;
+  e.digest = record.normalized;
+  e.statement = settings_.keep_values ? std::string(record.sql) : routing::maskLiterals(record.sql);
+  e.backends = record.backends;
+  e.shards = record.shards;
+  e.total_ms = static_cast<double>(micros) / 1000.0;
+  e.rows = record.rows;
+  e.error_code = record.error_code;
+  settings_.slow_log->write(slowLogLine(e));
+}
+
+}  // namespace sp::proxy
