@@ -140,7 +140,7 @@ Token Lexer::lexLineComment(size_t begin) {
 
 Token Lexer::lexBlockComment(size_t begin, int nesting) {
   // pos_ is just after "/*" (or "/*+", or a skipped version marker).
-  const bool hint = sql_[begin + 2] == '+';
+  const bool hint = begin + 2 < sql_.size() && sql_[begin + 2] == '+';  // "/*" may end the text
   const size_t end = skipComment(pos_, nesting);
   if (end == std::string_view::npos) {
     pos_ = sql_.size();

@@ -211,3 +211,18 @@ TEST(Lexer, NeverLoopsOnGarbage) {
 
 }  // namespace
 }  // namespace sp::parser
+
+namespace sp::parser {
+namespace {
+
+// Found by the sql fuzz target (ASan heap-buffer-overflow): "/*" as the last
+// two bytes of the text read one byte past its end to look for a hint's '+'.
+TEST(Lexer, CommentOpenerAtTheVeryEndIsUnterminatedNotARead) {
+  const std::string owned = "SELECT /*";  // exact size: the sanitizers see any overrun
+  auto tokens = tokenize(std::string_view(owned.data(), owned.size()));
+  ASSERT_GE(tokens.size(), 2u);
+  EXPECT_EQ(tokens[tokens.size() - 2].kind, TokenKind::kErrorUnterminatedComment);
+}
+
+}  // namespace
+}  // namespace sp::parser
