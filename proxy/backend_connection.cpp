@@ -173,6 +173,21 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
 
 awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::command(
     protocol::Command cmd, std::string_view argument) {
+  return exchange(cmd, argument, nullptr);
+}
+
+awaitable<std::expected<BackendConnection::TextRows, BackendError>> BackendConnection::queryRows(
+    std::string_view sql) {
+  TextRows rows;
+  auto done = co_await exchange(protocol::Command::kQuery, sql, &rows);
+  if (!done) co_return std::unexpected(std::move(done.error()));
+  co_return rows;
+}
+
+// One command of the proxy's own and its whole response; result-set rows
+// are decoded into `rows` when given, else drained.
+awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::exchange(
+    protocol::Command cmd, std::string_view argument, TextRows* rows) {
   protocol::Bytes payload;
   payload.reserve(argument.size() + 1);
   payload.push_back(static_cast<uint8_t>(cmd));
@@ -184,6 +199,11 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::co
   }
   protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, capabilities_);
   std::optional<BackendError> server_err;
+  size_t columns = 0;
+  auto malformed = [this](const char* what) {
+    broken_ = true;
+    return std::unexpected(makeError(BackendError::Kind::kProtocol, what));
+  };
   while (!tracker.done()) {
     auto msg = co_await stream_.read();
     if (!msg) {
@@ -191,11 +211,19 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::co
       co_return std::unexpected(ioError("reading response"));
     }
     auto ev = tracker.onPacket(msg->payload);
-    if (!ev) {
-      broken_ = true;
-      co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed response from backend"));
-    }
+    if (!ev) co_return malformed("malformed response from backend");
     if (*ev == protocol::ResponseEvent::kErr) server_err = serverError(msg->payload);
+    if (!rows) continue;
+    if (*ev == protocol::ResponseEvent::kColumnCount) {
+      auto count = protocol::decodeColumnCount(msg->payload);
+      if (!count) co_return malformed("malformed column count");
+      columns = static_cast<size_t>(*count);
+    } else if (*ev == protocol::ResponseEvent::kRow) {
+      auto row = protocol::decodeTextRow(msg->payload, columns);
+      if (!row) co_return malformed("malformed row");
+      auto& out = rows->emplace_back();
+      for (const auto& v : *row) out.push_back(v ? std::optional<std::string>(std::string(*v)) : std::nullopt);
+    }
   }
   touch();
   if (server_err) co_return std::unexpected(std::move(*server_err));
@@ -246,56 +274,6 @@ awaitable<bool> BackendConnection::resetSession() {
   co_return true;
 }
 
-awaitable<std::expected<BackendConnection::TextRows, BackendError>> BackendConnection::queryRows(
-    std::string_view sql) {
-  protocol::Bytes payload;
-  payload.reserve(sql.size() + 1);
-  payload.push_back(static_cast<uint8_t>(protocol::Command::kQuery));
-  payload.insert(payload.end(), sql.begin(), sql.end());
-  stream_.append(payload, 0);
-  if (!co_await stream_.flush()) {
-    broken_ = true;
-    co_return std::unexpected(ioError("sending query"));
-  }
-  protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, capabilities_);
-  std::optional<BackendError> server_err;
-  TextRows rows;
-  size_t columns = 0;
-  while (!tracker.done()) {
-    auto msg = co_await stream_.read();
-    if (!msg) {
-      broken_ = true;
-      co_return std::unexpected(ioError("reading response"));
-    }
-    auto ev = tracker.onPacket(msg->payload);
-    if (!ev) {
-      broken_ = true;
-      co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed response from backend"));
-    }
-    if (*ev == protocol::ResponseEvent::kErr) server_err = serverError(msg->payload);
-    if (*ev == protocol::ResponseEvent::kColumnCount) {
-      auto count = protocol::decodeColumnCount(msg->payload);
-      if (!count) {
-        broken_ = true;
-        co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed column count"));
-      }
-      columns = static_cast<size_t>(*count);
-    }
-    if (*ev == protocol::ResponseEvent::kRow) {
-      auto row = protocol::decodeTextRow(msg->payload, columns);
-      if (!row) {
-        broken_ = true;
-        co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed row"));
-      }
-      auto& out = rows.emplace_back();
-      for (const auto& v : *row) out.push_back(v ? std::optional<std::string>(std::string(*v)) : std::nullopt);
-    }
-  }
-  touch();
-  if (server_err) co_return std::unexpected(std::move(*server_err));
-  status_ = tracker.statusFlags();
-  co_return rows;
-}
 
 bool BackendConnection::peerClosed() {
   if (broken_ || !stream_.isOpen()) return true;

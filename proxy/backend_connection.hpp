@@ -95,6 +95,8 @@ class BackendConnection {
   awaitable<std::expected<void, BackendError>> login(const conf::BackendConfig& config);
   BackendError ioError(std::string_view what) const;
   awaitable<std::expected<void, BackendError>> enableTracking();
+  awaitable<std::expected<protocol::OkPacket, BackendError>> exchange(protocol::Command cmd,
+                                                                      std::string_view argument, TextRows* rows);
 
   PacketStream stream_;
   uint32_t capabilities_ = 0;

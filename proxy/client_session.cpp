@@ -163,79 +163,6 @@ awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
   }
 }
 
-awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool& pool, bool sync_state) {
-  std::unique_ptr<BackendConnection> conn;
-  if (pinned_) {
-    conn = std::move(pinned_);
-  } else {
-    auto r = co_await pool.acquire(poolFlavour(), connection_id_);
-    if (!r) {
-      const auto& cfg = pool.config();
-      queueError(reply_seq_, client_error::make(
-          r.error().kind == BackendError::Kind::kPoolTimeout ? client_error::kGeneric : client_error::kBackendUnavailable,
-          fmt::format("shardproxy: backend {} ({}:{}) unavailable: {}", cfg.name, cfg.address.host,
-                      cfg.address.port, r.error().message)));
-      co_await client_.flush();
-      co_return nullptr;
-    }
-    conn = std::move(*r);
-  }
-  if (sync_state && !conn->inSync(desired_)) {
-    auto s = co_await conn->sync(desired_);
-    if (!s) {
-      const auto& e = s.error();
-      if (e.kind == BackendError::Kind::kServer) {
-        queueError(reply_seq_, e.toErrPacket());
-        co_await client_.flush();
-      } else {
-        reportBackendFailure(pool, reply_seq_, false);
-        co_await client_.flush();
-      }
-      giveBack(std::move(conn), pool, std::nullopt);
-      co_return nullptr;
-    }
-  }
-  co_return conn;
-}
-
-void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool,
-                             std::optional<uint16_t> server_status) {
-  if (!conn) return;
-  // A sticky connection on another backend stays pinned as it is; route()
-  // refuses statements that would open a transaction or sticky state here.
-  const bool other_pinned = pinned_ != nullptr;
-  if (conn->broken()) {
-    if (!other_pinned) {
-      if (txn_.inTransaction() || sticky_ || tables_locked_) {
-        spdlog::info("session {}: pinned backend connection to {} lost{}", connection_id_, pool.name(),
-                     txn_.inTransaction() ? " inside a transaction: refusing statements until ROLLBACK" : "");
-      }
-      txn_.onConnectionLost();
-      sticky_ = tables_locked_ = false;
-      pinned_pool_ = nullptr;
-    }
-    pool.release(std::move(conn));
-  } else if (other_pinned) {
-    if (server_status && (*server_status & status::kInTrans)) conn->markBroken();  // never pool an open transaction
-    pool.release(std::move(conn));
-  } else {
-    if (server_status) txn_.onServerStatus(*server_status);
-    if (txn_.inTransaction() || sticky_ || tables_locked_) {
-      pinned_ = std::move(conn);
-      pinned_pool_ = &pool;
-    } else {
-      pinned_pool_ = nullptr;
-      pool.release(std::move(conn));
-    }
-  }
-  const bool counted = inTransaction();
-  if (!counted) transaction_map_.reset();
-  if (counted != counted_in_transaction_) {
-    worker_.context().sessions_in_transaction.fetch_add(counted ? 1 : uint32_t(-1));
-    counted_in_transaction_ = counted;
-  }
-}
-
 awaitable<std::optional<bool>> ClientSession::answerWhileLost(parser::StatementKind kind, bool multiple_statements) {
   using Answer = TransactionState::LostAnswer;
   switch (txn_.answerWhileLost(kind, multiple_statements)) {
@@ -257,39 +184,6 @@ awaitable<std::optional<bool>> ClientSession::answerWhileLost(parser::StatementK
       co_return co_await client_.flush();
   }
   co_return std::nullopt;
-}
-
-awaitable<void> ClientSession::recordDiagnostics(const ForwardResult& result, const parser::StatementInfo& info,
-                                                  BackendConnection& conn) {
-  if (result.server_error) {
-    if (result.error) diagnostics_.onError(*result.error);
-    // The area may hold more than the error (a procedure's "At line 4 in
-    // f1" note before it): read it whole while the connection is ours.
-    auto rows = co_await conn.queryRows("SHOW WARNINGS");
-    if (rows && !rows->empty()) diagnostics_.setConditions(*rows);
-    co_return;
-  }
-  using K = parser::StatementKind;
-  const bool table_less_kind = info.kind == K::kSelect || info.kind == K::kSet || info.kind == K::kDo;
-  const bool resets = !table_less_kind || info.names_table || info.multiple_statements;
-  if (!diagnostics_.onSuccess(result.warnings, resets)) co_return;
-  // Read them now, on the connection that has them, before it goes back to the pool.
-  auto rows = co_await conn.queryRows("SHOW WARNINGS");
-  if (rows) diagnostics_.setConditions(*rows);
-}
-
-awaitable<std::optional<uint16_t>> ClientSession::statusAfter(const ForwardResult& result, BackendConnection& conn) {
-  if (!result.server_error) co_return result.status_flags;
-  // An ERR carries no status flags. Outside any transaction nothing changed;
-  // inside one the server may have kept it (a duplicate key) or rolled it
-  // back (a deadlock): the OK of an empty statement tells which, so a
-  // transaction is never handed to the pool nor kept after the server ended
-  // it. (COM_PING will not do: MariaDB 10.11 still answers it with IN_TRANS
-  // after a deadlock rolled the transaction back; a statement refreshes it.)
-  if (!txn_.transactional() && !(result.status_flags & status::kInTrans)) co_return std::nullopt;
-  auto probe = co_await conn.command(Command::kQuery, "DO 0");
-  if (!probe) co_return std::nullopt;  // broken: giveBack() sees it
-  co_return probe->status_flags;
 }
 
 void ClientSession::reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement) {
@@ -472,18 +366,6 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
     }
   }
   return target;
-}
-
-awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrowFor(BackendPool& pool) {
-  if (pinned_pool_ == &pool) co_return co_await borrow(pool, true);
-  // A sticky connection on another backend stays put; this statement borrows on its own.
-  auto keep = std::move(pinned_);
-  auto* keep_pool = pinned_pool_;
-  pinned_pool_ = nullptr;
-  auto conn = co_await borrow(pool, true);
-  pinned_ = std::move(keep);
-  pinned_pool_ = keep_pool;
-  co_return conn;
 }
 
 awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
@@ -747,18 +629,6 @@ awaitable<bool> ClientSession::onSetOption(protocol::ByteView payload) {
   protocol::encode(protocol::EofPacket{0, statusFlags()}, out);
   client_.append(out, reply_seq_);
   co_return co_await client_.flush();
-}
-
-awaitable<void> ClientSession::releasePinned() {
-  if (!pinned_) co_return;
-  BackendPool& pool = *pinned_pool_;
-  auto conn = std::move(pinned_);
-  // Roll back and clear whatever the session left on the connection before reuse.
-  const bool reset = co_await conn->resetSession();
-  sticky_ = tables_locked_ = false;
-  if (reset) txn_.onServerStatus(conn->status());
-  else txn_.onConnectionLost();
-  giveBack(std::move(conn), pool, std::nullopt);
 }
 
 }  // namespace sp::proxy

@@ -129,7 +129,7 @@ class ClientSession {
   awaitable<bool> onResetConnection();
   awaitable<bool> onSetOption(protocol::ByteView payload);
 
-  // Borrowing and returning backend connections.
+  // session_lending.cpp: borrowing and returning backend connections.
   awaitable<std::unique_ptr<BackendConnection>> borrow(BackendPool& pool, bool sync_state);
   // `server_status`: the status flags of the statement's response on `conn`;
   // nullopt when none was read (the session's transaction state stays as it was).
