@@ -217,6 +217,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
   bool backend_failed = !sent;
   uint32_t client_id = 0;
   uint16_t prepare_warnings = 0;
+  std::optional<protocol::ErrPacket> prepare_error;  // the server refused the prepare
   while (!backend_failed && !tracker.done()) {
     auto msg = co_await conn->stream().read();
     if (!msg) {
@@ -265,17 +266,22 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
       continue;
     }
     if (drop_eof && (*ev == ResponseEvent::kParamsEof || *ev == ResponseEvent::kColumnsEof)) continue;
+    if (*ev == ResponseEvent::kErr) {
+      if (auto err = protocol::decodeErrPacket(msg->payload)) prepare_error = std::move(*err);
+    }
     seq = client_.append(msg->payload, seq);
   }
   if (backend_failed) {
     conn->markBroken();
     if (client_id) statements_.erase(client_id);
     reportBackendFailure(pool, seq, true);
-  } else if (prepare_warnings > 0 && diagnostics_.onSuccess(prepare_warnings)) {
-    // The prepare's own notes, read on the connection that has them (mysqltest
-    // --ps-protocol shows them with a text SHOW WARNINGS, answered from diagnostics_).
+  } else if (prepare_error || (prepare_warnings > 0 && diagnostics_.onSuccess(prepare_warnings))) {
+    // The prepare's own error or notes are the session's diagnostics area now
+    // (SHOW WARNINGS / SHOW COUNT(*) ERRORS answer from it): read whole on the
+    // connection that has them.
+    if (prepare_error) diagnostics_.onError(*prepare_error);
     auto rows = co_await conn->queryRows("SHOW WARNINGS");
-    if (rows) diagnostics_.setConditions(*rows);
+    if (rows && !rows->empty()) diagnostics_.setConditions(*rows);
   }
   giveBack(std::move(conn), pool, std::nullopt);
   co_return co_await client_.flush();

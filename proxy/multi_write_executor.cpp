@@ -26,6 +26,7 @@
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/global_defaults.hpp"
 #include "proxy/pool_capacity.hpp"
 #include "proxy/shard_read.hpp"
 #include "proxy/worker.hpp"
@@ -330,6 +331,10 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> Client
   auto r = co_await pool.acquire(poolFlavour(), connection_id_);
   if (!r) co_return std::unexpected(fmt::format("backend unavailable: {}", r.error().message));
   auto conn = std::move(*r);
+  if (!co_await refreshGlobalDefaults(*conn, globals_epoch_)) {
+    pool.release(std::move(conn));
+    co_return std::unexpected(std::string("cannot reset the connection to the global defaults"));
+  }
   auto synced = co_await conn->sync(desired_);
   if (synced && info.uses_last_insert_id) {
     std::string restore = "SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_.value()) + ")";

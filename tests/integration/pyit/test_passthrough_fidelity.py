@@ -173,6 +173,22 @@ class PreparedShowWarnings(unittest.TestCase):
             b.close()
 
 
+    def after_failed_prepare(self, conn):
+        conn._execute_command(COMMAND.COM_STMT_PREPARE, "SELECT 1 FROM")
+        with self.assertRaises(pymysql.err.ProgrammingError):
+            conn._read_packet()
+        return (prepared_show_warnings(conn, "SHOW COUNT(*) ERRORS"), prepared_show_warnings(conn, "SHOW ERRORS"),
+                sptest.query(conn, "SHOW ERRORS"))
+
+    def test_a_failed_prepare_is_the_areas_error(self):
+        # mysqltest --ps-protocol (user_var): the prepare's error, then SHOW COUNT(*) ERRORS.
+        with direct_db0() as d:
+            expected = self.after_failed_prepare(d)
+        self.assertEqual(expected[2][0][1], 1064)
+        with sptest.proxy() as p:
+            self.assertEqual(self.after_failed_prepare(p), expected)
+
+
 class ExtendedMetadata(unittest.TestCase):
     """The mariadb client negotiates MARIADB_CLIENT_EXTENDED_TYPE_INFO."""
 
