@@ -10,6 +10,7 @@
 
 #include "conf/config.hpp"
 #include "proxy/host_limits.hpp"
+#include "proxy/lifecycle_stats.hpp"
 #include "routing/shard_map.hpp"
 
 namespace sp::proxy {
@@ -40,6 +41,7 @@ struct ProxyContext {
   std::atomic<uint64_t> reloads_refused{0};
   std::atomic<int64_t> last_reload_unix_ms{0};  // the last map published (start-up included)
   std::shared_ptr<SlowQueryLog> slow_log;
+  LifecycleStats lifecycle;  // partition upkeep and archive runs
   HostConnectionLimiter hosts;
   // Logged-in sessions per user name (users[].max_connections); the same
   // counter keyed by user instead of address.

@@ -1,0 +1,205 @@
+"""Data lifecycle through the admin port (issue 18): month partition upkeep
+(SHOW PARTITIONS, ENSURE PARTITIONS, automatic upkeep), late writes into pmax.
+
+Real partitioned tables from the cluster's DDL (lifecycle_proxy.py); the
+answers are compared with an unsharded mirror table holding all rows.
+"""
+import datetime
+import time
+import unittest
+
+import pymysql
+
+import admin_proxy as ap
+from admin_proxy import DB0_PORT, DB1_PORT, direct, rows
+import lifecycle_proxy as lp
+from lifecycle_proxy import CHAN
+
+
+def chan_row(peer_id, message_id, when):
+    month = when[:7] + "-01"
+    return (peer_id, message_id, month, when, None, None, f"text {peer_id}/{message_id}", None, None, when)
+
+
+INSERT = (f"INSERT INTO {CHAN} (peer_id, message_id, message_month, message_time, edited_at, reply_to_msg_id, "
+          "text_body, media_type, content_hash, ingested_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
+
+
+class PartitionUpkeepTest(unittest.TestCase):
+    """ENSURE / SHOW PARTITIONS with a chosen "now" (AS OF); no automatic upkeep."""
+
+    @classmethod
+    def setUpClass(cls):
+        lp.create_chan_tables("2024-10", "2024-12")
+        cls.proxy = lp.LifecycleProxy("lifecycle-partitions", extra="partitions: {ahead: 2}\n")
+        cls.proxy.start()
+        # Peers on both shards.
+        cls.peers = [p for p in range(1, 200) if lp.bucket_of(p) < 32][:3] + \
+                    [p for p in range(1, 200) if lp.bucket_of(p) >= 32][:3]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proxy.stop()
+        lp.drop_chan_tables()
+
+    def setUp(self):
+        self.app = ap.app()
+        self.admin = ap.admin()
+
+    def tearDown(self):
+        self.app.close()
+        self.admin.close()
+
+    def insert(self, values):
+        with self.app.cursor() as cur:
+            cur.executemany(INSERT, values)
+        m = direct(DB0_PORT)
+        with m.cursor() as cur:
+            cur.executemany(INSERT.replace(f"INTO {CHAN}", f"INTO {lp.MIRROR_DB}.{CHAN}"), values)
+        m.close()
+
+    def read_all(self, peer):
+        sql = (f"SELECT peer_id, message_id, message_month, message_time, text_body FROM {CHAN} "
+               f"WHERE peer_id = {peer} AND message_month >= '2024-01-01' AND message_month < '2026-12-01' "
+               "ORDER BY message_time, message_id")
+        got = rows(self.app, sql)
+        m = direct(DB0_PORT)
+        want = rows(m, sql.replace(f"FROM {CHAN}", f"FROM {lp.MIRROR_DB}.{CHAN}"))
+        m.close()
+        return got, want
+
+    def show(self, sql):
+        with self.admin.cursor(pymysql.cursors.DictCursor) as cur:
+            cur.execute(sql)
+            return cur.fetchall()
+
+    def test_lifecycle_of_months(self):
+        # Rows in existing months, and late/odd rows in months without a partition (they land in pmax).
+        values = []
+        for i, peer in enumerate(self.peers):
+            values += [chan_row(peer, 10 * i + 1, "2024-11-05 10:00:00.000"),
+                       chan_row(peer, 10 * i + 2, "2024-12-31 23:59:59.999"),
+                       chan_row(peer, 10 * i + 3, "2025-01-01 00:00:00.000"),
+                       chan_row(peer, 10 * i + 4, "2025-02-14 12:00:00.500")]
+        self.insert(values)
+
+        # SHOW PARTITIONS AS OF mid-January 2025: pmax holds January and February, months ahead missing.
+        shown = self.show("SHOW PARTITIONS OF it_life_chan AS OF '2025-01-15'")
+        pmax = [r for r in shown if r["partition"] == "pmax"]
+        self.assertEqual(len(pmax), 2, shown)
+        self.assertEqual(sum(int(r["rows"]) for r in pmax), 2 * len(self.peers))
+        self.assertTrue(all(r["status"].startswith("catch-all: ") for r in pmax if int(r["rows"])), pmax)
+        missing = sorted({(r["shard"], r["month"]) for r in shown if r["status"].startswith("missing")})
+        self.assertEqual(missing, [(s, m) for s in ("s00", "s01") for m in ("2025-01", "2025-02", "2025-03")])
+        statuses = {(r["shard"], r["partition"]): r["status"] for r in shown}
+        self.assertEqual(statuses[("s00", "p202412")], "past")
+        self.assertEqual(statuses[("s01", "p202410")], "past")
+        for r in shown:
+            if r["partition"]:
+                self.assertIn(r["backend"], ("db0", "db1"))
+                self.assertGreater(int(r["data_bytes"]), 0)
+
+        # ENSURE: January..March 2025 split out of pmax on both shards; rows move, none is lost.
+        before = {p: self.read_all(p) for p in self.peers}
+        for got, want in before.values():
+            self.assertEqual(got, want)
+        ensured = self.show("ENSURE PARTITIONS AHEAD 2 AS OF '2025-01-15'")
+        self.assertEqual([(r["shard"], r["added"], r["result"]) for r in ensured],
+                         [("s00", "p202501,p202502,p202503", "added"), ("s01", "p202501,p202502,p202503", "added")])
+        self.assertEqual([r["pmax_rows"] for r in ensured], ["0", "0"])
+        for shard, port in lp.CHAN_SHARDS:
+            self.assertEqual(lp.partitions_of(port, f"{CHAN}_{shard}"),
+                             ["p202410", "p202411", "p202412", "p202501", "p202502", "p202503", "pmax"])
+        for p in self.peers:
+            got, want = self.read_all(p)
+            self.assertEqual(got, want)
+            self.assertEqual(len(got), 4)
+        # The rows are in their own month now (the server's own pruning says so).
+        c = direct(DB0_PORT if lp.bucket_of(self.peers[0]) < 32 else DB1_PORT)
+        shard = "s00" if lp.bucket_of(self.peers[0]) < 32 else "s01"
+        self.assertEqual(rows(c, f"SELECT COUNT(*) FROM {CHAN}_{shard} PARTITION (p202502) WHERE peer_id = %s",
+                              (self.peers[0],))[0][0], 1)
+        c.close()
+
+        # Idempotent.
+        again = self.show("ENSURE PARTITIONS AHEAD 2 OF it_life_chan AS OF '2025-01-15'")
+        self.assertEqual([r["result"] for r in again], ["unchanged", "unchanged"])
+        self.assertEqual([r["added"] for r in again], ["-", "-"])
+        shown = self.show("SHOW PARTITIONS AS OF '2025-01-15'")
+        self.assertFalse([r for r in shown if r["status"].startswith("missing")], shown)
+
+        # Across a month boundary: the last day of March needs April and May; the first of April needs June.
+        r = self.show("ENSURE PARTITIONS AHEAD 2 AS OF '2025-03-31'")
+        self.assertEqual([x["added"] for x in r], ["p202504,p202505"] * 2)
+        r = self.show("ENSURE PARTITIONS AHEAD 2 AS OF '2025-04-01 00:00:00'")
+        self.assertEqual([x["added"] for x in r], ["p202506"] * 2)
+        shown = self.show("SHOW PARTITIONS AS OF '2025-04-01'")
+        self.assertEqual({r["status"] for r in shown if r["partition"] == "p202504"}, {"current"})
+        self.assertEqual({r["status"] for r in shown if r["partition"] == "p202506"}, {"future"})
+
+        # A late write into a month without a partition lands in pmax and is reported.
+        late = chan_row(self.peers[0], 999, "2026-08-01 08:00:00.000")
+        self.insert([late])
+        shown = self.show("SHOW PARTITIONS AS OF '2025-04-01'")
+        pmax_rows = {r["shard"]: int(r["rows"]) for r in shown if r["partition"] == "pmax"}
+        self.assertEqual(sum(pmax_rows.values()), 1, shown)
+        got, want = self.read_all(self.peers[0])
+        self.assertEqual(got, want)
+
+        # The counters saw the runs (SHOW STATS lists the metrics series).
+        stats = {r["series"]: float(r["value"]) for r in self.show("SHOW STATS")}
+        self.assertGreaterEqual(stats["shardproxy_partitions_created_total"], 12)
+        self.assertGreaterEqual(stats['shardproxy_partition_upkeep_runs_total{result="ok"}'], 4)
+        self.assertEqual(stats["shardproxy_partition_missing_months"], 0)
+        self.assertIn("partition upkeep (admin:admin): it_life_chan shard s00", self.proxy.log())
+
+    def test_errors(self):
+        with self.assertRaises(pymysql.MySQLError) as e:
+            self.show("SHOW PARTITIONS OF it_life_msg")
+        self.assertEqual(e.exception.args[0], 1105)
+        self.assertIn("not a month-partitioned table", e.exception.args[1])
+        self.assertIn("it_life_chan", e.exception.args[1])
+        for bad in ("ENSURE PARTITIONS AHEAD", "ENSURE PARTITIONS AHEAD 500", "ENSURE PARTITIONS 3",
+                    "SHOW PARTITIONS AS OF 'yesterday'", "SHOW PARTITIONS OF"):
+            with self.assertRaises(pymysql.MySQLError) as e:
+                self.show(bad)
+            self.assertEqual(e.exception.args[0], 1064, bad)
+            self.assertIn("expected", e.exception.args[1])
+        help_rows = [r["command"] for r in self.show("HELP")]
+        self.assertTrue(any(c.startswith("ENSURE PARTITIONS AHEAD") for c in help_rows), help_rows)
+
+
+class AutomaticUpkeepTest(unittest.TestCase):
+    """partitions.check_every: the proxy creates the months ahead of the real clock by itself."""
+
+    def setUp(self):
+        lp.create_chan_tables("2024-10", "2024-12")
+        self.proxy = lp.LifecycleProxy("lifecycle-upkeep", extra="partitions: {ahead: 1, check_every: 1s}\n")
+
+    def tearDown(self):
+        self.proxy.stop()
+        lp.drop_chan_tables()
+
+    def test_upkeep_creates_next_months(self):
+        self.proxy.start()
+        now = datetime.datetime.now(datetime.timezone.utc)
+        idx = now.year * 12 + now.month - 1 + 1
+        want_last = f"p{idx // 12:04d}{idx % 12 + 1:02d}"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            names = [lp.partitions_of(port, f"{CHAN}_{shard}") for shard, port in lp.CHAN_SHARDS]
+            if all(n[-2:] == [want_last, "pmax"] for n in names):
+                break
+            time.sleep(0.2)
+        self.assertEqual(names[0][-2:], [want_last, "pmax"], names)
+        self.assertEqual(names[1][-2:], [want_last, "pmax"], names)
+        self.assertIn("partition upkeep (upkeep): it_life_chan shard s01", self.proxy.log())
+        a = ap.admin()
+        stats = {r[0]: float(r[1]) for r in rows(a, "SHOW STATS")}
+        a.close()
+        self.assertGreater(stats["shardproxy_partitions_created_total"], 0)
+        self.assertGreater(stats["shardproxy_partition_upkeep_last_run_timestamp_seconds"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
