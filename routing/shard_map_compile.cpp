@@ -14,7 +14,9 @@ using namespace detail;
 
 constexpr std::string_view kTopKeys[] = {"version", "tables"};
 constexpr std::string_view kTableKeys[] = {"key",    "method",     "shards",  "table",    "backends",
-                                           "scatter", "key_prefix", "buckets", "hot_keys", "month"};
+                                           "scatter", "key_prefix", "buckets", "hot_keys", "month",
+                                           "archive"};
+constexpr std::string_view kArchiveKeys[] = {"table"};
 constexpr std::string_view kModOnlyKeys[] = {"backends"};
 constexpr std::string_view kBucketOnlyKeys[] = {"key_prefix", "buckets", "hot_keys"};
 constexpr std::string_view kMonthKeys[] = {"column", "time_column", "max_span_months"};
@@ -82,6 +84,7 @@ struct TableDraft {
   TableRule rule;
   int name_line = 0;
   int template_line = 0;
+  int archive_line = 0;
   bool shards_complete = false;  // physical names are known
 };
 
@@ -95,6 +98,7 @@ class Compiler {
  private:
   void parseTable(const MapEntry& entry, const std::string& path);
   void parseCommon(std::span<const MapEntry> entries, const std::string& path, TableRule& rule);
+  void parseArchive(const MapEntry& entry, const std::string& path, TableDraft& draft);
   std::optional<MonthRule> parseMonth(const YAML::Node& node, const std::string& path);
   void parseModShards(std::span<const MapEntry> entries, const std::string& path, const NameTemplate* tpl,
                       TableDraft& draft);
@@ -181,7 +185,45 @@ void Compiler::parseTable(const MapEntry& entry, const std::string& path) {
   const NameTemplate* tpl_ptr = tpl ? &*tpl : nullptr;
   if (draft.rule.method == ShardMethod::kMod) parseModShards(entries, path, tpl_ptr, draft);
   else parseBucketShards(entries, path, tpl_ptr, draft);
+  if (const auto* a = findEntry(entries, "archive")) parseArchive(*a, joinPath(path, "archive"), draft);
   drafts.push_back(std::move(draft));
+}
+
+// archive: {table: "msg_archive_{shard:02}"}: the cold table of each shard,
+// on the shard's backend, named like the hot one.
+void Compiler::parseArchive(const MapEntry& entry, const std::string& path, TableDraft& draft) {
+  if (!expectMap(sink_, entry.value, path)) return;
+  auto entries = mapEntries(sink_, entry.value, path);
+  reportUnknownKeys(sink_, entries, path, kArchiveKeys);
+  const auto* t = findEntry(entries, "table");
+  if (!t) {
+    sink_.add(joinPath(path, "table"), entry.value,
+              "missing required key 'table' (e.g. \"" + draft.rule.name + "_archive_{shard:02}\")");
+    return;
+  }
+  auto text = readString(sink_, t->value, joinPath(path, "table"));
+  if (!text) return;
+  auto tpl = parseTemplate(*text);
+  if (!tpl) {
+    sink_.add(joinPath(path, "table"), t->value, "template '" + *text + "' " + tpl.error());
+    return;
+  }
+  if (draft.rule.method == ShardMethod::kBucket && tpl->width != 0) {
+    sink_.add(joinPath(path, "table"), t->value, "bucket tables substitute the shard name: use {shard}, not {shard:0N}");
+    return;
+  }
+  if (draft.rule.month) {
+    sink_.add(path, entry.key_node, "a month-partitioned table is archived by dropping month partitions, not by an "
+                                    "archive table: remove either 'month' or 'archive'");
+    return;
+  }
+  draft.rule.archive_template = *text;
+  draft.archive_line = lineOf(t->value);
+  if (!draft.shards_complete) return;
+  for (auto& shard : draft.rule.shards) {
+    shard.archive_table = draft.rule.method == ShardMethod::kMod ? tpl->expand(tpl->numericName(shard.index))
+                                                                  : tpl->expand(shard.name);
+  }
 }
 
 void Compiler::parseCommon(std::span<const MapEntry> entries, const std::string& path, TableRule& rule) {
@@ -485,6 +527,24 @@ void checkNames(IssueSink& sink, const std::vector<TableDraft>& drafts) {
       if (!fresh) {
         sink.add(path, d.template_line,
                  "physical name '" + s.physical_table + "' of " + owner + " is also produced by " + it->second);
+      }
+    }
+    std::string archive_path = joinPath(joinPath(joinPath("tables", d.rule.name), "archive"), "table");
+    for (const auto& s : d.rule.shards) {
+      if (s.archive_table.empty()) continue;
+      std::string owner = "the archive of table " + d.rule.name + " shard " + s.name;
+      if (!isIdentifier(s.archive_table)) {
+        sink.add(archive_path, d.archive_line, "archive name '" + s.archive_table + "' is not a plain SQL identifier");
+      }
+      auto key = lowered(s.archive_table);
+      if (auto l = logical.find(key); l != logical.end()) {
+        sink.add(archive_path, d.archive_line,
+                 "archive name '" + s.archive_table + "' (" + owner + ") is also a logical table name (" + l->second + ")");
+      }
+      auto [it, fresh] = physical.emplace(key, owner);
+      if (!fresh) {
+        sink.add(archive_path, d.archive_line,
+                 "archive name '" + s.archive_table + "' of " + owner + " is also produced by " + it->second);
       }
     }
   }
