@@ -1,5 +1,6 @@
 #include "proxy/lifecycle_admin.hpp"
 
+#include "proxy/msg_archiver.hpp"
 #include "proxy/partition_admin.hpp"
 #include "proxy/partition_upkeep.hpp"
 
@@ -20,8 +21,17 @@ awaitable<AdminReply> executeLifecycleCommand(const LifecycleCommand& command, P
       if (!r) co_return AdminError{1105, "HY000", r.error()};
       co_return std::move(r->result);
     }
-    default:
-      break;
+    case K::kArchiveOlderThan:
+    case K::kArchiveBefore: {
+      auto r = co_await archiveRows(context, command);
+      if (!r) co_return AdminError{1105, "HY000", r.error()};
+      co_return std::move(*r);
+    }
+    case K::kShowArchives: {
+      auto r = showArchives(context);
+      if (!r) co_return AdminError{1105, "HY000", r.error()};
+      co_return std::move(*r);
+    }
   }
   co_return AdminError{1105, "HY000", "shardproxy admin: this lifecycle command is not available in this build"};
 }

@@ -108,12 +108,16 @@ std::expected<std::vector<PartitionTarget>, std::string> partitionTargets(const 
   return out;
 }
 
-MonthIndex lifecycleMonth(const std::optional<routing::DateTimeValue>& as_of) {
-  if (as_of) return routing::monthIndexOf(as_of->date);
+routing::CivilDate lifecycleToday(const std::optional<routing::DateTimeValue>& as_of) {
+  if (as_of) return as_of->date;
   std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
   gmtime_r(&now, &utc);
-  return routing::monthIndexOf({utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday});
+  return {utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday};
+}
+
+MonthIndex lifecycleMonth(const std::optional<routing::DateTimeValue>& as_of) {
+  return routing::monthIndexOf(lifecycleToday(as_of));
 }
 
 awaitable<std::expected<LocalResult, std::string>> showPartitions(ProxyContext& context, std::string_view table,

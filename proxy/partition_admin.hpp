@@ -31,7 +31,8 @@ struct PartitionTarget {
 std::expected<std::vector<PartitionTarget>, std::string> partitionTargets(const routing::CompiledShardMap* map,
                                                                          std::string_view table);
 
-// The month of `as_of`, or of the system clock in UTC.
+// The date of `as_of`, or of the system clock in UTC; and its month.
+routing::CivilDate lifecycleToday(const std::optional<routing::DateTimeValue>& as_of);
 routing::MonthIndex lifecycleMonth(const std::optional<routing::DateTimeValue>& as_of);
 
 awaitable<std::expected<LocalResult, std::string>> showPartitions(ProxyContext& context, std::string_view table,

@@ -47,7 +47,9 @@ std::string renderTable(const TableRule& t) {
     out << " month=" << quoted(t.month->column) << ',' << quoted(t.month->time_column) << ','
         << t.month->max_span_months;
   }
-  if (!t.archive_template.empty()) out << " archive=" << quoted(t.archive_template);
+  if (!t.archive_template.empty()) {
+    out << " archive=" << quoted(t.archive_template) << ',' << quoted(t.archive_time_column);
+  }
   out << '\n';
   for (const auto& s : t.shards) {
     out << "  shard " << quoted(s.name) << " table=" << quoted(s.physical_table)

@@ -73,6 +73,7 @@ struct TableRule {
   // `archive: {table: ...}`: the template of the cold tables (storage design,
   // "归档与冷热分层"); routed SELECTs read hot and cold together. Empty: none.
   std::string archive_template;
+  std::string archive_time_column = "created_at";  // ARCHIVE ... OLDER THAN compares this column
 
   // Bucket of a key (bucket tables; 0 for mod tables). Hot keys do not change it.
   uint32_t bucketOf(uint64_t key) const;

@@ -16,7 +16,7 @@ constexpr std::string_view kTopKeys[] = {"version", "tables"};
 constexpr std::string_view kTableKeys[] = {"key",    "method",     "shards",  "table",    "backends",
                                            "scatter", "key_prefix", "buckets", "hot_keys", "month",
                                            "archive"};
-constexpr std::string_view kArchiveKeys[] = {"table"};
+constexpr std::string_view kArchiveKeys[] = {"table", "time_column"};
 constexpr std::string_view kModOnlyKeys[] = {"backends"};
 constexpr std::string_view kBucketOnlyKeys[] = {"key_prefix", "buckets", "hot_keys"};
 constexpr std::string_view kMonthKeys[] = {"column", "time_column", "max_span_months"};
@@ -216,6 +216,11 @@ void Compiler::parseArchive(const MapEntry& entry, const std::string& path, Tabl
     sink_.add(path, entry.key_node, "a month-partitioned table is archived by dropping month partitions, not by an "
                                     "archive table: remove either 'month' or 'archive'");
     return;
+  }
+  if (const auto* tc = findEntry(entries, "time_column")) {
+    auto column = readIdentifier(sink_, tc->value, joinPath(path, "time_column"));
+    if (!column) return;
+    draft.rule.archive_time_column = *column;
   }
   draft.rule.archive_template = *text;
   draft.archive_line = lineOf(t->value);

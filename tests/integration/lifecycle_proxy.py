@@ -57,7 +57,7 @@ def chan_shard_port(peer_id):
     return DB0_PORT if bucket_of(peer_id) < 32 else DB1_PORT
 
 
-def map_text(version=1, msg_extra=""):
+def map_text(version=1, msg_extra=""):  # msg_extra: ARCHIVE_MAP_EXTRA
     return f"""# written by tests/integration/lifecycle_proxy.py
 version: {version}
 tables:
@@ -85,10 +85,10 @@ tables:
 class LifecycleProxy(ap.ProxyRun):
     """A proxy on the lifecycle map; `extra` is appended to the config (partitions:, archive:)."""
 
-    def __init__(self, name, extra=""):
+    def __init__(self, name, extra="", msg_extra=""):
         self.extra = extra
         super().__init__(name)
-        self.write_map(map_text())
+        self.write_map(map_text(msg_extra=msg_extra))
 
     def write_config(self, extra_backends=""):
         text = ap.config_text(extra_backends) + self.extra
@@ -128,3 +128,38 @@ def partitions_of(port, table):
                 "WHERE TABLE_SCHEMA = 'im' AND TABLE_NAME = %s ORDER BY PARTITION_ORDINAL_POSITION", (table,))
     c.close()
     return [name for name, _ in r]
+
+
+ARCHIVE_MAP_EXTRA = f'    archive: {{table: "{MSG}_archive_{{shard:02}}"}}\n'
+
+
+def msg_shard_port(conv_id):
+    return MSG_SHARDS[conv_id % 4][1]
+
+
+def create_msg_tables(with_archive=True):
+    """Fresh hot (and archive) tables it_life_msg_NN from the msg DDL, and the mirror."""
+    for shard, port in MSG_SHARDS:
+        c = direct(port)
+        for name in (f"{MSG}_{shard}", f"{MSG}_archive_{shard}"):
+            rows(c, f"DROP TABLE IF EXISTS {name}")
+        rows(c, ddl("msg", f"{MSG}_{shard}"))
+        if with_archive:
+            rows(c, ddl("msg", f"{MSG}_archive_{shard}"))
+        c.close()
+    c = direct(DB0_PORT)
+    rows(c, f"CREATE DATABASE IF NOT EXISTS {MIRROR_DB}")
+    rows(c, f"DROP TABLE IF EXISTS {MIRROR_DB}.{MSG}")
+    rows(c, ddl("msg", f"{MIRROR_DB}`.`{MSG}"))
+    c.close()
+
+
+def drop_msg_tables():
+    for shard, port in MSG_SHARDS:
+        c = direct(port)
+        for name in (f"{MSG}_{shard}", f"{MSG}_archive_{shard}"):
+            rows(c, f"DROP TABLE IF EXISTS {name}")
+        c.close()
+    c = direct(DB0_PORT)
+    rows(c, f"DROP TABLE IF EXISTS {MIRROR_DB}.{MSG}")
+    c.close()

@@ -201,5 +201,154 @@ class AutomaticUpkeepTest(unittest.TestCase):
         self.assertGreater(stats["shardproxy_partition_upkeep_last_run_timestamp_seconds"], 0)
 
 
+MSG_INSERT = ("INSERT INTO {} (conv_id, seq, msg_id, sender_uid, msg_type, content, status, created_at) "
+              "VALUES (%s, %s, %s, %s, 1, %s, 0, %s)")
+CONVS = list(range(1001, 1013))  # 12 conversations, 3 per shard
+PER_CONV = 120
+
+
+def msg_values(conv, seq, when):
+    return (conv, seq, conv * 100000 + seq, 7, f"m{conv}/{seq}".encode(), when)
+
+
+def old_time(seq):
+    """Message seq of the seed data: 2026-01-01 plus 12 hours per seq."""
+    t = datetime.datetime(2026, 1, 1) + datetime.timedelta(hours=12 * seq)
+    return t.strftime("%Y-%m-%d %H:%M:%S.000")
+
+
+class MsgArchiveTest(unittest.TestCase):
+    """ARCHIVE msg OLDER THAN n DAYS under concurrent appends; hot-then-cold reads exact against a mirror."""
+
+    @classmethod
+    def setUpClass(cls):
+        lp.create_msg_tables()
+        cls.proxy = lp.LifecycleProxy("lifecycle-archive", extra="archive: {batch_rows: 7, pause_ms: 0}\n",
+                                      msg_extra=lp.ARCHIVE_MAP_EXTRA)
+        cls.proxy.start()
+        values = [msg_values(c, s, old_time(s)) for c in CONVS for s in range(1, PER_CONV + 1)]
+        app = ap.app()
+        with app.cursor() as cur:
+            cur.executemany(MSG_INSERT.format(lp.MSG), values)
+        app.close()
+        m = direct(DB0_PORT)
+        with m.cursor() as cur:
+            cur.executemany(MSG_INSERT.format(f"{lp.MIRROR_DB}.{lp.MSG}"), values)
+        m.close()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proxy.stop()
+        lp.drop_msg_tables()
+
+    def compare(self, app, mirror, sql, args=None):
+        got = rows(app, sql, args)
+        want = rows(mirror, sql.replace(f"FROM {lp.MSG}", f"FROM {lp.MIRROR_DB}.{lp.MSG}"), args)
+        self.assertEqual(got, want, sql)
+        return got
+
+    def test_archive_under_appends_then_hot_and_cold_reads(self):
+        import threading
+        stop = threading.Event()
+        appended = []
+        errors = []
+
+        def appender():
+            app = ap.app()
+            m = direct(DB0_PORT)
+            seq = PER_CONV
+            try:
+                while not stop.is_set():
+                    seq += 1
+                    for c in CONVS:
+                        v = msg_values(c, seq, "2026-07-15 12:00:00.000")
+                        with app.cursor() as cur:
+                            cur.execute(MSG_INSERT.format(lp.MSG), v)
+                        with m.cursor() as cur:
+                            cur.execute(MSG_INSERT.format(f"{lp.MIRROR_DB}.{lp.MSG}"), v)
+                        appended.append(v)
+            except Exception as e:  # reported below: the test must not pass with a dead appender
+                errors.append(e)
+            finally:
+                app.close()
+                m.close()
+
+        t = threading.Thread(target=appender)
+        t.start()
+        try:
+            time.sleep(0.3)
+            admin = ap.admin(read_timeout=300)
+            with admin.cursor(pymysql.cursors.DictCursor) as cur:
+                # 180 days before 2026-07-15 is 2026-01-16: seq 1..29 of every conversation (created before it).
+                cur.execute("ARCHIVE it_life_msg OLDER THAN 180 DAYS AS OF '2026-07-15'")
+                result = cur.fetchall()
+        finally:
+            stop.set()
+            t.join()
+        self.assertFalse(errors, errors)
+        self.assertGreater(len(appended), 0)
+        self.assertEqual([r["state"] for r in result], ["done"] * 4, result)
+        self.assertEqual({r["cutoff"] for r in result}, {"2026-01-16 00:00:00"})
+        self.assertEqual(sum(int(r["rows"]) for r in result), 29 * len(CONVS))
+        self.assertTrue(all(int(r["batches"]) >= 29 * 3 // 7 for r in result), result)
+
+        # On the backends: every old row moved once, nothing else moved, nothing in both tables.
+        for shard, port in lp.MSG_SHARDS:
+            c = direct(port)
+            hot, arch = f"{lp.MSG}_{shard}", f"{lp.MSG}_archive_{shard}"
+            self.assertEqual(rows(c, f"SELECT COUNT(*) FROM {hot} WHERE created_at < '2026-01-16'")[0][0], 0)
+            self.assertEqual(rows(c, f"SELECT COUNT(*) FROM {arch} WHERE created_at >= '2026-01-16'")[0][0], 0)
+            self.assertEqual(rows(c, f"SELECT COUNT(*) FROM {arch}")[0][0], 29 * 3)
+            self.assertEqual(rows(c, f"SELECT COUNT(*) FROM {hot} h JOIN {arch} a USING (conv_id, seq)")[0][0], 0)
+            c.close()
+
+        app, mirror = ap.app(), direct(DB0_PORT)
+        try:
+            total = rows(mirror, f"SELECT COUNT(*) FROM {lp.MIRROR_DB}.{lp.MSG}")[0][0]
+            self.assertEqual(total, len(CONVS) * PER_CONV + len(appended))
+            self.assertEqual(self.compare(app, mirror, f"SELECT COUNT(*) FROM {lp.MSG}")[0][0], total)
+            for conv in CONVS:
+                q = f"SELECT conv_id, seq, msg_id, content, created_at FROM {lp.MSG} WHERE conv_id = %s"
+                self.compare(app, mirror, q + " ORDER BY seq", (conv,))
+                # Ranges across the hot/cold boundary (seq 29 | 30), within cold, within hot; both directions.
+                self.compare(app, mirror, q + " AND seq > 20 ORDER BY seq LIMIT 15", (conv,))
+                self.compare(app, mirror, q + " AND seq < 40 ORDER BY seq DESC LIMIT 25", (conv,))
+                self.compare(app, mirror, q + " AND seq BETWEEN 3 AND 9 ORDER BY seq", (conv,))
+                self.compare(app, mirror, q + " AND seq > 100 ORDER BY seq LIMIT 5", (conv,))
+                got = self.compare(app, mirror, q + " AND seq = 5", (conv,))  # a point read of an archived message
+                self.assertEqual(len(got), 1)
+                self.compare(app, mirror, f"SELECT COUNT(*), MIN(seq), MAX(seq) FROM {lp.MSG} WHERE conv_id = %s", (conv,))
+            self.compare(app, mirror, f"SELECT conv_id, COUNT(*) FROM {lp.MSG} WHERE conv_id IN (1001, 1002, 1007) "
+                                      "GROUP BY conv_id ORDER BY conv_id")
+            explain = rows(app, f"EXPLAIN SHARDS SELECT * FROM {lp.MSG} WHERE conv_id = 1001 AND seq > 3")
+            self.assertIn("UNION ALL SELECT * FROM `it_life_msg_archive_01`", explain[0][3])
+        finally:
+            app.close()
+            mirror.close()
+
+        # The server reads each branch by primary-key range (the WHERE is pushed into the union).
+        c = direct(lp.msg_shard_port(1001))
+        plan = rows(c, "EXPLAIN SELECT seq FROM (SELECT * FROM it_life_msg_01 UNION ALL SELECT * FROM "
+                       "it_life_msg_archive_01) AS t WHERE conv_id = 1001 AND seq > 20 ORDER BY seq LIMIT 15")
+        c.close()
+        branches = [r for r in plan if r[2] in ("it_life_msg_01", "it_life_msg_archive_01")]
+        self.assertEqual(len(branches), 2, plan)
+        for r in branches:
+            self.assertEqual((r[3], r[5]), ("range", "PRIMARY"), plan)
+
+        # SHOW ARCHIVES keeps the run; the same command again finds nothing left to move.
+        admin = ap.admin(read_timeout=300)
+        runs = rows(admin, "SHOW ARCHIVES")
+        self.assertGreaterEqual(len(runs), 4)
+        again = rows(admin, "ARCHIVE it_life_msg OLDER THAN 180 DAYS AS OF '2026-07-15'")
+        self.assertEqual([(r[6], r[11]) for r in again], [("0", "done")] * 4)
+        stats = {r[0]: float(r[1]) for r in rows(admin, "SHOW STATS")}
+        self.assertEqual(stats["shardproxy_archived_rows_total"], 29 * len(CONVS))
+        with self.assertRaises(pymysql.MySQLError) as e:
+            rows(admin, "ARCHIVE it_life_chan OLDER THAN 10 DAYS")
+        self.assertIn("no `archive:", e.exception.args[1])
+        admin.close()
+
+
 if __name__ == "__main__":
     unittest.main()
