@@ -2,6 +2,7 @@
 
 #include "proxy/msg_archiver.hpp"
 #include "proxy/partition_admin.hpp"
+#include "proxy/partition_archiver.hpp"
 #include "proxy/partition_upkeep.hpp"
 
 namespace sp::proxy {
@@ -23,7 +24,11 @@ awaitable<AdminReply> executeLifecycleCommand(const LifecycleCommand& command, P
     }
     case K::kArchiveOlderThan:
     case K::kArchiveBefore: {
-      auto r = co_await archiveRows(context, command);
+      auto map = context.shard_map.load();
+      const routing::TableRule* rule = map ? map->findTable(command.table) : nullptr;
+      std::expected<LocalResult, std::string> r;
+      if (rule && rule->month && command.before) r = co_await archiveMonths(context, command);
+      else r = co_await archiveRows(context, command);
       if (!r) co_return AdminError{1105, "HY000", r.error()};
       co_return std::move(*r);
     }

@@ -112,7 +112,7 @@ bool readTail(Cursor& c, LifecycleCommand& cmd, bool allow_table) {
 constexpr std::string_view kShowForm = "SHOW PARTITIONS [OF <table>] [AS OF 'YYYY-MM-DD']";
 constexpr std::string_view kEnsureForm = "ENSURE PARTITIONS AHEAD <n> [OF <table>] [AS OF 'YYYY-MM-DD'] (n = 0..120)";
 constexpr std::string_view kArchiveForm =
-    "ARCHIVE <table> OLDER THAN <n> DAYS [AS OF 'YYYY-MM-DD'] or ARCHIVE <table> BEFORE 'YYYY-MM-DD'";
+    "ARCHIVE <table> OLDER THAN <n> DAYS [AS OF 'YYYY-MM-DD'] or ARCHIVE <table> BEFORE 'YYYY-MM-DD' [EXPORT ONLY]";
 
 Parsed parseArchive(Cursor& c) {
   LifecycleCommand cmd;
@@ -132,6 +132,7 @@ Parsed parseArchive(Cursor& c) {
   if (c.accept({"before"})) {
     cmd.kind = LifecycleCommandKind::kArchiveBefore;
     cmd.before = dateLiteral(c);
+    cmd.export_only = c.accept({"export", "only"});
     if (!cmd.before || !c.done()) return malformed(kArchiveForm);
     return cmd;
   }
@@ -173,7 +174,8 @@ std::vector<std::pair<std::string, std::string>> lifecycleCommandHelp() {
                                "rows in pmax"},
       {std::string(kEnsureForm), "REORGANIZE pmax on every shard so the next n months have partitions (idempotent)"},
       {"ARCHIVE msg OLDER THAN <n> DAYS", "move old rows of msg_NN into msg_archive_NN in batches (resumable)"},
-      {"ARCHIVE tg_channel_message BEFORE 'YYYY-MM-DD'", "export, verify and drop the month partitions before the date"},
+      {"ARCHIVE tg_channel_message BEFORE 'YYYY-MM-01' [EXPORT ONLY]",
+       "export, verify and drop the month partitions before the date"},
       {"SHOW ARCHIVES", "archive runs and their progress"},
   };
 }

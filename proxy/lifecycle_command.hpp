@@ -20,7 +20,7 @@ enum class LifecycleCommandKind : uint8_t {
   kShowPartitions,    // SHOW PARTITIONS [OF <table>] [AS OF '<date>']
   kEnsurePartitions,  // ENSURE PARTITIONS AHEAD <n> [OF <table>] [AS OF '<date>']
   kArchiveOlderThan,  // ARCHIVE <table> OLDER THAN <n> DAYS [AS OF '<date>']
-  kArchiveBefore,     // ARCHIVE <table> BEFORE '<date>'
+  kArchiveBefore,     // ARCHIVE <table> BEFORE '<date>' [EXPORT ONLY]
   kShowArchives,      // SHOW ARCHIVES
 };
 
@@ -31,6 +31,7 @@ struct LifecycleCommand {
   uint32_t days = 0;                          // kArchiveOlderThan
   std::optional<routing::DateTimeValue> as_of;  // the "now" to use instead of the clock (UTC)
   std::optional<routing::DateTimeValue> before; // kArchiveBefore
+  bool export_only = false;                   // kArchiveBefore on month tables: export and verify, no DROP
 };
 
 // nullopt: not a lifecycle command (the other admin commands apply);

@@ -201,6 +201,128 @@ class AutomaticUpkeepTest(unittest.TestCase):
         self.assertGreater(stats["shardproxy_partition_upkeep_last_run_timestamp_seconds"], 0)
 
 
+class PartitionArchiveTest(unittest.TestCase):
+    """ARCHIVE <month table> BEFORE: export, verify, drop; refused while a month has rows newer than its export."""
+
+    @classmethod
+    def setUpClass(cls):
+        lp.create_chan_tables("2024-10", "2024-12")
+        cls.export_dir = None
+        cls.proxy = lp.LifecycleProxy("lifecycle-months")
+        cls.export_dir = cls.proxy.dir + "/exports"
+        cls.proxy.extra = f"archive: {{export_dir: {cls.export_dir}}}\n"
+        cls.proxy.write_config()
+        cls.proxy.start()
+        s00 = [p for p in range(1, 300) if lp.bucket_of(p) < 32][:4]
+        s01 = [p for p in range(1, 300) if lp.bucket_of(p) >= 32][:4]
+        cls.s00, cls.s01 = s00, s01
+        values = []
+        for peer in s00 + s01:
+            for i, when in enumerate(["2024-10-03 01:02:03.004", "2024-10-31 23:59:59.999", "2024-11-15 12:00:00.000",
+                                      "2024-12-01 00:00:00.000"]):
+                v = list(chan_row(peer, 100 + i, when))
+                if i == 1:
+                    v[6] = "tab\there\nnew line \\ back\\slash 'quote' 中文"  # escaping in the export
+                    v[4] = when  # edited_at set
+                if i == 2:
+                    v[6] = None  # NULL text
+                values.append(tuple(v))
+        app = ap.app()
+        with app.cursor() as cur:
+            cur.executemany(INSERT, values)
+        app.close()
+        m = direct(DB0_PORT)
+        with m.cursor() as cur:
+            cur.executemany(INSERT.replace(f"INTO {CHAN}", f"INTO {lp.MIRROR_DB}.{CHAN}"), values)
+        m.close()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proxy.stop()
+        lp.drop_chan_tables()
+
+    def test_export_verify_drop(self):
+        import os
+        admin = ap.admin(read_timeout=120)
+        # Not the first day of a month: refused.
+        with self.assertRaises(pymysql.MySQLError) as e:
+            rows(admin, "ARCHIVE it_life_chan BEFORE '2024-12-15'")
+        self.assertIn("first day of a month", e.exception.args[1])
+
+        # EXPORT ONLY: files and manifests for October and November on both shards, nothing dropped.
+        with admin.cursor(pymysql.cursors.DictCursor) as cur:
+            cur.execute("ARCHIVE it_life_chan BEFORE '2024-12-01' EXPORT ONLY")
+            exported = cur.fetchall()
+        self.assertEqual(sorted((r["shard"], r["partition"], r["state"]) for r in exported),
+                         [(s, p, "exported") for s in ("s00", "s01") for p in ("p202410", "p202411")], exported)
+        for r in exported:
+            want = 2 * 4 if r["partition"] == "p202410" else 4
+            self.assertEqual(int(r["rows"]), want, r)
+            self.assertTrue(os.path.exists(r["file"]), r)
+            manifest = open(r["file"][:-4] + ".manifest").read()
+            self.assertIn(f"rows={want}\n", manifest)
+            self.assertIn(f"sha256={r['sha256']}", manifest)
+        for shard, port in lp.CHAN_SHARDS:
+            self.assertEqual(lp.partitions_of(port, f"{CHAN}_{shard}"), ["p202410", "p202411", "p202412", "pmax"])
+
+        # The export loads back into MariaDB (LOAD DATA's format) and equals the mirror's rows of that shard and month.
+        r = next(x for x in exported if x["shard"] == "s00" and x["partition"] == "p202410")
+        m = direct(DB0_PORT, local_infile=True)
+        rows(m, f"DROP TABLE IF EXISTS {lp.MIRROR_DB}.it_life_loaded")
+        rows(m, f"CREATE TABLE {lp.MIRROR_DB}.it_life_loaded LIKE {lp.MIRROR_DB}.{CHAN}")
+        rows(m, f"LOAD DATA LOCAL INFILE '{r['file']}' INTO TABLE {lp.MIRROR_DB}.it_life_loaded CHARACTER SET utf8mb4")
+        cols = "peer_id, message_id, message_month, message_time, edited_at, text_body, ingested_at"
+        peers = ",".join(map(str, self.s00))
+        loaded = rows(m, f"SELECT {cols} FROM {lp.MIRROR_DB}.it_life_loaded ORDER BY peer_id, message_id")
+        want = rows(m, f"SELECT {cols} FROM {lp.MIRROR_DB}.{CHAN} WHERE peer_id IN ({peers}) AND "
+                       "message_month = '2024-10-01' ORDER BY peer_id, message_id")
+        self.assertEqual(loaded, want)
+        self.assertTrue(any(row[5] and "\t" in row[5] for row in loaded))
+        rows(m, f"DROP TABLE {lp.MIRROR_DB}.it_life_loaded")
+        m.close()
+
+        # A late message into November on s00: that month now has a row newer than its export and is refused;
+        # the other expired months are dropped.
+        late = chan_row(self.s00[0], 999, "2024-11-20 08:00:00.000")
+        app = ap.app()
+        with app.cursor() as cur:
+            cur.execute(INSERT, late)
+        app.close()
+        with admin.cursor(pymysql.cursors.DictCursor) as cur:
+            cur.execute("ARCHIVE it_life_chan BEFORE '2024-12-01'")
+            dropped = cur.fetchall()
+        states = {(r["shard"], r["partition"]): r["state"] for r in dropped}
+        self.assertEqual(states, {("s00", "p202410"): "dropped", ("s00", "p202411"): "refused",
+                                  ("s01", "p202410"): "dropped", ("s01", "p202411"): "dropped"}, dropped)
+        refusal = next(r for r in dropped if r["state"] == "refused")
+        self.assertIn("rows newer than", refusal["message"])
+        self.assertEqual(lp.partitions_of(DB0_PORT, f"{CHAN}_s00"), ["p202411", "p202412", "pmax"])
+        self.assertEqual(lp.partitions_of(DB1_PORT, f"{CHAN}_s01"), ["p202412", "pmax"])
+
+        # Remove the stale export: the month is exported again (with the late row) and dropped.
+        os.remove(refusal["file"])
+        os.remove(refusal["file"][:-4] + ".manifest")
+        with admin.cursor(pymysql.cursors.DictCursor) as cur:
+            cur.execute("ARCHIVE it_life_chan BEFORE '2024-12-01'")
+            again = cur.fetchall()
+        self.assertEqual([(r["shard"], r["partition"], r["state"], r["rows"]) for r in again],
+                         [("s00", "p202411", "dropped", "5")])
+        self.assertEqual(lp.partitions_of(DB0_PORT, f"{CHAN}_s00"), ["p202412", "pmax"])
+        stats = {x[0]: float(x[1]) for x in rows(admin, "SHOW STATS")}
+        self.assertEqual(stats["shardproxy_archive_dropped_partitions_total"], 4)
+
+        # December and later still read exactly as the mirror.
+        app = ap.app()
+        for peer in self.s00 + self.s01:
+            sql = (f"SELECT peer_id, message_id, message_time, text_body FROM {CHAN} WHERE peer_id = {peer} "
+                   "AND message_month >= '2024-12-01' AND message_month < '2025-02-01' ORDER BY message_id")
+            m = direct(DB0_PORT)
+            self.assertEqual(rows(app, sql), rows(m, sql.replace(f"FROM {CHAN}", f"FROM {lp.MIRROR_DB}.{CHAN}")))
+            m.close()
+        app.close()
+        admin.close()
+
+
 MSG_INSERT = ("INSERT INTO {} (conv_id, seq, msg_id, sender_uid, msg_type, content, status, created_at) "
               "VALUES (%s, %s, %s, %s, 1, %s, 0, %s)")
 CONVS = list(range(1001, 1013))  # 12 conversations, 3 per shard
