@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "proxy/archive_store.hpp"
+#include "proxy/archived_months.hpp"
 #include "proxy/lifecycle_links.hpp"
 #include "proxy/partition_admin.hpp"
 #include "routing/archive_sql.hpp"
@@ -313,6 +314,22 @@ class MonthArchive {
   uint64_t rows_ = 0;
 };
 
+std::string recordRetention(ProxyContext& context, const std::string& table, const routing::DateTimeValue& before) {
+  auto store = ArchiveStore::open(context.config.cache_path);
+  if (!store) return "the retention was not recorded: " + store.error();
+  ArchiveProgress p;
+  p.kind = "retention";
+  p.table = table;
+  p.shard = "-";
+  p.source = table;
+  p.target = "-";
+  p.cutoff = routing::formatMonthStart(routing::monthIndexOf(before.date));
+  p.state = "done";
+  p.message = "writes dated before " + p.cutoff + " are refused (9122)";
+  if (auto saved = (*store)->save(p); !saved) return "the retention was not recorded: " + saved.error();
+  return loadArchivedMonths(context);
+}
+
 }  // namespace
 
 awaitable<std::expected<LocalResult, std::string>> archiveMonths(ProxyContext& context, const LifecycleCommand& command) {
@@ -331,6 +348,7 @@ awaitable<std::expected<LocalResult, std::string>> archiveMonths(ProxyContext& c
   LifecycleLinks links(context.config);
   LocalResult r;
   r.columns = {"table", "shard", "backend", "physical_table", "partition", "rows", "file", "sha256", "state", "message"};
+  bool dropped_any = false;
   for (const auto& t : *targets) {
     auto rows = co_await links.rows(t.backend, fmt::format("SELECT PARTITION_NAME, PARTITION_DESCRIPTION, TABLE_ROWS, "
                                                            "DATA_LENGTH, INDEX_LENGTH FROM information_schema.PARTITIONS "
@@ -360,6 +378,13 @@ awaitable<std::expected<LocalResult, std::string>> archiveMonths(ProxyContext& c
       if (!p.last || *p.last >= cutoff) continue;  // pmax and months at or after the cutoff stay
       MonthArchive month(context, links, t, *columns, p.row.name, command.export_only);
       r.rows.push_back(co_await month.run());
+      dropped_any = dropped_any || r.rows.back()[8] == "dropped";
+    }
+  }
+  if (dropped_any) {
+    // From now on writes dated before the cutoff are refused (archived_months.hpp).
+    if (auto err = recordRetention(context, targets->front().table, before); !err.empty()) {
+      co_return std::unexpected("shardproxy admin: partitions dropped, but " + err);
     }
   }
   co_return r;

@@ -6,6 +6,8 @@
 
 #include <chrono>
 
+#include "routing/partition_layout.hpp"
+
 namespace sp::proxy {
 
 awaitable<std::expected<EnsureOutcome, std::string>> runPartitionUpkeep(ProxyContext& context, std::string_view table,

@@ -3,6 +3,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include "proxy/archived_months.hpp"
 #include "proxy/slow_log.hpp"
 
 #include <algorithm>
@@ -92,6 +93,9 @@ std::string Server::start() {
   if (cfg.server.metrics_listen) {
     metrics_ = std::make_unique<MetricsServer>(context_);
     if (auto err = metrics_->start(); !err.empty()) return err;
+  }
+  if (auto err = loadArchivedMonths(context_); !err.empty()) {
+    spdlog::warn("archived months not loaded ({}): writes into dropped months are not refused", err);
   }
   upkeep_ = std::make_unique<PartitionUpkeep>(context_);
   upkeep_->start();  // only when partitions.check_every is set

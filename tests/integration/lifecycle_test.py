@@ -241,6 +241,16 @@ class PartitionArchiveTest(unittest.TestCase):
         cls.proxy.stop()
         lp.drop_chan_tables()
 
+    def insert_both(self, values):
+        app = ap.app()
+        with app.cursor() as cur:
+            cur.executemany(INSERT, values)
+        app.close()
+        m = direct(DB0_PORT)
+        with m.cursor() as cur:
+            cur.executemany(INSERT.replace(f"INTO {CHAN}", f"INTO {lp.MIRROR_DB}.{CHAN}"), values)
+        m.close()
+
     def test_export_verify_drop(self):
         import os
         admin = ap.admin(read_timeout=120)
@@ -310,6 +320,24 @@ class PartitionArchiveTest(unittest.TestCase):
         self.assertEqual(lp.partitions_of(DB0_PORT, f"{CHAN}_s00"), ["p202412", "pmax"])
         stats = {x[0]: float(x[1]) for x in rows(admin, "SHOW STATS")}
         self.assertEqual(stats["shardproxy_archive_dropped_partitions_total"], 4)
+
+        # A late write into a dropped month is refused (it would land in p202412, the first partition left);
+        # also after a restart (the retention is in the SQLite file). December still takes writes.
+        for restart in (False, True):
+            if restart:
+                self.proxy.stop()
+                self.proxy.start()
+                admin.close()
+                admin = ap.admin(read_timeout=120)
+            app = ap.app()
+            with self.assertRaises(pymysql.MySQLError) as e:
+                with app.cursor() as cur:
+                    cur.execute(INSERT, chan_row(self.s01[0], 5000, "2024-11-30 10:00:00.000"))
+            self.assertEqual(e.exception.args[0], 9122)
+            self.assertIn("months before 2024-12-01 were archived", e.exception.args[1])
+            app.close()
+        ok_row = chan_row(self.s01[0], 5001, "2024-12-02 10:00:00.000")
+        self.insert_both([ok_row])
 
         # December and later still read exactly as the mirror.
         app = ap.app()
