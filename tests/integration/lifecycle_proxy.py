@@ -30,7 +30,8 @@ DDL_FILE = os.path.join(ap.REPO_ROOT, "scripts", "schema_ddl.sql")
 
 def ddl(section, table):
     """CREATE TABLE of one section of scripts/schema_ddl.sql for `table`."""
-    text = open(DDL_FILE, encoding="utf-8").read()
+    with open(DDL_FILE, encoding="utf-8") as f:
+        text = f.read()
     m = re.search(r"^-- table: " + section + r"\n(.*?)(?=^-- table: |\Z)", text, re.S | re.M)
     body = "\n".join(l for l in m.group(1).splitlines() if not l.lstrip().startswith("--")).strip().rstrip(";")
     return body.replace("{table}", f"`{table}`").replace("{shard}", table[-2:])

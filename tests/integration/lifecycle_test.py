@@ -271,7 +271,8 @@ class PartitionArchiveTest(unittest.TestCase):
             want = 2 * 4 if r["partition"] == "p202410" else 4
             self.assertEqual(int(r["rows"]), want, r)
             self.assertTrue(os.path.exists(r["file"]), r)
-            manifest = open(r["file"][:-4] + ".manifest").read()
+            with open(r["file"][:-4] + ".manifest") as f:
+                manifest = f.read()
             self.assertIn(f"rows={want}\n", manifest)
             self.assertIn(f"sha256={r['sha256']}", manifest)
         for shard, port in lp.CHAN_SHARDS:

@@ -67,6 +67,18 @@ TEST(LifecycleCommand, ArchiveForms) {
   }
 }
 
+TEST(LifecycleCommand, HelpLinesAreLifecycleCommands) {
+  for (const auto& [command, text] : lifecycleCommandHelp()) {
+    // The form without its optional parts, arguments filled in.
+    std::string base = command.substr(0, command.find(" ["));
+    for (auto [from, to] : {std::pair{"<table>", "msg"}, std::pair{"<n>", "3"}}) {
+      if (auto at = base.find(from); at != std::string::npos) base.replace(at, std::string_view(from).size(), to);
+    }
+    EXPECT_TRUE(parseLifecycleCommand(base).has_value()) << base;
+    EXPECT_FALSE(text.empty());
+  }
+}
+
 TEST(LifecycleCommand, OtherCommandsAreNotLifecycleCommands) {
   for (auto sql : {"SHOW SHARD MAP", "HELP", "SHOW PARTITION", "SELECT 1", "", "show archive", "'unterminated"}) {
     EXPECT_FALSE(parseLifecycleCommand(sql).has_value()) << sql;
