@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "parser/lexer.hpp"
+#include "routing/conditions.hpp"
 
 namespace sp::proxy {
 
@@ -10,17 +11,6 @@ namespace {
 
 using parser::Token;
 using parser::TokenKind;
-
-bool sameWord(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 // A cursor over the significant tokens of one command (no trailing ';').
 class Cursor {
@@ -41,7 +31,7 @@ class Cursor {
   bool accept(std::initializer_list<std::string_view> words) {
     size_t i = pos_;
     for (auto w : words) {
-      if (i >= tokens_.size() || !tokens_[i].is(TokenKind::kIdentifier) || !sameWord(tokens_[i].text(sql_), w)) {
+      if (i >= tokens_.size() || !tokens_[i].is(TokenKind::kIdentifier) || !routing::equalsIgnoreCase(tokens_[i].text(sql_), w)) {
         return false;
       }
       ++i;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "routing/conditions.hpp"
 #include "routing/partition_layout.hpp"
 
 namespace sp::proxy {
@@ -16,14 +17,6 @@ namespace {
 using routing::MonthIndex;
 using routing::PartitionRow;
 using Row = std::vector<std::optional<std::string>>;
-
-bool sameName(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  }
-  return true;
-}
 
 uint64_t number(const std::optional<std::string>& text) {
   if (!text) return 0;
@@ -97,7 +90,7 @@ std::expected<std::vector<PartitionTarget>, std::string> partitionTargets(const 
     for (const auto& t : map->tables()) {
       if (!t.month) continue;
       qualifying += (qualifying.empty() ? "" : ", ") + t.name;
-      if (!table.empty() && !sameName(t.name, table)) continue;
+      if (!table.empty() && !routing::equalsIgnoreCase(t.name, table)) continue;
       named_found = true;
       for (const auto& s : t.shards) out.push_back({t.name, s.name, s.physical_table, s.backend});
     }

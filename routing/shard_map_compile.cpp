@@ -501,6 +501,29 @@ std::string lowered(std::string_view s) {
   return out;
 }
 
+struct NameSite {
+  std::string path;
+  int line = 0;
+  std::string_view what;  // "physical name", "archive name"
+};
+
+// One produced table name: a plain identifier, not a logical name, not produced twice.
+void checkPhysicalName(IssueSink& sink, const std::map<std::string, std::string>& logical,
+                       std::map<std::string, std::string>& physical, const NameSite& site, const std::string& name,
+                       const std::string& owner) {
+  std::string what(site.what);
+  if (!isIdentifier(name)) {
+    sink.add(site.path, site.line, what + " '" + name + "' (" + owner + ") is not a plain SQL identifier");
+  }
+  auto key = lowered(name);
+  if (auto l = logical.find(key); l != logical.end()) {
+    sink.add(site.path, site.line,
+             what + " '" + name + "' (" + owner + ") is also a logical table name (" + l->second + ")");
+  }
+  auto [it, fresh] = physical.emplace(key, owner);
+  if (!fresh) sink.add(site.path, site.line, what + " '" + name + "' of " + owner + " is also produced by " + it->second);
+}
+
 // Names must be unique across the whole map, ignoring case: logical names,
 // and physical names against each other and against logical names.
 void checkNames(IssueSink& sink, const std::vector<TableDraft>& drafts) {
@@ -517,40 +540,15 @@ void checkNames(IssueSink& sink, const std::vector<TableDraft>& drafts) {
   for (const auto& d : drafts) {
     if (!d.shards_complete) continue;
     std::string path = joinPath(joinPath("tables", d.rule.name), "table");
-    for (const auto& s : d.rule.shards) {
-      std::string owner = "table " + d.rule.name + " shard " + s.name;
-      if (!isIdentifier(s.physical_table)) {
-        sink.add(path, d.template_line,
-                 "physical name '" + s.physical_table + "' (" + owner + ") is not a plain SQL identifier");
-      }
-      auto key = lowered(s.physical_table);
-      if (auto l = logical.find(key); l != logical.end()) {
-        sink.add(path, d.template_line,
-                 "physical name '" + s.physical_table + "' (" + owner + ") is also a logical table name (" + l->second + ")");
-      }
-      auto [it, fresh] = physical.emplace(key, owner);
-      if (!fresh) {
-        sink.add(path, d.template_line,
-                 "physical name '" + s.physical_table + "' of " + owner + " is also produced by " + it->second);
-      }
-    }
     std::string archive_path = joinPath(joinPath(joinPath("tables", d.rule.name), "archive"), "table");
     for (const auto& s : d.rule.shards) {
+      checkPhysicalName(sink, logical, physical, {path, d.template_line, "physical name"}, s.physical_table,
+                        "table " + d.rule.name + " shard " + s.name);
+    }
+    for (const auto& s : d.rule.shards) {
       if (s.archive_table.empty()) continue;
-      std::string owner = "the archive of table " + d.rule.name + " shard " + s.name;
-      if (!isIdentifier(s.archive_table)) {
-        sink.add(archive_path, d.archive_line, "archive name '" + s.archive_table + "' is not a plain SQL identifier");
-      }
-      auto key = lowered(s.archive_table);
-      if (auto l = logical.find(key); l != logical.end()) {
-        sink.add(archive_path, d.archive_line,
-                 "archive name '" + s.archive_table + "' (" + owner + ") is also a logical table name (" + l->second + ")");
-      }
-      auto [it, fresh] = physical.emplace(key, owner);
-      if (!fresh) {
-        sink.add(archive_path, d.archive_line,
-                 "archive name '" + s.archive_table + "' of " + owner + " is also produced by " + it->second);
-      }
+      checkPhysicalName(sink, logical, physical, {archive_path, d.archive_line, "archive name"}, s.archive_table,
+                        "the archive of table " + d.rule.name + " shard " + s.name);
     }
   }
 }
