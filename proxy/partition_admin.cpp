@@ -28,25 +28,6 @@ uint64_t number(const std::optional<std::string>& text) {
   return v;
 }
 
-// information_schema.PARTITIONS of one physical table, in bound order.
-awaitable<std::expected<std::vector<PartitionRow>, std::string>> readPartitions(LifecycleLinks& links,
-                                                                                const PartitionTarget& t) {
-  // Physical names are validated identifiers ([A-Za-z0-9_$]): safe inside quotes.
-  auto rows = co_await links.rows(
-      t.backend, fmt::format("SELECT PARTITION_NAME, PARTITION_DESCRIPTION, TABLE_ROWS, DATA_LENGTH, INDEX_LENGTH "
-                             "FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{}' "
-                             "ORDER BY PARTITION_ORDINAL_POSITION",
-                             t.physical));
-  if (!rows) co_return std::unexpected(rows.error());
-  if (rows->empty()) co_return std::unexpected(fmt::format("table {} does not exist on backend {}", t.physical, t.backend));
-  std::vector<PartitionRow> out;
-  for (auto& r : *rows) {
-    if (r.size() != 5) co_return std::unexpected(std::string("unexpected information_schema.PARTITIONS shape"));
-    out.push_back({r[0].value_or(""), r[1].value_or(""), number(r[2]), number(r[3]), number(r[4])});
-  }
-  co_return out;
-}
-
 // Exact rows of one partition (TABLE_ROWS is InnoDB's estimate).
 awaitable<std::expected<uint64_t, std::string>> countPartition(LifecycleLinks& links, const PartitionTarget& t,
                                                                const std::string& partition) {
@@ -80,6 +61,24 @@ Row errorRow(const PartitionTarget& t, const std::string& message) {
 }
 
 }  // namespace
+
+awaitable<std::expected<std::vector<PartitionRow>, std::string>> readPartitions(LifecycleLinks& links,
+                                                                                const PartitionTarget& t) {
+  // Physical names are validated identifiers ([A-Za-z0-9_$]): safe inside quotes.
+  auto rows = co_await links.rows(
+      t.backend, fmt::format("SELECT PARTITION_NAME, PARTITION_DESCRIPTION, TABLE_ROWS, DATA_LENGTH, INDEX_LENGTH "
+                             "FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{}' "
+                             "ORDER BY PARTITION_ORDINAL_POSITION",
+                             t.physical));
+  if (!rows) co_return std::unexpected(rows.error());
+  if (rows->empty()) co_return std::unexpected(fmt::format("table {} does not exist on backend {}", t.physical, t.backend));
+  std::vector<PartitionRow> out;
+  for (auto& r : *rows) {
+    if (r.size() != 5) co_return std::unexpected(std::string("unexpected information_schema.PARTITIONS shape"));
+    out.push_back({r[0].value_or(""), r[1].value_or(""), number(r[2]), number(r[3]), number(r[4])});
+  }
+  co_return out;
+}
 
 std::expected<std::vector<PartitionTarget>, std::string> partitionTargets(const routing::CompiledShardMap* map,
                                                                          std::string_view table) {

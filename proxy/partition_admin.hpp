@@ -15,6 +15,7 @@
 #include "proxy/net.hpp"
 #include "proxy/proxy_context.hpp"
 #include "routing/month.hpp"
+#include "routing/partition_layout.hpp"
 
 namespace sp::proxy {
 
@@ -30,6 +31,11 @@ struct PartitionTarget {
 // must name one of them, else the error says which tables qualify.
 std::expected<std::vector<PartitionTarget>, std::string> partitionTargets(const routing::CompiledShardMap* map,
                                                                          std::string_view table);
+
+// information_schema.PARTITIONS of one physical table, in bound order (an
+// error when the table does not exist).
+awaitable<std::expected<std::vector<routing::PartitionRow>, std::string>> readPartitions(LifecycleLinks& links,
+                                                                                         const PartitionTarget& t);
 
 // The date of `as_of`, or of the system clock in UTC; and its month.
 routing::CivilDate lifecycleToday(const std::optional<routing::DateTimeValue>& as_of);

@@ -350,21 +350,16 @@ awaitable<std::expected<LocalResult, std::string>> archiveMonths(ProxyContext& c
   r.columns = {"table", "shard", "backend", "physical_table", "partition", "rows", "file", "sha256", "state", "message"};
   bool dropped_any = false;
   for (const auto& t : *targets) {
-    auto rows = co_await links.rows(t.backend, fmt::format("SELECT PARTITION_NAME, PARTITION_DESCRIPTION, TABLE_ROWS, "
-                                                           "DATA_LENGTH, INDEX_LENGTH FROM information_schema.PARTITIONS "
-                                                           "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{}' "
-                                                           "ORDER BY PARTITION_ORDINAL_POSITION", t.physical));
     auto fail = [&](const std::string& message) {
       r.rows.push_back(Row{t.table, t.shard, t.backend, t.physical, std::nullopt, std::nullopt, std::nullopt,
                            std::nullopt, std::string("failed"), message});
     };
-    if (!rows) {
-      fail(rows.error());
+    auto parts = co_await readPartitions(links, t);
+    if (!parts) {
+      fail(parts.error());
       continue;
     }
-    std::vector<routing::PartitionRow> parts;
-    for (auto& x : *rows) parts.push_back({x[0].value_or(""), x[1].value_or(""), 0, 0, 0});
-    auto layout = routing::readPartitionLayout(parts);
+    auto layout = routing::readPartitionLayout(*parts);
     if (!layout) {
       fail(layout.error());
       continue;
