@@ -123,6 +123,15 @@ class PartitionUpkeepTest(unittest.TestCase):
                               (self.peers[0],))[0][0], 1)
         c.close()
 
+        # The routed SQL of a February read prunes to the new February partition (the backend's EXPLAIN PARTITIONS).
+        peer = self.peers[0]
+        explain = rows(self.app, f"EXPLAIN SHARDS SELECT message_id FROM {CHAN} WHERE peer_id = {peer} AND "
+                                 "message_time >= '2025-02-01' AND message_time < '2025-03-01'")
+        c = direct(lp.chan_shard_port(peer))
+        plan = rows(c, "EXPLAIN PARTITIONS " + explain[0][3])
+        c.close()
+        self.assertEqual(plan[0][3], "p202502", (explain, plan))
+
         # Idempotent.
         again = self.show("ENSURE PARTITIONS AHEAD 2 OF it_life_chan AS OF '2025-01-15'")
         self.assertEqual([r["result"] for r in again], ["unchanged", "unchanged"])
