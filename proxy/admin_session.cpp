@@ -63,6 +63,7 @@ awaitable<bool> AdminSession::login() {
     co_return false;
   }
   capabilities_ = result->capabilities;
+  mariadb_capabilities_ = result->mariadb_capabilities;
   user_ = result->account->name;
   queueOk(result->next_seq);
   spdlog::info("admin port: {} logged in from {}", user_, peer_);
@@ -100,7 +101,7 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
 void AdminSession::queueReply(const AdminReply& reply, uint8_t seq) {
   if (auto* result = std::get_if<LocalResult>(&reply)) {
     protocol::Bytes out;
-    appendLocalResult(out, *result, capabilities_, kStatus, seq);
+    appendLocalResult(out, *result, capabilities_, kStatus, seq, false, mariadb_capabilities_);
     client_.appendFramedBytes(out);
   } else if (auto* err = std::get_if<AdminError>(&reply)) {
     context_.admin_errors.fetch_add(1, std::memory_order_relaxed);

@@ -1,5 +1,7 @@
 #include "proxy/backend_connection.hpp"
 
+#include <atomic>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 #include "protocol/prepared.hpp"
 #include "protocol/response_tracker.hpp"
 #include "protocol/resultset.hpp"
+#include "proxy/global_defaults.hpp"
 
 namespace sp::proxy {
 
@@ -50,8 +53,16 @@ BackendError serverError(protocol::ByteView err_payload) {
   return e;
 }
 
+namespace {
+std::atomic<uint64_t> next_connection_serial{1};
+std::atomic<bool> extended_types_everywhere{true};
+}  // namespace
+
+bool backendsOfferExtendedTypes() { return extended_types_everywhere.load(std::memory_order_relaxed); }
+
 BackendConnection::BackendConnection(tcp::socket socket, size_t max_packet_bytes)
-    : stream_(std::move(socket), max_packet_bytes, PacketStream::kBackendReadBuffer) {}
+    : stream_(std::move(socket), max_packet_bytes, PacketStream::kBackendReadBuffer),
+      serial_(next_connection_serial.fetch_add(1, std::memory_order_relaxed)) {}
 
 BackendError BackendConnection::ioError(std::string_view what) const {
   return makeError(BackendError::Kind::kIo,
@@ -60,6 +71,9 @@ BackendError BackendConnection::ioError(std::string_view what) const {
 
 awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> BackendConnection::open(
     const conf::BackendConfig& config, uint32_t flavour, size_t max_packet_bytes) {
+  // Read before logging in: a SET GLOBAL racing the login makes this
+  // connection count as older than it is, never newer.
+  const uint64_t epoch = currentGlobalsEpoch();
   auto ex = co_await asio::this_coro::executor;
   tcp::resolver resolver(ex);
   asio::steady_timer timer(ex);
@@ -81,6 +95,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
   auto conn = std::make_unique<BackendConnection>(std::move(socket), max_packet_bytes);
   conn->flavour_ = flavour & kPoolFlavourMask;
   conn->backend_name_ = config.name;
+  conn->globals_epoch_ = epoch;
   timer.expires_after(timeout);
   auto login = co_await (conn->login(config) || timer.async_wait(kNoThrow));
   if (login.index() == 1) {
@@ -117,6 +132,16 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   std::string scramble = hs->auth_plugin_data.substr(0, protocol::kScrambleLength);
   protocol::HandshakeResponse41 resp;
   resp.capabilities = capabilities_;
+  if (!(hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo)) {
+    extended_types_everywhere.store(false, std::memory_order_relaxed);
+  }
+  if ((flavour_ & kExtendedTypesFlavour) && !(hs->capabilities & cap::kLongPassword)) {
+    // A MariaDB server: ask for extended type info (clearing CLIENT_MYSQL says
+    // the extended capabilities follow).
+    mariadb_capabilities_ = hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo;
+    resp.capabilities &= ~cap::kLongPassword;
+    resp.mariadb_capabilities = mariadb_capabilities_;
+  }
   resp.max_packet_size = 1u << 30;
   resp.character_set = kBackendCollation;
   resp.username = config.user;
@@ -197,7 +222,7 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::ex
     broken_ = true;
     co_return std::unexpected(ioError("sending command"));
   }
-  protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, capabilities_);
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, capabilities_, mariadb_capabilities_);
   std::optional<BackendError> server_err;
   size_t columns = 0;
   auto malformed = [this](const char* what) {
@@ -258,6 +283,7 @@ awaitable<std::expected<void, BackendError>> BackendConnection::enableTracking()
 }
 
 awaitable<bool> BackendConnection::resetSession() {
+  const uint64_t epoch = currentGlobalsEpoch();
   auto r = co_await command(protocol::Command::kResetConnection, {});
   if (!r) {
     broken_ = true;
@@ -271,6 +297,7 @@ awaitable<bool> BackendConnection::resetSession() {
     broken_ = true;
     co_return false;
   }
+  globals_epoch_ = epoch;  // the reset re-read the global defaults
   co_return true;
 }
 
@@ -294,7 +321,7 @@ awaitable<std::expected<BackendStatement, BackendError>> BackendConnection::prep
     broken_ = true;
     co_return std::unexpected(ioError("sending prepare"));
   }
-  protocol::ResponseTracker tracker(protocol::ResponseKind::kPrepare, capabilities_);
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kPrepare, capabilities_, mariadb_capabilities_);
   std::optional<BackendError> server_err;
   while (!tracker.done()) {
     auto msg = co_await stream_.read();

@@ -12,6 +12,7 @@
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/global_defaults.hpp"
 #include "proxy/server_handshake.hpp"
 #include "proxy/worker.hpp"
 
@@ -80,6 +81,7 @@ awaitable<bool> ClientSession::handshake() {
   }
   client_.setMaxMessageBytes(server.max_packet_bytes);
   capabilities_ = login->capabilities;
+  mariadb_capabilities_ = login->mariadb_capabilities;
   scramble_ = std::move(login->scramble);
   user_ = login->account->name;
   uint8_t seq = login->next_seq;
@@ -119,10 +121,16 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
   // does not exist is refused. A backend that is down does not block the
   // login: statements will report it.
   std::optional<protocol::ErrPacket> refusal;
+  globals_epoch_ = currentGlobalsEpoch();
   auto acquired = co_await defaultPool().acquire(poolFlavour(), connection_id_);
   if (acquired) {
     auto conn = std::move(*acquired);
-    auto r = co_await conn->sync(desired_);
+    std::expected<void, BackendError> r;
+    if (!co_await refreshGlobalDefaults(*conn, globals_epoch_)) {
+      r = std::unexpected(BackendError{BackendError::Kind::kIo, 0, "", "reset failed"});
+    } else {
+      r = co_await conn->sync(desired_);
+    }
     if (r) {
       initial_status_ = conn->status() & kCarriedStatus;
       server_sql_mode_ = conn->defaultSqlMode();
@@ -159,7 +167,7 @@ awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
   sticky_ = tables_locked_ = false;
   statements_.clear();
   diagnostics_ = SessionDiagnostics{};
-  last_insert_id_ = 0;
+  last_insert_id_.reset();
   transaction_map_.reset();
   user_ = (*account)->name;
   std::string names = change->character_set ? namesForCollation(*change->character_set) : initial_.names;

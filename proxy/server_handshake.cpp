@@ -7,6 +7,7 @@
 #include "protocol/constants.hpp"
 #include "protocol/generic_packets.hpp"
 #include "protocol/handshake.hpp"
+#include "proxy/backend_connection.hpp"
 #include "proxy/client_errors.hpp"
 
 namespace sp::proxy {
@@ -16,8 +17,12 @@ namespace cap = protocol::cap;
 namespace {
 
 // No SSL or compression yet, no LOCAL INFILE, no SESSION_TRACK (sessions are
-// multiplexed over backend connections). LONG_PASSWORD stays set, so MariaDB
-// clients do not send MariaDB extended capabilities.
+// multiplexed over backend connections). LONG_PASSWORD ("CLIENT_MYSQL") is
+// clear in the greeting, as MariaDB servers have it: MariaDB clients then
+// send MariaDB extended capabilities, of which the proxy offers one,
+// extended type info (column definitions saying `format=json`, `uuid`...,
+// forwarded from backends logged in with it: kExtendedTypesFlavour).
+constexpr uint32_t kGreetingMariadbCapabilities = protocol::mariadb_cap::kExtendedTypeInfo;
 constexpr uint32_t kServerCapabilities =
     cap::kLongPassword | cap::kFoundRows | cap::kLongFlag | cap::kConnectWithDb | cap::kIgnoreSpace |
     cap::kProtocol41 | cap::kInteractive | cap::kTransactions | cap::kSecureConnection |
@@ -88,7 +93,8 @@ awaitable<std::expected<LoginResult, LoginFailure>> acceptLogin(PacketStream& cl
   hs.server_version = std::string(request.server_version);
   hs.connection_id = request.connection_id;
   hs.auth_plugin_data = scramble;
-  hs.capabilities = kServerCapabilities;
+  hs.capabilities = kServerCapabilities & ~cap::kLongPassword;
+  hs.mariadb_capabilities = backendsOfferExtendedTypes() ? kGreetingMariadbCapabilities : 0;
   hs.character_set = protocol::kCollationUtf8mb4GeneralCi;
   hs.status_flags = protocol::status::kAutocommit;
   hs.auth_plugin_name = std::string(protocol::kNativePasswordPlugin);
@@ -134,6 +140,7 @@ awaitable<std::expected<LoginResult, LoginFailure>> acceptLogin(PacketStream& cl
   result.scramble = scramble;
   result.account = account;
   result.capabilities = resp->capabilities & kServerCapabilities;
+  result.mariadb_capabilities = resp->mariadb_capabilities & hs.mariadb_capabilities;
   if (result.capabilities & cap::kConnectWithDb) result.database = resp->database;
   result.collation = resp->character_set;
   result.next_seq = seq;

@@ -26,6 +26,7 @@ struct LoginRequest {
 struct LoginResult {
   const conf::UserAccount* account = nullptr;
   uint32_t capabilities = 0;  // negotiated
+  uint32_t mariadb_capabilities = 0;  // negotiated MariaDB extended capabilities (protocol::mariadb_cap)
   std::string database;       // from CONNECT_WITH_DB, may be empty
   uint8_t collation = 0;      // the client's handshake character set
   uint8_t next_seq = 0;       // sequence id for the OK (or ERR) that ends the login
