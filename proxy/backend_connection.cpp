@@ -200,7 +200,8 @@ awaitable<std::expected<void, BackendError>> BackendConnection::startTls(const c
   protocol::encode(request, out);
   seq = stream_.append(out, seq);
   if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending SSL request"));
-  auto started = co_await stream_.startTls(*ctx, TlsRole::kClient, config.tls->verify ? backendTlsName(config) : "");
+  const std::string verify_host = config.tls->verify ? backendTlsName(config) : std::string();
+  auto started = co_await stream_.startTls(*ctx, TlsRole::kClient, verify_host);
   if (!started) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "TLS to the backend: " + started.error()));
   co_return std::expected<void, BackendError>{};
 }

@@ -232,16 +232,17 @@ awaitable<bool> PacketStream::flushTls() {
 }
 
 bool PacketStream::startTlsStream(std::shared_ptr<asio::ssl::context> context, TlsRole role,
-                                  const std::string& verify_host) {
+                                  std::string_view verify_host) {
   if (tls_ || begin_ != end_) return false;
   tls_context_ = std::move(context);
   tls_ = std::make_unique<TlsStream>(std::move(socket_), *tls_context_);
   if (role == TlsRole::kClient && !verify_host.empty()) {
-    tls_->set_verify_callback(asio::ssl::host_name_verification(verify_host));
+    const std::string host(verify_host);
+    tls_->set_verify_callback(asio::ssl::host_name_verification(host));
     error_code ec;
-    asio::ip::make_address(verify_host, ec);
+    asio::ip::make_address(host, ec);
     // SNI carries host names only, never addresses (RFC 6066).
-    if (ec) SSL_set_tlsext_host_name(tls_->native_handle(), verify_host.c_str());
+    if (ec) SSL_set_tlsext_host_name(tls_->native_handle(), host.c_str());
   }
   return true;
 }
@@ -256,7 +257,7 @@ std::string PacketStream::tlsFailure(const error_code& ec) const {
 }
 
 awaitable<std::expected<void, std::string>> PacketStream::startTls(std::shared_ptr<asio::ssl::context> context,
-                                                                   TlsRole role, std::string verify_host) {
+                                                                   TlsRole role, std::string_view verify_host) {
   if (!startTlsStream(std::move(context), role, verify_host)) {
     co_return std::unexpected(std::string(tls_ ? "TLS already started" : "bytes after the SSL request"));
   }

@@ -98,8 +98,10 @@ class PacketStream {
   // non-empty also checks the peer's certificate names it (the context
   // decides whether the chain is verified). On failure, a message saying why
   // (the certificate check's own reason when that failed); the stream is then unusable.
+  // (Arguments are lvalues at every call: GCC 12 destroys temporaries
+  // passed to a coroutine twice.)
   awaitable<std::expected<void, std::string>> startTls(std::shared_ptr<asio::ssl::context> context, TlsRole role,
-                                                       std::string verify_host = {});
+                                                       std::string_view verify_host);
   bool isTls() const { return tls_ != nullptr; }
   // "TLSv1.3 TLS_AES_256_GCM_SHA384"; empty for plaintext.
   std::string tlsDescription() const;
@@ -122,7 +124,7 @@ class PacketStream {
   void compact();
 
   using TlsStream = asio::ssl::stream<tcp::socket>;
-  bool startTlsStream(std::shared_ptr<asio::ssl::context> context, TlsRole role, const std::string& verify_host);
+  bool startTlsStream(std::shared_ptr<asio::ssl::context> context, TlsRole role, std::string_view verify_host);
   std::string tlsFailure(const error_code& ec) const;
 
   tcp::socket socket_;  // moved into tls_ by startTls()

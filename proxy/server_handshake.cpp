@@ -40,14 +40,11 @@ const conf::UserAccount* findAccount(const std::vector<conf::UserAccount>& accou
   return nullptr;
 }
 
-// Asks a client that offered another plugin for a mysql_native_password
-// answer to `scramble` (e.g. a MySQL 8 client offering caching_sha2_password).
-awaitable<std::expected<std::string, LoginFailure>> switchToNative(PacketStream& client, const std::string& scramble,
-                                                                    uint8_t& seq) {
+// Sends `out` (an auth switch or more-data packet) and reads the client's
+// answer; `seq` comes in as the packet's and leaves as the next server packet's.
+awaitable<std::expected<std::string, LoginFailure>> exchangeAuthData(PacketStream& client, const protocol::Bytes& out,
+                                                                      uint8_t& seq) {
   using Failed = std::unexpected<LoginFailure>;
-  protocol::AuthSwitchRequest sw{std::string(protocol::kNativePasswordPlugin), scramble};
-  protocol::Bytes out;
-  protocol::encode(sw, out);
   client.append(out, seq);
   if (!co_await client.flush()) co_return Failed(LoginFailure::kClientLeft);
   auto reply = co_await client.read();
@@ -59,6 +56,18 @@ awaitable<std::expected<std::string, LoginFailure>> switchToNative(PacketStream&
   if (!reply) co_return Failed(LoginFailure::kClientLeft);
   seq = reply->sequence_id + 1;
   co_return std::string(protocol::asText(reply->payload));
+}
+
+// Asks the client for an answer to `scramble` with `plugin`: mysql_native_password
+// for a client that offered another plugin (a MySQL 8 client offering
+// caching_sha2_password in plaintext), caching_sha2_password for a client that
+// named it without answering (its first answer was for the greeting's plugin).
+awaitable<std::expected<std::string, LoginFailure>> switchPlugin(PacketStream& client, std::string_view plugin,
+                                                                  const std::string& scramble, uint8_t& seq) {
+  protocol::AuthSwitchRequest sw{std::string(plugin), scramble};
+  protocol::Bytes out;
+  protocol::encode(sw, out);
+  co_return co_await exchangeAuthData(client, out, seq);
 }
 
 // How the client proved it knows the password.
@@ -109,14 +118,14 @@ awaitable<std::expected<std::string, LoginFailure>> cachingSha2OverTls(PacketStr
                                                                         const LoginRequest& request,
                                                                         const conf::UserAccount* account,
                                                                         const std::string& scramble,
-                                                                        std::string response, uint8_t& seq,
+                                                                        std::string_view response, uint8_t& seq,
                                                                         Proof& proof) {
   using Failed = std::unexpected<LoginFailure>;
   protocol::Bytes out;
   if (response.empty()) {
     // An empty password: nothing to send, checked like a native empty answer.
     proof = Proof::kNativeScramble;
-    co_return response;
+    co_return std::string();
   }
   if (account && account->password_hash.empty() && !account->password.empty() &&
       equalConstantTime(response, protocol::cachingSha2Response(account->password, scramble))) {
@@ -128,20 +137,11 @@ awaitable<std::expected<std::string, LoginFailure>> cachingSha2OverTls(PacketStr
   }
   spdlog::debug("connection {}: caching_sha2_password full authentication over TLS", request.connection_id);
   protocol::encodeAuthMoreData(std::string(1, char(protocol::kCachingSha2FullAuthNeeded)), out);
-  client.append(out, seq);
-  if (!co_await client.flush()) co_return Failed(LoginFailure::kClientLeft);
-  auto reply = co_await client.read();
-  if (!reply && reply.error() == StreamError::kTooLarge) {
-    queueErr(client, static_cast<uint8_t>(seq + 1), client_error::kHandshake, "Bad handshake");
-    co_await client.flush();
-    co_return Failed(LoginFailure::kTooLarge);
-  }
-  if (!reply) co_return Failed(LoginFailure::kClientLeft);
-  seq = reply->sequence_id + 1;
-  std::string_view password = protocol::asText(reply->payload);
-  if (!password.empty() && password.back() == '\0') password.remove_suffix(1);
+  auto password = co_await exchangeAuthData(client, out, seq);
+  if (!password) co_return Failed(password.error());
+  if (!password->empty() && password->back() == '\0') password->pop_back();
   proof = Proof::kClearText;
-  co_return std::string(password);
+  co_return std::move(*password);
 }
 
 // The plugin exchange after the client's first answer, then the password
@@ -149,16 +149,25 @@ awaitable<std::expected<std::string, LoginFailure>> cachingSha2OverTls(PacketStr
 // CLIENT_PLUGIN_AUTH, or COM_CHANGE_USER without a plugin name).
 awaitable<std::expected<const conf::UserAccount*, LoginFailure>> authenticate(
     PacketStream& client, const LoginRequest& request, std::string_view username, std::string_view plugin,
-    std::string response, const std::string& scramble, uint8_t& seq) {
+    std::string_view first_response, const std::string& scramble, uint8_t& seq) {
   using Failed = std::unexpected<LoginFailure>;
   Proof proof = Proof::kNativeScramble;
+  std::string response(first_response);
   if (plugin == protocol::kCachingSha2Plugin && client.isTls()) {
-    auto answer = co_await cachingSha2OverTls(client, request, findAccount(*request.accounts, username), scramble,
-                                              std::move(response), seq, proof);
+    if (response.empty()) {
+      // MariaDB's client plugin answers the greeting's plugin, not its own, with nothing.
+      const std::string_view sha2 = protocol::kCachingSha2Plugin;
+      auto answer = co_await switchPlugin(client, sha2, scramble, seq);
+      if (!answer) co_return Failed(answer.error());
+      response = std::move(*answer);
+    }
+    const auto* account = findAccount(*request.accounts, username);
+    auto answer = co_await cachingSha2OverTls(client, request, account, scramble, response, seq, proof);
     if (!answer) co_return Failed(answer.error());
     response = std::move(*answer);
   } else if (!plugin.empty() && plugin != protocol::kNativePasswordPlugin) {
-    auto answer = co_await switchToNative(client, scramble, seq);
+    const std::string_view native = protocol::kNativePasswordPlugin;
+    auto answer = co_await switchPlugin(client, native, scramble, seq);
     if (!answer) co_return Failed(answer.error());
     response = std::move(*answer);
   }
@@ -172,7 +181,8 @@ awaitable<std::expected<const conf::UserAccount*, LoginFailure>> authenticate(
 // deadline closes the socket, which aborts a stalled TLS handshake too).
 awaitable<std::expected<StreamMessage, LoginFailure>> upgradeToTls(PacketStream& client, const LoginRequest& request) {
   using Failed = std::unexpected<LoginFailure>;
-  auto started = co_await client.startTls(request.tls, TlsRole::kServer);
+  const std::string_view no_host_check;  // clients are not asked for certificates
+  auto started = co_await client.startTls(request.tls, TlsRole::kServer, no_host_check);
   if (!started) {
     spdlog::info("connection {} from {}: {}", request.connection_id, request.peer, started.error());
     co_return Failed(LoginFailure::kTlsFailed);
@@ -237,10 +247,9 @@ awaitable<std::expected<LoginResult, LoginFailure>> acceptLogin(PacketStream& cl
     co_await client.flush();
     co_return Failed(LoginFailure::kRefused);
   }
-  const bool plugin_auth = resp->capabilities & cap::kPluginAuth;
-  auto account = co_await authenticate(client, request, resp->username,
-                                       plugin_auth ? std::string_view(resp->auth_plugin_name) : std::string_view(),
-                                       resp->auth_response, scramble, seq);
+  const std::string_view plugin =
+      (resp->capabilities & cap::kPluginAuth) ? std::string_view(resp->auth_plugin_name) : std::string_view();
+  auto account = co_await authenticate(client, request, resp->username, plugin, resp->auth_response, scramble, seq);
   if (!account) {
     if (account.error() == LoginFailure::kRefused) co_await client.flush();
     co_return Failed(account.error());
