@@ -211,24 +211,19 @@ awaitable<bool> PacketStream::flush() {
     auto [wec, n] = co_await asio::async_write(socket_, rest, kNoThrow);
     ec = wec;
   }
-  out_.clear();
-  if (out_.capacity() > kShrinkAbove) out_.shrink_to_fit();
-  if (ec) {
-    last_error_ = ec;
-    co_return false;
-  }
-  co_return true;
+  co_return flushed(ec);
 }
 
 awaitable<bool> PacketStream::flushTls() {
   auto [ec, n] = co_await asio::async_write(*tls_, asio::buffer(out_), kNoThrow);
+  co_return flushed(ec);
+}
+
+bool PacketStream::flushed(const error_code& ec) {
   out_.clear();
   if (out_.capacity() > kShrinkAbove) out_.shrink_to_fit();
-  if (ec) {
-    last_error_ = ec;
-    co_return false;
-  }
-  co_return true;
+  if (ec) last_error_ = ec;
+  return !ec;
 }
 
 bool PacketStream::startTlsStream(std::shared_ptr<asio::ssl::context> context, TlsRole role,

@@ -117,6 +117,7 @@ class PacketStream {
  private:
   awaitable<bool> fill(size_t needed_total);
   awaitable<bool> flushTls();
+  bool flushed(const error_code& ec);  // after a send: empties the output, notes an error
   void reserveRead(size_t needed_total);
   void growReadBuffer(size_t needed_total);
   bool noteReadError(const error_code& ec);
