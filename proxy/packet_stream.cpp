@@ -233,7 +233,9 @@ bool PacketStream::startTlsStream(std::shared_ptr<asio::ssl::context> context, T
   tls_ = std::make_unique<TlsStream>(std::move(socket_), *tls_context_);
   if (role == TlsRole::kClient && !verify_host.empty()) {
     const std::string host(verify_host);
-    tls_->set_verify_callback(asio::ssl::host_name_verification(host));
+    // OpenSSL's own check (a DNS name or an IP address against the
+    // subjectAltName), so a mismatch has its own verify result to report.
+    SSL_set1_host(tls_->native_handle(), host.c_str());
     error_code ec;
     asio::ip::make_address(host, ec);
     // SNI carries host names only, never addresses (RFC 6066).
