@@ -15,6 +15,7 @@
 #include "protocol/response_tracker.hpp"
 #include "protocol/resultset.hpp"
 #include "proxy/global_defaults.hpp"
+#include "proxy/tls_contexts.hpp"
 
 namespace sp::proxy {
 
@@ -129,6 +130,10 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   if (config.database.empty() || (flavour_ & kNoDatabase)) wanted &= ~cap::kConnectWithDb;
   capabilities_ = wanted & (hs->capabilities | cap::kLongPassword);
 
+  uint8_t seq = greeting->sequence_id + 1;
+  if (config.tls) {
+    if (auto tls = co_await startTls(config, hs->capabilities, seq); !tls) co_return std::unexpected(tls.error());
+  }
   std::string scramble = hs->auth_plugin_data.substr(0, protocol::kScrambleLength);
   protocol::HandshakeResponse41 resp;
   resp.capabilities = capabilities_;
@@ -153,7 +158,7 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   resp.attributes = {{"_client_name", "shardproxy"}, {"program_name", "shardproxy"}};
   protocol::Bytes out;
   protocol::encode(resp, out);
-  uint8_t seq = stream_.append(out, greeting->sequence_id + 1);
+  seq = stream_.append(out, seq);
   if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending login"));
 
   for (int round = 0; round < 4; ++round) {
@@ -186,14 +191,44 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
       continue;
     }
     if (!p.empty() && p[0] == protocol::kAuthMoreDataHeader) {
-      // caching_sha2_password: 0x03 = fast auth succeeded (OK follows); 0x04 = full auth needs TLS/RSA.
-      if (p.size() == 2 && p[1] == 0x03) continue;
+      // caching_sha2_password: 0x03 = fast auth succeeded (OK follows); 0x04 =
+      // full authentication: the password itself, which only TLS may carry.
+      if (p.size() == 2 && p[1] == protocol::kCachingSha2FastAuthOk) continue;
+      if (p.size() == 2 && p[1] == protocol::kCachingSha2FullAuthNeeded && stream_.isTls()) {
+        std::string password = config.password;
+        password.push_back('\0');
+        stream_.append(protocol::asBytes(password), seq);
+        if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending password"));
+        continue;
+      }
       co_return std::unexpected(makeError(BackendError::Kind::kConnect,
-          "backend requires caching_sha2_password full authentication (TLS/RSA), which the proxy does not do; use mysql_native_password for the proxy's account"));
+          "backend requires caching_sha2_password full authentication, which needs TLS (backends[].tls) or "
+          "mysql_native_password for the proxy's account"));
     }
     co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "unexpected packet during login"));
   }
   co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "too many authentication rounds"));
+}
+
+// SSLRequest, then the TLS handshake (certificate checked per backends[].tls).
+awaitable<std::expected<void, BackendError>> BackendConnection::startTls(const conf::BackendConfig& config,
+                                                                         uint32_t server_capabilities, uint8_t& seq) {
+  if (!(server_capabilities & cap::kSsl)) {
+    co_return std::unexpected(makeError(BackendError::Kind::kConnect,
+        "backends[].tls is set but the server does not offer TLS (its have_ssl is not YES: ssl_cert/ssl_key)"));
+  }
+  auto ctx = backendTlsContext(*config.tls);
+  if (!ctx) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "TLS: " + ctx.error()));
+  capabilities_ |= cap::kSsl;
+  protocol::SslRequest request{capabilities_, 1u << 30, kBackendCollation, 0};
+  protocol::Bytes out;
+  protocol::encode(request, out);
+  seq = stream_.append(out, seq);
+  if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending SSL request"));
+  const std::string verify_host = config.tls->verify ? backendTlsName(config) : std::string();
+  auto started = co_await stream_.startTls(*ctx, TlsRole::kClient, verify_host);
+  if (!started) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "TLS to the backend: " + started.error()));
+  co_return std::expected<void, BackendError>{};
 }
 
 awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::command(

@@ -111,6 +111,8 @@ class BackendConnection {
 
  private:
   awaitable<std::expected<void, BackendError>> login(const conf::BackendConfig& config);
+  awaitable<std::expected<void, BackendError>> startTls(const conf::BackendConfig& config,
+                                                        uint32_t server_capabilities, uint8_t& seq);
   BackendError ioError(std::string_view what) const;
   awaitable<std::expected<void, BackendError>> enableTracking();
   awaitable<std::expected<protocol::OkPacket, BackendError>> exchange(protocol::Command cmd,

@@ -49,6 +49,7 @@ ClientSession::ClientSession(Worker& worker, tcp::socket socket, uint32_t connec
 ClientSession::~ClientSession() {
   worker_.remove(this);
   worker_.context().sessions.fetch_sub(1);
+  if (counted_tls_) worker_.context().tls_sessions.fetch_sub(1);
   if (counted_in_transaction_) worker_.context().sessions_in_transaction.fetch_sub(1);
 }
 

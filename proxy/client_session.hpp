@@ -220,6 +220,7 @@ class ClientSession {
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;
   bool counted_in_transaction_ = false;
+  bool counted_tls_ = false;  // in ProxyContext::tls_sessions
   // What the current statement did, for metrics, digests and the slow-query
   // log (statement_observer.hpp); inactive when none of them is configured.
   StatementRecord record_;
