@@ -145,6 +145,22 @@ class ObservabilityTest(unittest.TestCase):
         self.assertEqual(delta("shardproxy_scatter_fanout_shards_count"), 2)
         self.assertEqual(delta("shardproxy_scatter_fanout_shards_sum"), 2 + 16)
         self.assertEqual(delta("shardproxy_scatter_merge_rows_total"), 3 * self.runs + 1)
+        # Merged bytes: at least the row bytes of those rows; the merge buffer observed once per merged scatter.
+        self.assertGreater(delta("shardproxy_scatter_merge_bytes_total"), 3 * self.runs + 1)
+        self.assertEqual(delta("shardproxy_scatter_merge_buffer_bytes_count"), 2)
+        # Per shard: 4 routed statements on one shard each, the IN list on 2, the scatter on 16
+        # (the refusal ran on none); conv_id 1 and 17 live on shard 01: both INSERTs, the SELECT,
+        # the IN list and the scatter ran there.
+        shard_names = [f"{i:02d}" for i in range(16)]
+        self.assertEqual(sum(delta("shardproxy_shard_statements_total", table=t, shard=s) for s in shard_names),
+                         4 + 2 + 16)
+        self.assertEqual(delta("shardproxy_shard_statements_total", table=t, shard="01"), 5)
+        self.assertEqual(delta("shardproxy_shard_statements_total", table=t, shard="02"), 3)
+        self.assertEqual(delta("shardproxy_shard_statement_errors_total", table=t, shard="01"), 0)
+        # Rows per shard: shard 01 holds conv_id 1 and 17 (the SELECT, the IN list and its COUNT row).
+        self.assertEqual(delta("shardproxy_shard_rows_total", table=t, shard="01"), self.runs + 2 * self.runs + 1)
+        self.assertEqual(sum(delta("shardproxy_shard_rows_total", table=t, shard=s) for s in shard_names),
+                         self.runs + 3 * self.runs + 16)
         # Rows the backends returned: the routed SELECT (1 row), the IN list's shards (3), every COUNT shard (16).
         self.assertEqual(sum(delta("shardproxy_backend_rows_total", backend=b) for b in ("db0", "db1")),
                          self.runs + 3 * self.runs + 16)
@@ -170,12 +186,10 @@ class ObservabilityTest(unittest.TestCase):
         finally:
             conn.close()
         promtool = shutil.which("promtool")
-        if promtool:
-            check = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
-                                   timeout=60)
-            self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
-        else:
-            print("promtool not installed (Debian package prometheus): format check skipped")
+        self.assertIsNotNone(promtool, "promtool not installed (Debian package prometheus, scripts/install-deps.sh)")
+        check = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
+                               timeout=60)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
 
     def test_2_http_edges(self):
         with self.assertRaises(urllib.error.HTTPError) as e:
@@ -233,6 +247,19 @@ class ObservabilityTest(unittest.TestCase):
         self.assertEqual(int(insert_row[1]), 3)
         refused_row = digests[f"UPDATE {t} SET body = ?"]
         self.assertEqual(int(refused_row[2]), 1)  # errors
+        # The scatter's shard times: which shard answered slowest, its p99, and all 16 shards.
+        self.assertRegex(count_row[12], r"^\d\d@db[01]$")  # slowest_shard
+        self.assertGreater(float(count_row[13]), 0)  # slowest_shard_p99_ms
+        self.assertLessEqual(float(count_row[13]), float(count_row[9]) + 0.001)  # within the statement's time
+        parts = count_row[14].split("; ")  # shard_times
+        self.assertEqual(len(parts), 16)
+        self.assertRegex(parts[0], r"^\d\d@db[01] avg [0-9.]+ max [0-9.]+ ms \(n 1, slowest [01]\)$")
+        self.assertEqual(sum(int(p.rsplit("slowest ", 1)[1].rstrip(")")) for p in parts), 1)
+        self.assertEqual(insert_row[12], "-")  # routed: no shard times
+        # The names for the same commands.
+        by_alias = self.admin("SHOW QUERY DIGEST LIMIT 2")
+        self.assertEqual(len(by_alias), 2)
+        self.assertEqual(len(by_alias[0]), 15)
         top = self.admin("SHOW DIGESTS LIMIT 2")
         self.assertEqual(len(top), 2)
         self.assertGreaterEqual(float(top[0][5]), float(top[1][5]))  # sorted by total_ms
@@ -241,8 +268,8 @@ class ObservabilityTest(unittest.TestCase):
                          self.runs)
         self.assertIn('shardproxy_statement_duration_seconds_count{plan="route"}', stats)
         self.assertFalse([k for k in stats if "_bucket" in k])
-        self.admin("RESET DIGESTS")
-        self.assertNotIn(f"SELECT COUNT ( * ) FROM {t}", {r[0] for r in self.admin("SHOW DIGESTS")})
+        self.admin("RESET QUERY DIGEST")
+        self.assertNotIn(f"SELECT COUNT ( * ) FROM {t}", {r[0] for r in self.admin("SHOW QUERY DIGEST")})
 
     def test_4_slow_log_reopens_on_sighup(self):
         rotated = self.slow_path + ".1"
