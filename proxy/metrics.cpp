@@ -136,14 +136,20 @@ void WorkerMetrics::record(const StatementRecord& r, double seconds) {
   } else if (r.backends.size() == 1) {
     backend(r.backends.front()).rows += r.rows;
   }
-  for (const auto& name : r.shard_names) {
-    auto& c = shard(t, name);
+  // A scatter's timings list its shards in plan order: one lookup per shard
+  // serves the statement and its rows.
+  const bool same_order = r.shards.size() == r.shard_names.size();
+  for (size_t i = 0; i < r.shard_names.size(); ++i) {
+    auto& c = shard(t, r.shard_names[i]);
     ++c.statements;
     if (failed) ++c.errors;
+    if (!same_order) continue;
+    if (r.shards[i].shard == r.shard_names[i]) c.rows += r.shards[i].rows;
+    else shard(t, r.shards[i].shard).rows += r.shards[i].rows;
   }
-  if (!r.shards.empty()) {
+  if (!r.shards.empty() && !same_order) {
     for (const auto& s : r.shards) shard(t, s.shard).rows += s.rows;
-  } else if (r.shard_names.size() == 1) {
+  } else if (r.shards.empty() && r.shard_names.size() == 1) {
     shard(t, r.shard_names.front()).rows += r.rows;
   }
   if (r.fanout > 0) fanout.observe(static_cast<double>(r.fanout));
