@@ -54,7 +54,7 @@ class ObservabilityTest(unittest.TestCase):
         (cls.metrics_port,) = free_ports(1)
         cls.run_dir_name = "observability"
         cls.proxy = ProxyRun(
-            cls.run_dir_name, cls.table, {"multi_shard_writes": "best_effort"},
+            cls.run_dir_name, cls.table, {"multi_shard_writes": "best_effort", "shard_timeout_ms": 1000},
             server_extra=f"  metrics_listen: {HOST}:{cls.metrics_port}\n",
             sections="log:\n  slow_query_file: slow.jsonl\n  slow_query_ms: 0\ndigests:\n  max_entries: 100\n")
         cls.slow_path = os.path.join(cls.proxy.dir, "slow.jsonl")
@@ -287,6 +287,60 @@ class ObservabilityTest(unittest.TestCase):
         wanted = f"SELECT body FROM {self.table.name} WHERE conv_id = ?"
         entries = self.slow_log_entries(lambda es: any(e["statement"] == wanted for e in es))
         self.assertIn(wanted, [e["statement"] for e in entries])
+
+    def wait_for(self, name, more_than, **labels):
+        """A scrape once the series exceeds `more_than` (recorded just after the answer); at most 10 s."""
+        deadline = time.monotonic() + 10
+        while True:
+            samples = parse_metrics(self.scrape())
+            if value(samples, name, **labels) > more_than or time.monotonic() > deadline:
+                return samples
+
+    def test_5_kills_timeouts_and_reloads(self):
+        t = self.table.name
+        before = parse_metrics(self.scrape())
+        # KILL: one session kills another.
+        victim, killer = self.proxy.connect(), self.proxy.connect()
+        try:
+            victim_id = rows(victim, "SELECT CONNECTION_ID()")[0][0]
+            rows(killer, f"KILL {victim_id}")
+        finally:
+            killer.close()
+            victim.close()
+        after = self.wait_for("shardproxy_kills_total", value(before, "shardproxy_kills_total"))
+        self.assertEqual(value(after, "shardproxy_kills_total") - value(before, "shardproxy_kills_total"), 1)
+        # A shard slower than scatter.shard_timeout_ms (1 s): conv_id 3's shard sleeps 3 s.
+        conn = self.proxy.connect()
+        try:
+            rows(conn, f"INSERT INTO {t} (conv_id, seq, body) VALUES (3, 1, 'slow')")
+            code, _ = error_of(lambda: rows(conn, f"SELECT COUNT(*) FROM {t} WHERE SLEEP(IF(conv_id = 3, 3, 0)) = 0"))
+            self.assertEqual(code, 9003)
+        finally:
+            conn.close()
+        after = self.wait_for("shardproxy_shard_timeouts_total", value(before, "shardproxy_shard_timeouts_total"))
+        self.assertEqual(value(after, "shardproxy_shard_timeouts_total") -
+                         value(before, "shardproxy_shard_timeouts_total"), 1)
+        self.assertEqual(value(after, "shardproxy_statement_errors_total", code="9003") -
+                         value(before, "shardproxy_statement_errors_total", code="9003"), 1)
+        # Reloads: an unchanged map counts as neither, a broken one as refused, a new version as applied.
+        map_path = os.path.join(self.proxy.dir, "map.yaml")
+        with open(map_path) as f:
+            good = f.read()
+        self.admin("RELOAD SHARD MAP")
+        with open(map_path, "w") as f:
+            f.write(good.replace("shards: 16", "shards: \"16\""))
+        with self.assertRaises(pymysql.err.MySQLError):
+            self.admin("RELOAD SHARD MAP")
+        with open(map_path, "w") as f:
+            f.write(good.replace("version: 1", "version: 2"))
+        self.assertEqual(self.admin("RELOAD SHARD MAP")[0][0], "applied")
+        after = parse_metrics(self.scrape())
+        for result, n in (("refused", 1), ("applied", 1)):
+            self.assertEqual(value(after, "shardproxy_shard_map_reloads_total", result=result) -
+                             value(before, "shardproxy_shard_map_reloads_total", result=result), n, result)
+        self.assertEqual(value(after, "shardproxy_shard_map_version"), 2)
+        self.assertGreaterEqual(value(after, "shardproxy_shard_map_last_reload_timestamp_seconds"),
+                                value(before, "shardproxy_shard_map_last_reload_timestamp_seconds"))
 
 
 if __name__ == "__main__":
