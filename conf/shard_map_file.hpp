@@ -43,6 +43,13 @@ struct ShardMapFile {
     std::optional<SourceText> time_column;
     std::optional<uint32_t> max_span_months;
   };
+  // `archive: {table: ..., time_column: ...}`: the cold tables of each shard.
+  struct Archive {
+    int key_line = 0;       // line of the `archive` key
+    bool complete = true;   // every key present was read (else reported)
+    std::optional<SourceText> table;        // the cold table's name template; absent: not given (reported)
+    std::optional<SourceText> time_column;
+  };
   struct Table {
     SourceText name;        // line of the key
     bool readable = false;  // its value is a mapping
@@ -51,6 +58,7 @@ struct ShardMapFile {
     std::optional<std::string> scatter;    // "deny", "aggregates" or "allow"
     std::optional<SourceText> table;       // the physical name template
     std::optional<Month> month;
+    std::optional<Archive> archive;        // read for a valid `method` only
     // Mod tables:
     std::optional<uint64_t> shards;        // the count (1-4096)
     bool backends_present = false;         // the key exists and holds a mapping

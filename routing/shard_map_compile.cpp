@@ -73,6 +73,7 @@ struct TableDraft {
   TableRule rule;
   int name_line = 0;
   int template_line = 0;
+  int archive_line = 0;
   bool shards_complete = false;  // physical names are known
 };
 
@@ -97,6 +98,7 @@ class Compiler {
   Shard compileBucketShard(const conf::ShardMapFile::BucketShard& spec, const std::string& path,
                            const NameTemplate* tpl, std::optional<uint64_t> buckets, BucketOwners& owners, bool& ok);
   void compileHotKeys(const conf::ShardMapFile::Table& table, const std::string& path, TableRule& rule);
+  void compileArchive(const conf::ShardMapFile::Archive& archive, const std::string& path, TableDraft& draft);
   std::optional<std::string> identifier(const conf::SourceText& text, const std::string& path);
   bool checkBackend(int line, const std::string& path, const std::string& name);
   void assign(std::vector<int>& owner, const std::vector<BucketRange>& ranges, int owner_id,
@@ -147,7 +149,44 @@ void Compiler::compileTable(const conf::ShardMapFile::Table& table) {
   const NameTemplate* tpl_ptr = tpl ? &*tpl : nullptr;
   if (rule.method == ShardMethod::kMod) compileModShards(table, path, tpl_ptr, draft);
   else compileBucketShards(table, path, tpl_ptr, draft);
+  if (table.archive) compileArchive(*table.archive, joinPath(path, "archive"), draft);
   drafts.push_back(std::move(draft));
+}
+
+// archive: {table: "msg_archive_{shard:02}"}: the cold table of each shard,
+// on the shard's backend, named like the hot one.
+void Compiler::compileArchive(const conf::ShardMapFile::Archive& archive, const std::string& path,
+                              TableDraft& draft) {
+  if (!archive.table) return;  // not a mapping, or no `table` (reported when read)
+  const std::string& text = archive.table->text;
+  auto tpl = parseTemplate(text);
+  if (!tpl) {
+    sink_.add(joinPath(path, "table"), archive.table->line, "template '" + text + "' " + tpl.error());
+    return;
+  }
+  if (draft.rule.method == ShardMethod::kBucket && tpl->width != 0) {
+    sink_.add(joinPath(path, "table"), archive.table->line,
+              "bucket tables substitute the shard name: use {shard}, not {shard:0N}");
+    return;
+  }
+  if (draft.rule.month) {
+    sink_.add(path, archive.key_line, "a month-partitioned table is archived by dropping month partitions, not by an "
+                                      "archive table: remove either 'month' or 'archive'");
+    return;
+  }
+  if (!archive.complete) return;
+  if (archive.time_column) {
+    auto column = identifier(*archive.time_column, joinPath(path, "time_column"));
+    if (!column) return;
+    draft.rule.archive_time_column = *column;
+  }
+  draft.rule.archive_template = text;
+  draft.archive_line = archive.table->line;
+  if (!draft.shards_complete) return;
+  for (auto& shard : draft.rule.shards) {
+    shard.archive_table = draft.rule.method == ShardMethod::kMod ? tpl->expand(tpl->numericName(shard.index))
+                                                                  : tpl->expand(shard.name);
+  }
 }
 
 std::optional<MonthRule> Compiler::compileMonth(const conf::ShardMapFile::Month& spec, const std::string& path) {
@@ -345,6 +384,29 @@ std::string lowered(std::string_view s) {
   return out;
 }
 
+struct NameSite {
+  std::string path;
+  int line = 0;
+  std::string_view what;  // "physical name", "archive name"
+};
+
+// One produced table name: a plain identifier, not a logical name, not produced twice.
+void checkPhysicalName(IssueSink& sink, const std::map<std::string, std::string>& logical,
+                       std::map<std::string, std::string>& physical, const NameSite& site, const std::string& name,
+                       const std::string& owner) {
+  std::string what(site.what);
+  if (!isIdentifier(name)) {
+    sink.add(site.path, site.line, what + " '" + name + "' (" + owner + ") is not a plain SQL identifier");
+  }
+  auto key = lowered(name);
+  if (auto l = logical.find(key); l != logical.end()) {
+    sink.add(site.path, site.line,
+             what + " '" + name + "' (" + owner + ") is also a logical table name (" + l->second + ")");
+  }
+  auto [it, fresh] = physical.emplace(key, owner);
+  if (!fresh) sink.add(site.path, site.line, what + " '" + name + "' of " + owner + " is also produced by " + it->second);
+}
+
 // Names must be unique across the whole map, ignoring case: logical names,
 // and physical names against each other and against logical names.
 void checkNames(IssueSink& sink, const std::vector<TableDraft>& drafts) {
@@ -361,22 +423,15 @@ void checkNames(IssueSink& sink, const std::vector<TableDraft>& drafts) {
   for (const auto& d : drafts) {
     if (!d.shards_complete) continue;
     std::string path = joinPath(joinPath("tables", d.rule.name), "table");
+    std::string archive_path = joinPath(joinPath(joinPath("tables", d.rule.name), "archive"), "table");
     for (const auto& s : d.rule.shards) {
-      std::string owner = "table " + d.rule.name + " shard " + s.name;
-      if (!isIdentifier(s.physical_table)) {
-        sink.add(path, d.template_line,
-                 "physical name '" + s.physical_table + "' (" + owner + ") is not a plain SQL identifier");
-      }
-      auto key = lowered(s.physical_table);
-      if (auto l = logical.find(key); l != logical.end()) {
-        sink.add(path, d.template_line,
-                 "physical name '" + s.physical_table + "' (" + owner + ") is also a logical table name (" + l->second + ")");
-      }
-      auto [it, fresh] = physical.emplace(key, owner);
-      if (!fresh) {
-        sink.add(path, d.template_line,
-                 "physical name '" + s.physical_table + "' of " + owner + " is also produced by " + it->second);
-      }
+      checkPhysicalName(sink, logical, physical, {path, d.template_line, "physical name"}, s.physical_table,
+                        "table " + d.rule.name + " shard " + s.name);
+    }
+    for (const auto& s : d.rule.shards) {
+      if (s.archive_table.empty()) continue;
+      checkPhysicalName(sink, logical, physical, {archive_path, d.archive_line, "archive name"}, s.archive_table,
+                        "the archive of table " + d.rule.name + " shard " + s.name);
     }
   }
 }
