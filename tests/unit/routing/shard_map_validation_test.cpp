@@ -154,6 +154,14 @@ const BadMapCase kCases[] = {
     {"DuplicateYamlKey", "version: 1\nversion: 2\ntables: {}\n", "version", 2, "duplicate key 'version'"},
     {"YamlSyntaxError", "version: 1\ntables: {msg: [\n", "", 3, "YAML syntax error"},
     {"EmptyDocument", "", "", 0, "the shard map is empty"},
+    {"ArchiveOnMonthTable",
+     "version: 1\ntables:\n  t:\n    key: k\n    method: mod\n    shards: 1\n    table: \"t_{shard}\"\n"
+     "    backends: {db0: \"0\"}\n    month: {column: m}\n    archive: {table: \"ta_{shard}\"}\n",
+     "tables.t.archive", 10, "a month-partitioned table is archived by dropping month partitions"},
+    {"ArchiveTimeColumnNotAnIdentifier",
+     "version: 1\ntables:\n  t: {key: k, method: mod, shards: 1, table: \"t_{shard}\", backends: {db0: \"0\"}, "
+     "archive: {table: \"ta_{shard}\", time_column: \"a b\"}}\n",
+     "tables.t.archive.time_column", 3, "'a b' is not a plain SQL identifier"},
     {"BadShardName",
      "version: 1\ntables:\n" TG_HEAD "    shards:\n      \"s 0\": {buckets: \"0-63\", backend: db0}\n",
      "tables.tg.shards.s 0", 10, "shard name 's 0' must be 1-32 letters, digits or _"},
