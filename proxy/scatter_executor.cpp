@@ -272,7 +272,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
         co_return co_await client_.flush();
       }
       seq = client_.append(scratch, seq);
-      ++record_.rows;
+      record_.onMergedRow(scratch.size());
       if (client_.pendingOutput() >= kClientFlushBytes && !co_await client_.flush()) {
         releaseScatter(shards);
         co_return false;
@@ -377,6 +377,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
   client_.append(scratch, seq);
   if (record_.active) {
     for (const auto& s : shards) record_.shards.push_back({s->target->shard, s->target->backend, s->micros, s->rows});
+    record_.merge_peak_bytes = merger.peakBufferedBytes();
   }
   releaseScatter(shards);
   co_return co_await client_.flush();

@@ -38,7 +38,7 @@ void StatementObserver::finish(StatementRecord& record, const Session& session) 
   }
   if (digests_.capacity() > 0 && !record.normalized.empty()) {
     digests_.record(record.normalized, record.error_code != 0, record.rows, record.fanout ? record.fanout : 1, micros,
-                    unixMillis());
+                    unixMillis(), record.shards);
   }
   if (slow) {
     ++metrics_.slow_queries;

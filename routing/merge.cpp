@@ -139,6 +139,7 @@ std::expected<void, std::string> ResultMerger::pushRow(size_t shard, const proto
   for (const auto& v : row) copy.push_back(v ? std::optional<std::string>(std::string(*v)) : std::nullopt);
   if (aggregator_) {
     buffered_bytes_ += aggregator_->add(std::move(copy));
+    notePeak();
     return {};
   }
   buffered_bytes_ += rowBytes(copy);
@@ -149,6 +150,7 @@ std::expected<void, std::string> ResultMerger::pushRow(size_t shard, const proto
     buffered_bytes_ += shards_[shard].keys.back().size();
     shards_[shard].rows.push_back(std::move(copy));
   }
+  notePeak();
   pump();
   return {};
 }
@@ -217,6 +219,7 @@ void ResultMerger::emit(MergedRow row) {
     size_t size = key.size();
     if (!seen_.insert(std::move(key)).second) return;
     buffered_bytes_ += size + 32;
+    notePeak();
   }
   if (skipped_ < spec_.offset) {
     ++skipped_;
