@@ -1,5 +1,7 @@
 #include "proxy/admin_session.hpp"
 
+#include "proxy/schema_drift_check.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -95,6 +97,21 @@ void AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
   }
 }
 
+awaitable<void> AdminSession::queueSchemaDrift(uint8_t seq) {
+  spdlog::debug("admin {}@{}: SHOW SCHEMA DRIFT", user_, peer_);
+  LocalResult result;
+  result.columns = {"table", "physical_table", "backend", "difference", "reference"};
+  if (auto map = context_.shard_map.load()) {
+    for (auto& r : co_await checkSchemaDrift(context_.config, *map)) {
+      result.rows.push_back({std::move(r.table), std::move(r.physical_table), std::move(r.backend),
+                             std::move(r.difference), std::move(r.reference)});
+    }
+  }
+  protocol::Bytes out;
+  appendLocalResult(out, result, capabilities_, kStatus, seq);
+  client_.appendFramedBytes(out);
+}
+
 awaitable<bool> AdminSession::dispatch(protocol::ByteView payload, uint8_t seq) {
   using protocol::Command;
   if (payload.empty()) {
@@ -106,9 +123,16 @@ awaitable<bool> AdminSession::dispatch(protocol::ByteView payload, uint8_t seq) 
   switch (static_cast<Command>(payload[0])) {
     case Command::kQuit:
       co_return false;
-    case Command::kQuery:
-      queueQuery(protocol::asText(payload.subspan(1)), seq);
+    case Command::kQuery: {
+      const std::string_view sql = protocol::asText(payload.subspan(1));
+      if (auto command = parseAdminCommand(sql); command && command->kind == AdminCommandKind::kShowSchemaDrift) {
+        context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
+        co_await queueSchemaDrift(seq);
+      } else {
+        queueQuery(sql, seq);
+      }
       break;
+    }
     case Command::kPing:
     case Command::kInitDb:  // nothing to switch to: accepted so `mariadb -D x` and USE work
     case Command::kResetConnection:

@@ -265,6 +265,13 @@ bool isSessionControl(parser::StatementKind kind) {
   }
 }
 
+// A cheap look before the catalog planner tokenizes a SELECT.
+bool mentionsCatalog(std::string_view sql) {
+  constexpr std::string_view kWord = "information_schema";
+  auto same = [](char a, char b) { return (a >= 'A' && a <= 'Z' ? static_cast<char>(a + 32) : a) == b; };
+  return std::search(sql.begin(), sql.end(), kWord.begin(), kWord.end(), same) != sql.end();
+}
+
 routing::MultiShardWrites multiShardWrites(const conf::Config& config) {
   return config.scatter.multi_shard_writes == conf::MultiShardWrites::kBestEffort
              ? routing::MultiShardWrites::kBestEffort
@@ -277,6 +284,18 @@ protocol::ErrPacket refusalToErr(const routing::Refusal& r) {
 }
 
 }  // namespace
+
+std::optional<routing::CatalogPlan> ClientSession::catalogPlan(std::string_view sql, const parser::StatementInfo& info) {
+  using K = parser::StatementKind;
+  if (info.multiple_statements) return std::nullopt;
+  if (info.kind != K::kShow && info.kind != K::kExplain && !(info.kind == K::kSelect && mentionsCatalog(sql))) {
+    return std::nullopt;
+  }
+  if (!usesLogicalCatalog()) return std::nullopt;
+  auto map = mapSnapshot();
+  if (!map) return std::nullopt;
+  return routing::planCatalog(sql, *map, worker_.context().config.default_backend, dialect_);
+}
 
 std::shared_ptr<const routing::CompiledShardMap> ClientSession::mapSnapshot() {
   if (transaction_map_) return transaction_map_;
@@ -392,6 +411,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     if (auto local = diagnostics_.answer(sql)) co_return co_await sendLocalResult(*local);
   }
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
+  if (auto catalog = catalogPlan(sql, info)) co_return co_await runCatalog(*catalog);
   if (!pinned_ && !info.multiple_statements) {
     // WITH CONSISTENT SNAPSHOT takes its snapshot when it runs: deferring it
     // to the first statement would let that statement see later commits.
@@ -558,6 +578,10 @@ awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
 
 awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
   std::string db(protocol::asText(payload.subspan(1)));
+  if (auto refused = schemaRefusal(db)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
   auto conn = co_await borrow(pool, false);
   if (!conn) co_return true;

@@ -1,0 +1,98 @@
+// The logical catalog of a ClientSession (routing/catalog.hpp): a catalog
+// statement runs, as planned, on one or a few backends; the rows come back
+// whole (catalog results are small), pass routing's CatalogRowFilter and go
+// to the client under the server's own column definitions.
+#include <fmt/format.h>
+
+#include "protocol/constants.hpp"
+#include "proxy/backend_pool.hpp"
+#include "proxy/client_errors.hpp"
+#include "proxy/client_session.hpp"
+#include "proxy/worker.hpp"
+#include "routing/catalog.hpp"
+
+namespace sp::proxy {
+
+bool ClientSession::usesLogicalCatalog() const {
+  const conf::UserAccount* account = worker_.context().config.findUser(user_);
+  return account && !account->privileged && !account->physical_tables;
+}
+
+awaitable<std::expected<BackendConnection::TextResult, protocol::ErrPacket>> ClientSession::catalogQuery(
+    BackendPool& pool, const std::string& sql) {
+  std::unique_ptr<BackendConnection> conn;
+  const bool on_pinned = pinned_ && pinned_pool_ == &pool;
+  if (on_pinned) {
+    conn = std::move(pinned_);
+  } else {
+    // A connection of its own, outside the session's transaction (like a
+    // scatter's shard queries): a read of the catalog opens none.
+    auto acquired = co_await pool.acquire(poolFlavour(), connection_id_);
+    if (!acquired) {
+      co_return std::unexpected(client_error::make(client_error::kBackendUnavailable,
+          fmt::format("shardproxy: backend {} unavailable: {}", pool.name(), acquired.error().message)));
+    }
+    conn = std::move(*acquired);
+    SessionState state = desired_;
+    state.variables.erase("autocommit");
+    if (auto synced = co_await conn->sync(state); !synced) {
+      conn->markBroken();
+      pool.release(std::move(conn));
+      co_return std::unexpected(synced.error().toErrPacket());
+    }
+  }
+  auto result = co_await conn->queryResult(sql);
+  std::expected<BackendConnection::TextResult, protocol::ErrPacket> out =
+      result ? std::expected<BackendConnection::TextResult, protocol::ErrPacket>(std::move(*result))
+             : std::unexpected(result.error().toErrPacket());
+  if (on_pinned) {
+    pinned_ = std::move(conn);
+    if (pinned_->broken()) giveBack(std::move(pinned_), pool, std::nullopt);
+  } else {
+    if (conn->status() & protocol::status::kInTrans) conn->markBroken();  // never pool an open transaction
+    pool.release(std::move(conn));
+  }
+  co_return out;
+}
+
+awaitable<bool> ClientSession::runCatalog(const routing::CatalogPlan& plan) {
+  auto map = mapSnapshot();
+  const conf::UserAccount* account = worker_.context().config.findUser(user_);
+  routing::AllowLists lists;
+  if (account && account->allow_schemas) lists.schemas = &*account->allow_schemas;
+  if (account && account->allow_tables) lists.tables = &*account->allow_tables;
+  routing::CatalogRowFilter filter(*map, lists, desired_.database);
+  LocalResult result;
+  for (size_t p = 0; p < plan.parts.size(); ++p) {
+    const auto& part = plan.parts[p];
+    BackendPool* pool = worker_.pool(part.backend);
+    if (!pool) {
+      queueError(reply_seq_, client_error::make(client_error::kGeneric,
+                                                "shardproxy: shard map names unknown backend " + part.backend));
+      co_return co_await client_.flush();
+    }
+    auto answer = co_await catalogQuery(*pool, part.sql);
+    if (!answer) {
+      queueError(reply_seq_, answer.error());
+      co_return co_await client_.flush();
+    }
+    if (p == 0) {
+      result.definitions = std::move(answer->columns);
+      for (const auto& c : result.definitions) result.columns.push_back(c.name);
+      filter.setColumns(result.definitions);
+    } else if (answer->columns.size() != result.definitions.size()) {
+      queueError(reply_seq_, client_error::make(client_error::kGeneric, fmt::format(
+          "shardproxy: backend {} answered this catalog query with {} columns, backend {} with {}", part.backend,
+          answer->columns.size(), plan.parts[0].backend, result.definitions.size())));
+      co_return co_await client_.flush();
+    }
+    for (auto& row : answer->rows) {
+      if (filter.accept(row, part.primary)) result.rows.push_back(std::move(row));
+    }
+  }
+  diagnostics_.onSuccess(0);
+  record_.onResponse(result.rows.size(), 0);
+  co_return co_await sendLocalResult(result);
+}
+
+}  // namespace sp::proxy
