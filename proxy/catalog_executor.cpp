@@ -42,9 +42,9 @@ awaitable<std::expected<BackendConnection::TextResult, protocol::ErrPacket>> Cli
     }
   }
   auto result = co_await conn->queryResult(sql);
-  std::expected<BackendConnection::TextResult, protocol::ErrPacket> out =
-      result ? std::expected<BackendConnection::TextResult, protocol::ErrPacket>(std::move(*result))
-             : std::unexpected(result.error().toErrPacket());
+  std::expected<BackendConnection::TextResult, protocol::ErrPacket> out;
+  if (result) out = std::move(*result);
+  else out = std::unexpected(result.error().toErrPacket());
   if (on_pinned) {
     pinned_ = std::move(conn);
     if (pinned_->broken()) giveBack(std::move(pinned_), pool, std::nullopt);
@@ -61,7 +61,7 @@ awaitable<bool> ClientSession::runCatalog(const routing::CatalogPlan& plan) {
   routing::AllowLists lists;
   if (account && account->allow_schemas) lists.schemas = &*account->allow_schemas;
   if (account && account->allow_tables) lists.tables = &*account->allow_tables;
-  routing::CatalogRowFilter filter(*map, lists, desired_.database);
+  routing::CatalogRowFilter filter(*map, lists, desired_.database, plan.like);
   LocalResult result;
   for (size_t p = 0; p < plan.parts.size(); ++p) {
     const auto& part = plan.parts[p];

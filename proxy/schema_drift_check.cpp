@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "proxy/backend_connection.hpp"
 
 namespace sp::proxy {
@@ -23,9 +25,13 @@ awaitable<std::vector<routing::DriftRow>> checkSchemaDrift(const conf::Config& c
       continue;
     }
     auto columns = co_await (*conn)->queryRows(routing::kDriftColumnsQuery);
-    auto indexes = columns ? co_await (*conn)->queryRows(routing::kDriftIndexesQuery) : decltype(columns)();
-    if (!columns || !indexes) {
-      unreadable[name] = (!columns ? columns.error() : indexes.error()).message;
+    if (!columns) {
+      unreadable[name] = columns.error().message;
+      continue;
+    }
+    auto indexes = co_await (*conn)->queryRows(routing::kDriftIndexesQuery);
+    if (!indexes) {
+      unreadable[name] = indexes.error().message;
       continue;
     }
     shapes[name] = routing::shapesFromRows(*columns, *indexes);

@@ -110,7 +110,13 @@ std::optional<CatalogPlan> planShow(const Scan& s, const CompiledShardMap& map, 
     return std::nullopt;
   }
   if (spells(s.at(k), sql, "TABLES") || (spells(s.at(k), sql, "TABLE") && spells(s.at(k + 1), sql, "STATUS"))) {
-    return listing(s, map, default_backend);
+    CatalogPlan plan = listing(s, map, default_backend);
+    for (size_t i = k; i + 1 < s.tokens.size(); ++i) {
+      if (spells(s.tokens[i], sql, "LIKE") && s.tokens[i + 1].is(TokenKind::kString)) {
+        plan.like = parser::unquoteString(s.tokens[i + 1].text(sql));
+      }
+    }
+    return plan;
   }
   return std::nullopt;
 }
@@ -159,8 +165,9 @@ std::optional<CatalogPlan> planCatalog(std::string_view sql, const CompiledShard
   return std::nullopt;
 }
 
-CatalogRowFilter::CatalogRowFilter(const CompiledShardMap& map, AllowLists lists, std::string session_schema)
-    : map_(map), lists_(lists), session_schema_(std::move(session_schema)) {}
+CatalogRowFilter::CatalogRowFilter(const CompiledShardMap& map, AllowLists lists, std::string session_schema,
+                                   std::optional<std::string> like)
+    : map_(map), lists_(lists), session_schema_(std::move(session_schema)), like_(std::move(like)) {}
 
 void CatalogRowFilter::setColumns(const std::vector<protocol::ColumnDefinition41>& columns) {
   name_columns_.clear();
@@ -188,6 +195,7 @@ bool CatalogRowFilter::accept(std::vector<std::optional<std::string>>& row, bool
   const std::string own = *row[name_columns_.front()];
   if (auto physical = map_.findPhysical(own)) {
     const std::string& logical = physical->table->name;
+    if (like_ && !likeMatches(*like_, logical)) return false;
     auto [it, inserted] = shown_from_.try_emplace(logical, own);
     if (!inserted && it->second != own) return false;  // another physical table of a table already shown
     if (ddl_column_ && *ddl_column_ < row.size() && row[*ddl_column_]) {
@@ -208,6 +216,32 @@ bool CatalogRowFilter::accept(std::vector<std::optional<std::string>>& row, bool
     if (!tableAllowed(lists_, schema, *row[name_columns_.front()], nullptr)) return false;
   }
   return true;
+}
+
+bool likeMatches(std::string_view pattern, std::string_view text) {
+  // Backtracking on the last '%' only: enough for table-name patterns.
+  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '%') {
+      star = p++;
+      mark = t;
+      continue;
+    }
+    if (p < pattern.size()) {
+      const bool escaped = pattern[p] == '\\' && p + 1 < pattern.size();
+      const char want = escaped ? pattern[p + 1] : pattern[p];
+      if ((!escaped && want == '_') || upper(want) == upper(text[t])) {
+        p += escaped ? 2 : 1;
+        ++t;
+        continue;
+      }
+    }
+    if (star == std::string_view::npos) return false;
+    p = star + 1;
+    t = ++mark;
+  }
+  while (p < pattern.size() && pattern[p] == '%') ++p;
+  return p == pattern.size();
 }
 
 std::string logicalCreateTable(std::string_view ddl, std::string_view physical, std::string_view logical) {

@@ -30,6 +30,10 @@ struct CatalogPart {
 
 struct CatalogPlan {
   std::vector<CatalogPart> parts;
+  // SHOW TABLES / TABLE STATUS LIKE 'p': the pattern as written, which a
+  // renamed row's logical name must match too (`LIKE 'msg_0%'` finds
+  // msg_00 on the backend, but not `msg`).
+  std::optional<std::string> like;
 };
 
 // The plan for a catalog statement; nullopt when `sql` is not one (it then
@@ -40,7 +44,8 @@ std::optional<CatalogPlan> planCatalog(std::string_view sql, const CompiledShard
 // Rewrites the rows of a catalog plan's parts, one part after the other.
 class CatalogRowFilter {
  public:
-  CatalogRowFilter(const CompiledShardMap& map, AllowLists lists, std::string session_schema);
+  CatalogRowFilter(const CompiledShardMap& map, AllowLists lists, std::string session_schema,
+                   std::optional<std::string> like = std::nullopt);
 
   // The result's columns (the same for every part): which hold table names,
   // schema names, DDL.
@@ -52,12 +57,17 @@ class CatalogRowFilter {
   const CompiledShardMap& map_;
   AllowLists lists_;
   std::string session_schema_;
+  std::optional<std::string> like_;
   std::vector<size_t> name_columns_;  // the first is the row's own table
   std::optional<size_t> schema_column_;
   std::optional<size_t> ddl_column_;
   // Logical table -> the physical table its rows are shown from.
   std::map<std::string, std::string> shown_from_;
 };
+
+// SQL LIKE (`%`, `_`, `\` escapes), ASCII case-insensitive as the server's
+// default collations compare table names.
+bool likeMatches(std::string_view pattern, std::string_view text);
 
 // `CREATE TABLE `msg_00` (...) ... AUTO_INCREMENT=5 ...` as the logical table's
 // DDL: the name replaced, the shard's own AUTO_INCREMENT counter left out.

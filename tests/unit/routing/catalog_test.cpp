@@ -97,6 +97,20 @@ TEST(Catalog, RowsShowEachLogicalTableFromOnePhysicalTable) {
             (std::vector<Row>{{"msg_event", "BASE TABLE"}}));
 }
 
+TEST(Catalog, ShowLikeAppliesToTheLogicalName) {
+  auto plan = planCatalog("SHOW TABLES LIKE 'msg\\_0%'", testMap(), "db0");
+  ASSERT_TRUE(plan);
+  ASSERT_TRUE(plan->like);
+  EXPECT_EQ(*plan->like, "msg\\_0%");
+  CatalogRowFilter filter(testMap(), {}, "im", plan->like);
+  filter.setColumns({column("Tables_in_im (msg\\_0%)", "TABLE_NAME")});
+  EXPECT_EQ(filtered(filter, {{"msg_00"}, {"msg_01"}}), std::vector<Row>{});
+  EXPECT_TRUE(likeMatches("m_g", "MSG"));
+  EXPECT_TRUE(likeMatches("%cursor", "user_read_cursor"));
+  EXPECT_FALSE(likeMatches("msg\\_%", "msgx1"));
+  EXPECT_TRUE(likeMatches("msg\\_%", "msg_1"));
+}
+
 TEST(Catalog, AliasedInformationSchemaColumnsAndDdl) {
   CatalogRowFilter filter(testMap(), {}, "im");
   filter.setColumns({column("t", "TABLE_NAME"), column("c", "COLUMN_NAME"), column("r", "REFERENCED_TABLE_NAME")});
