@@ -128,7 +128,11 @@ void scanTables(std::string_view sql, const Dialect& dialect, std::vector<TableR
       continue;
     }
     if (i == statement_start && spells(t, sql, "SHOW")) {
+      const size_t before = refs.size();
+      const bool show_create = i + 1 < tokens.size() && spells(tokens[i + 1], sql, "CREATE");
       i = scanShow(tokens, sql, i, takeQualified);
+      // MariaDB names the privilege SHOW for SHOW CREATE TABLE, SELECT for SHOW COLUMNS / INDEX.
+      if (show_create && refs.size() > before) refs.back().verb = "SHOW CREATE";
       continue;
     }
     if (i == statement_start && spells(t, sql, "USE") && i + 1 < tokens.size() && isWord(tokens[i + 1])) {

@@ -37,7 +37,7 @@ std::vector<std::string> tableNamePositions(std::string_view sql, const Dialect&
 struct TableReference {
   std::string schema;  // unquoted; empty when not qualified
   std::string name;    // unquoted; empty for a schema alone (USE db, SHOW TABLES FROM db)
-  std::string verb;    // the statement's first word, upper case (SELECT, INSERT, ... SHOW, DESCRIBE)
+  std::string verb;    // the statement's first word, upper case (SELECT, INSERT, ... SHOW, DESCRIBE; SHOW CREATE)
   bool first = false;  // the first table of its statement (the one an INSERT/UPDATE/DELETE writes)
 };
 std::vector<TableReference> tableReferences(std::string_view sql, const Dialect& dialect = {});

@@ -18,6 +18,7 @@ bool isInformationSchema(std::string_view schema) { return globMatches("informat
 // they read, the DDL's own word.
 std::string commandFor(const parser::TableReference& ref) {
   const std::string& v = ref.verb;
+  if (v == "SHOW CREATE") return "SHOW";
   if (v == "INSERT" || v == "REPLACE") return ref.first ? "INSERT" : "SELECT";
   if (v == "UPDATE" || v == "DELETE") return ref.first ? v : "SELECT";
   if (v == "CREATE" || v == "ALTER") return ref.first ? v : "SELECT";
@@ -67,25 +68,44 @@ std::vector<std::string> definedNames(std::string_view sql, const parser::Dialec
 
 }  // namespace
 
-bool globMatches(std::string_view pattern, std::string_view text) {
-  // Iterative glob with one backtrack point: linear enough for short names.
+namespace {
+
+// Wildcard matching with one backtrack point (enough for names): `many`
+// matches any run, `one` (when set) any one character, `\` escapes when
+// `escapes`.
+bool wildcardMatches(std::string_view pattern, std::string_view text, char many, char one, bool escapes) {
   size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
   while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
+    if (p < pattern.size() && pattern[p] == many) {
       star = p++;
       mark = t;
-    } else if (p < pattern.size() && lower(pattern[p]) == lower(text[t])) {
-      ++p;
-      ++t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
+      continue;
     }
+    if (p < pattern.size()) {
+      const bool escaped = escapes && pattern[p] == '\\' && p + 1 < pattern.size();
+      const char want = escaped ? pattern[p + 1] : pattern[p];
+      if ((!escaped && one && want == one) || lower(want) == lower(text[t])) {
+        p += escaped ? 2 : 1;
+        ++t;
+        continue;
+      }
+    }
+    if (star == std::string_view::npos) return false;
+    p = star + 1;
+    t = ++mark;
   }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
+  while (p < pattern.size() && pattern[p] == many) ++p;
   return p == pattern.size();
+}
+
+}  // namespace
+
+bool globMatches(std::string_view pattern, std::string_view text) {
+  return wildcardMatches(pattern, text, '*', '\0', false);
+}
+
+bool likeMatches(std::string_view pattern, std::string_view text) {
+  return wildcardMatches(pattern, text, '%', '_', true);
 }
 
 bool schemaAllowed(const AllowLists& lists, std::string_view schema) {
@@ -123,10 +143,12 @@ std::optional<AllowDenial> checkAllowLists(std::string_view sql, const AllowList
   bool defined_read = false;
   for (const auto& ref : parser::tableReferences(sql, dialect)) {
     const std::string schema = ref.schema.empty() ? std::string(session_database) : ref.schema;
-    if (!schema.empty() && !schemaAllowed(lists, schema)) {
-      return AllowDenial{true, "", schema, ""};
+    if (ref.name.empty()) {
+      // A schema alone (USE db, SHOW TABLES FROM db): MariaDB's 1044.
+      if (!schemaAllowed(lists, schema)) return AllowDenial{true, "", schema, ""};
+      continue;
     }
-    if (ref.name.empty()) continue;
+    // A table of a schema outside the list is a table without the grant: 1142, as MariaDB says.
     if (!tableAllowed(lists, schema, ref.name, map)) {
       if (ref.schema.empty()) {
         if (!defined_read) defined = definedNames(sql, dialect), defined_read = true;

@@ -27,13 +27,18 @@ struct AllowLists {
 
 // What a statement names that the lists leave out.
 struct AllowDenial {
-  bool schema = false;   // 1044: `database` is not allowed; else 1142 on `database`.`table`
+  // 1044: a schema named alone (USE, SHOW TABLES FROM) is not allowed; else
+  // 1142 on `database`.`table` (also for a table of a schema not allowed).
+  bool schema = false;
   std::string command;   // 1142's command word as MariaDB names it: SELECT, INSERT, UPDATE, DELETE, CREATE, ...
   std::string database;
   std::string table;
 };
 
 bool globMatches(std::string_view pattern, std::string_view text);
+// SQL LIKE (`%`, `_`, `\` escapes), ASCII case-insensitive as the server's
+// default collations compare table names (the catalog's SHOW ... LIKE).
+bool likeMatches(std::string_view pattern, std::string_view text);
 bool schemaAllowed(const AllowLists& lists, std::string_view schema);
 bool tableAllowed(const AllowLists& lists, std::string_view schema, std::string_view table,
                   const CompiledShardMap* map);

@@ -62,13 +62,16 @@ std::optional<CatalogPlan> ofTable(const Scan& s, size_t name, const CompiledSha
   std::string sql;
   sql.append(s.sql.substr(0, t.begin)).append("`").append(shard.physical_table).append("`");
   sql.append(s.sql.substr(t.end));
-  return CatalogPlan{{CatalogPart{shard.backend, std::move(sql), true}}};
+  CatalogPlan plan;
+  plan.parts.push_back(CatalogPart{shard.backend, std::move(sql), true});
+  return plan;
 }
 
 // Statements whose rows list tables: each backend that must be asked (the
 // default one, which holds the unsharded tables, then one for each logical
 // table without a physical table there), string literals naming a logical
-// table pointed at its physical table on that backend.
+// table pointed at its physical table on that backend, those naming a
+// physical table emptied.
 CatalogPlan listing(const Scan& s, const CompiledShardMap& map, std::string_view default_backend) {
   std::vector<std::string> backends{std::string(default_backend)};
   for (const auto& rule : map.tables()) {
@@ -85,7 +88,15 @@ CatalogPlan listing(const Scan& s, const CompiledShardMap& map, std::string_view
     size_t copied = 0;
     for (const Token& t : s.tokens) {
       if (!t.is(TokenKind::kString)) continue;
-      const TableRule* rule = map.findTable(parser::unquoteString(t.text(s.sql)));
+      const std::string value = parser::unquoteString(t.text(s.sql));
+      if (map.findPhysical(value)) {
+        // A physical table's name finds nothing, as its rows are hidden
+        // (`COUNT(*) ... WHERE TABLE_NAME = 'msg_00'` is 0): no table is ''.
+        sql.append(s.sql.substr(copied, t.begin - copied)).append("''");
+        copied = t.end;
+        continue;
+      }
+      const TableRule* rule = map.findTable(value);
       if (!rule) continue;
       auto shard = std::find_if(rule->shards.begin(), rule->shards.end(),
                                 [&](const Shard& sh) { return sh.backend == backend; });
@@ -216,32 +227,6 @@ bool CatalogRowFilter::accept(std::vector<std::optional<std::string>>& row, bool
     if (!tableAllowed(lists_, schema, *row[name_columns_.front()], nullptr)) return false;
   }
   return true;
-}
-
-bool likeMatches(std::string_view pattern, std::string_view text) {
-  // Backtracking on the last '%' only: enough for table-name patterns.
-  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '%') {
-      star = p++;
-      mark = t;
-      continue;
-    }
-    if (p < pattern.size()) {
-      const bool escaped = pattern[p] == '\\' && p + 1 < pattern.size();
-      const char want = escaped ? pattern[p + 1] : pattern[p];
-      if ((!escaped && want == '_') || upper(want) == upper(text[t])) {
-        p += escaped ? 2 : 1;
-        ++t;
-        continue;
-      }
-    }
-    if (star == std::string_view::npos) return false;
-    p = star + 1;
-    t = ++mark;
-  }
-  while (p < pattern.size() && pattern[p] == '%') ++p;
-  return p == pattern.size();
 }
 
 std::string logicalCreateTable(std::string_view ddl, std::string_view physical, std::string_view logical) {

@@ -65,10 +65,6 @@ class CatalogRowFilter {
   std::map<std::string, std::string> shown_from_;
 };
 
-// SQL LIKE (`%`, `_`, `\` escapes), ASCII case-insensitive as the server's
-// default collations compare table names.
-bool likeMatches(std::string_view pattern, std::string_view text);
-
 // `CREATE TABLE `msg_00` (...) ... AUTO_INCREMENT=5 ...` as the logical table's
 // DDL: the name replaced, the shard's own AUTO_INCREMENT counter left out.
 std::string logicalCreateTable(std::string_view ddl, std::string_view physical, std::string_view logical);

@@ -146,7 +146,11 @@ class LogicalCatalog(unittest.TestCase):
         names = {n for (n,) in rows(self.tooling, "SHOW TABLES")}
         self.assertIn("msg_00", names)
         self.assertNotIn("msg", names)
-        self.assertEqual(rows(self.tooling, "SHOW CREATE TABLE msg_00")[0][0], "msg_00")
+        self.assertEqual(rows(self.tooling, "SELECT COUNT(*) FROM information_schema.TABLES "
+                                            "WHERE TABLE_SCHEMA = 'im' AND TABLE_NAME = 'msg_00'"), [(1,)])
+        # The same question from an application: no such table.
+        self.assertEqual(rows(self.app, "SELECT COUNT(*) FROM information_schema.TABLES "
+                                        "WHERE TABLE_SCHEMA = 'im' AND TABLE_NAME = 'msg_00'"), [(0,)])
 
     def test_sqlalchemy_reflection(self):
         try:
@@ -198,12 +202,14 @@ class AllowLists(unittest.TestCase):
         sptest.query(cls.root, f"GRANT SELECT, INSERT ON im.msg_00 TO '{cls.GRANTEE}'@'127.0.0.1'")
         cls.probe = pymysql.connect(host="127.0.0.1", port=sptest.DB0_PORT, user=cls.GRANTEE, password="probe_pw",
                                     database="im", autocommit=True)
+        sptest.query(cls.root, "CREATE TABLE IF NOT EXISTS im.it_allow_scratch (id INT)")
 
     @classmethod
     def tearDownClass(cls):
         cls.limited.close()
         cls.probe.close()
         sptest.query(cls.root, f"DROP USER IF EXISTS '{cls.GRANTEE}'@'127.0.0.1'")
+        sptest.query(cls.root, "DROP TABLE IF EXISTS im.it_allow_scratch")
         cls.root.close()
 
     def refused(self, conn, sql):
@@ -212,8 +218,8 @@ class AllowLists(unittest.TestCase):
 
     def test_allowed_tables_work(self):
         self.assertIsNotNone(sptest.scalar(self.limited, "SELECT COUNT(*) FROM msg WHERE conv_id = 5"))
-        self.assertIsNotNone(sptest.scalar(
-            self.limited, "WITH recent AS (SELECT seq FROM msg WHERE conv_id = 5) SELECT COUNT(*) FROM recent"))
+        self.assertEqual(sptest.scalar(
+            self.limited, "WITH recent AS (SELECT id FROM it_allow_scratch) SELECT COUNT(*) FROM recent"), 0)
         self.assertIsNotNone(sptest.scalar(self.limited, "SELECT COUNT(*) FROM information_schema.CHARACTER_SETS"))
 
     def test_table_outside_the_list_is_1142_as_mariadb_words_it(self):
@@ -229,7 +235,9 @@ class AllowLists(unittest.TestCase):
                                     ("DELETE FROM user_read_cursor WHERE uid = 3", "DELETE", "user_read_cursor"),
                                     ("INSERT INTO msg (conv_id) SELECT uid FROM user_read_cursor WHERE uid = 3",
                                      "SELECT", "user_read_cursor"),
-                                    ("SHOW CREATE TABLE user_read_cursor", "SELECT", "user_read_cursor")):
+                                    ("SHOW CREATE TABLE user_read_cursor", "SHOW", "user_read_cursor"),
+                                    ("DESCRIBE user_read_cursor", "SELECT", "user_read_cursor"),
+                                    ("SHOW INDEX FROM user_read_cursor", "SELECT", "user_read_cursor")):
             with self.subTest(sql):
                 code, sqlstate, message = self.refused(self.limited, sql)
                 self.assertEqual((code, sqlstate), (1142, "42000"), message)
@@ -237,13 +245,19 @@ class AllowLists(unittest.TestCase):
                                  .replace(self.GRANTEE, "limited").replace("user_read_cursor_03", table))
 
     def test_schema_outside_the_list_is_1044(self):
-        code, sqlstate, server = self.refused(self.probe, "SELECT * FROM mysql.user")
-        self.assertEqual(code, 1142)  # MariaDB: no grant on the table (1044 is its answer to USE, below)
+        # MariaDB: 1142 for a table of a schema without grants, 1044 for the schema itself.
+        code, sqlstate, server_table = self.refused(self.probe, "SELECT * FROM mysql.user")
+        self.assertEqual((code, sqlstate), (1142, "42000"))
+        for sql in ("SELECT * FROM mysql.user", "SELECT * FROM msg JOIN mysql.user d WHERE conv_id = 5"):
+            with self.subTest(sql):
+                self.assertEqual(self.refused(self.limited, sql),
+                                 (1142, "42000", server_table.replace(self.GRANTEE, "limited")))
         code, _, server_use = self.refused(self.probe, "USE mysql")
         self.assertEqual(code, 1044)
         expected = server_use.replace(self.GRANTEE, "limited")
-        for sql in ("SELECT * FROM mysql.user", "USE mysql", "SHOW TABLES FROM mysql",
-                    "SELECT * FROM msg JOIN mysql.db d WHERE conv_id = 5"):
+        code, _, server_show = self.refused(self.probe, "SHOW TABLES FROM mysql")
+        self.assertEqual(server_show, server_use)
+        for sql in ("USE mysql", "SHOW TABLES FROM mysql", "SHOW TABLE STATUS IN mysql"):
             with self.subTest(sql):
                 self.assertEqual(self.refused(self.limited, sql), (1044, "42000", expected))
         code, sqlstate, message = sptest.capture_sqlstate(lambda: self.limited.select_db("mysql"))  # COM_INIT_DB
@@ -255,6 +269,7 @@ class AllowLists(unittest.TestCase):
 
     def test_catalog_shows_only_allowed_tables(self):
         names = {n for (n,) in rows(self.limited, "SHOW TABLES")}
+        self.assertIn("it_allow_scratch", names)
         self.assertEqual(names - {n for n in names if n.startswith("it_allow_")}, {"msg", "tg_channel_message"})
         names = {n for (n,) in rows(self.limited, "SELECT TABLE_NAME FROM information_schema.TABLES "
                                                   "WHERE TABLE_SCHEMA = 'im'")}

@@ -74,8 +74,8 @@ TEST(TableReferences, QualifiersVerbsAndSchemas) {
   EXPECT_EQ(refsText("SHOW TABLES FROM mysql LIKE 'a%'"), "SHOW:mysql.<schema>*");
   EXPECT_EQ(refsText("SHOW FULL COLUMNS FROM msg IN im"), "SHOW:msg* SHOW:im.<schema>");
   EXPECT_EQ(refsText("SHOW INDEX FROM db.msg"), "SHOW:db.msg*");
-  EXPECT_EQ(refsText("SHOW CREATE TABLE msg"), "SHOW:msg*");
-  EXPECT_EQ(refsText("SHOW CREATE DATABASE IF NOT EXISTS x"), "SHOW:x.<schema>*");
+  EXPECT_EQ(refsText("SHOW CREATE TABLE msg"), "SHOW CREATE:msg*");
+  EXPECT_EQ(refsText("SHOW CREATE DATABASE IF NOT EXISTS x"), "SHOW CREATE:x.<schema>*");
   EXPECT_EQ(refsText("SHOW VARIABLES LIKE 'x'"), "");
   EXPECT_EQ(tableNamePositions("SHOW TABLES FROM im"), Names{});
 }

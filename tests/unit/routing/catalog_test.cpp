@@ -58,6 +58,8 @@ TEST(Catalog, ListingsRunOnTheDefaultBackendWithLiteralsPointedAtPhysicalTables)
   EXPECT_EQ(planText("select * from INFORMATION_SCHEMA.`columns` where table_schema = database()"),
             "db0: select * from INFORMATION_SCHEMA.`columns` where table_schema = database()");
   EXPECT_EQ(planText("SELECT * FROM information_schema.PROCESSLIST"), "-");
+  EXPECT_EQ(planText("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'msg_05'"),
+            "db0: SELECT COUNT(*) FROM information_schema.tables WHERE table_name = ''");
 }
 
 TEST(Catalog, ALogicalTableWithoutAShardOnTheDefaultBackendAddsAPart) {
@@ -170,12 +172,14 @@ TEST(AllowList, TablesAndSchemas) {
   EXPECT_EQ(allowVerdict("SELECT * FROM user_read_cursor_05", lists), "1142 SELECT im.user_read_cursor_05");
   EXPECT_EQ(allowVerdict("WITH users AS (SELECT 1) SELECT * FROM users", lists), "ok");
   EXPECT_EQ(allowVerdict("WITH x AS (SELECT 1), y (a) AS (SELECT 2) SELECT * FROM x, y", lists), "ok");
-  EXPECT_EQ(allowVerdict("SELECT * FROM mysql.user", lists), "1044 mysql");
+  EXPECT_EQ(allowVerdict("SELECT * FROM mysql.user", lists), "1142 SELECT mysql.user");
+  EXPECT_EQ(allowVerdict("SHOW CREATE TABLE users", lists), "1142 SHOW im.users");
+  EXPECT_EQ(allowVerdict("SHOW INDEX FROM users", lists), "1142 SELECT im.users");
   EXPECT_EQ(allowVerdict("USE mysql", lists), "1044 mysql");
   EXPECT_EQ(allowVerdict("SHOW TABLES FROM mysql", lists), "1044 mysql");
   EXPECT_EQ(allowVerdict("SHOW COLUMNS FROM msg FROM mysql", lists), "1044 mysql");
   EXPECT_EQ(allowVerdict("SHOW CREATE DATABASE mysql", lists), "1044 mysql");
-  EXPECT_EQ(allowVerdict("SELECT * FROM msg", lists, "other"), "1044 other");
+  EXPECT_EQ(allowVerdict("SELECT * FROM msg", lists, "other"), "1142 SELECT other.msg");
   EXPECT_EQ(allowVerdict("SELECT 'users', users FROM msg", lists), "ok");  // a string, a column
   EXPECT_EQ(allowVerdict("SELECT * FROM users", AllowLists{}), "ok");
 }
