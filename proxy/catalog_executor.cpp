@@ -4,6 +4,8 @@
 // to the client under the server's own column definitions.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "protocol/constants.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
@@ -12,6 +14,31 @@
 #include "routing/catalog.hpp"
 
 namespace sp::proxy {
+
+using protocol::Command;
+
+namespace {
+
+// A cheap look before the catalog planner tokenizes a SELECT.
+bool mentionsCatalog(std::string_view sql) {
+  constexpr std::string_view kWord = "information_schema";
+  auto same = [](char a, char b) { return (a >= 'A' && a <= 'Z' ? static_cast<char>(a + 32) : a) == b; };
+  return std::search(sql.begin(), sql.end(), kWord.begin(), kWord.end(), same) != sql.end();
+}
+
+}  // namespace
+
+std::optional<routing::CatalogPlan> ClientSession::catalogPlan(std::string_view sql, const parser::StatementInfo& info) {
+  using K = parser::StatementKind;
+  if (info.multiple_statements) return std::nullopt;
+  if (info.kind != K::kShow && info.kind != K::kExplain && !(info.kind == K::kSelect && mentionsCatalog(sql))) {
+    return std::nullopt;
+  }
+  if (!usesLogicalCatalog()) return std::nullopt;
+  auto map = mapSnapshot();
+  if (!map) return std::nullopt;
+  return routing::planCatalog(sql, *map, worker_.context().config.default_backend, dialect_);
+}
 
 bool ClientSession::usesLogicalCatalog() const {
   const conf::UserAccount* account = worker_.context().config.findUser(user_);
@@ -93,6 +120,32 @@ awaitable<bool> ClientSession::runCatalog(const routing::CatalogPlan& plan) {
   diagnostics_.onSuccess(0);
   record_.onResponse(result.rows.size(), 0);
   co_return co_await sendLocalResult(result);
+}
+
+awaitable<bool> ClientSession::onFieldList(protocol::ByteView payload) {
+  // COM_FIELD_LIST: table NUL wildcard. The table is checked as SHOW COLUMNS
+  // FROM it would be (physical tables, allow lists); a logical table is
+  // answered from its first physical table (the CLI's name completion).
+  const auto body = payload.subspan(1);
+  const auto nul = std::find(body.begin(), body.end(), uint8_t{0});
+  const std::string table(body.begin(), nul);
+  std::string quoted;
+  for (char c : table) quoted += c == '`' ? std::string("``") : std::string(1, c);
+  if (auto refused = accessRefusal("SHOW COLUMNS FROM `" + quoted + "`")) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
+  auto map = mapSnapshot();
+  const routing::TableRule* rule = map && usesLogicalCatalog() ? map->findTable(table) : nullptr;
+  BackendPool* pool = rule && !rule->shards.empty() ? worker_.pool(rule->shards.front().backend) : nullptr;
+  if (!pool || (pinned_pool_ && pinned_pool_ != pool)) {
+    co_return co_await onPassthrough(payload, protocol::ResponseKind::kFieldList, true);
+  }
+  protocol::Bytes rewritten{static_cast<uint8_t>(Command::kFieldList)};
+  const std::string& physical = rule->shards.front().physical_table;
+  rewritten.insert(rewritten.end(), physical.begin(), physical.end());
+  rewritten.insert(rewritten.end(), nul, body.end());
+  co_return co_await onPassthrough(rewritten, protocol::ResponseKind::kFieldList, true, pool);
 }
 
 }  // namespace sp::proxy

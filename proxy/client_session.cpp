@@ -132,7 +132,7 @@ awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
     case Command::kInitDb:
       co_return co_await onInitDb(payload);
     case Command::kFieldList:
-      co_return co_await onPassthrough(payload, protocol::ResponseKind::kFieldList, true);
+      co_return co_await onFieldList(payload);
     case Command::kStatistics:
       co_return co_await onPassthrough(payload, protocol::ResponseKind::kStatistics, false);
     case Command::kResetConnection:
@@ -265,13 +265,6 @@ bool isSessionControl(parser::StatementKind kind) {
   }
 }
 
-// A cheap look before the catalog planner tokenizes a SELECT.
-bool mentionsCatalog(std::string_view sql) {
-  constexpr std::string_view kWord = "information_schema";
-  auto same = [](char a, char b) { return (a >= 'A' && a <= 'Z' ? static_cast<char>(a + 32) : a) == b; };
-  return std::search(sql.begin(), sql.end(), kWord.begin(), kWord.end(), same) != sql.end();
-}
-
 routing::MultiShardWrites multiShardWrites(const conf::Config& config) {
   return config.scatter.multi_shard_writes == conf::MultiShardWrites::kBestEffort
              ? routing::MultiShardWrites::kBestEffort
@@ -284,18 +277,6 @@ protocol::ErrPacket refusalToErr(const routing::Refusal& r) {
 }
 
 }  // namespace
-
-std::optional<routing::CatalogPlan> ClientSession::catalogPlan(std::string_view sql, const parser::StatementInfo& info) {
-  using K = parser::StatementKind;
-  if (info.multiple_statements) return std::nullopt;
-  if (info.kind != K::kShow && info.kind != K::kExplain && !(info.kind == K::kSelect && mentionsCatalog(sql))) {
-    return std::nullopt;
-  }
-  if (!usesLogicalCatalog()) return std::nullopt;
-  auto map = mapSnapshot();
-  if (!map) return std::nullopt;
-  return routing::planCatalog(sql, *map, worker_.context().config.default_backend, dialect_);
-}
 
 std::shared_ptr<const routing::CompiledShardMap> ClientSession::mapSnapshot() {
   if (transaction_map_) return transaction_map_;
@@ -610,8 +591,9 @@ awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
   co_return co_await client_.flush();
 }
 
-awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state) {
-  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
+awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state,
+                                             BackendPool* target) {
+  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : target ? *target : defaultPool();
   auto conn = co_await borrow(pool, sync_state);
   if (!conn) co_return true;
   conn->stream().append(payload, 0);

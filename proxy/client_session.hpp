@@ -138,7 +138,12 @@ class ClientSession {
   awaitable<bool> onStmtReset(protocol::ByteView payload);
   void onStmtClose(protocol::ByteView payload);
   awaitable<bool> onInitDb(protocol::ByteView payload);
-  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state);
+  // `target`: another backend than the default one (ignored when pinned).
+  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state,
+                                BackendPool* target = nullptr);
+  // catalog_executor.cpp: COM_FIELD_LIST, checked as SHOW COLUMNS and
+  // pointed at a logical table's first physical table.
+  awaitable<bool> onFieldList(protocol::ByteView payload);
   awaitable<bool> onResetConnection();
   awaitable<bool> onSetOption(protocol::ByteView payload);
 
