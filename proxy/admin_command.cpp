@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "parser/lexer.hpp"
+#include "proxy/lifecycle_command.hpp"
 
 namespace sp::proxy {
 
@@ -182,7 +183,7 @@ std::expected<AdminCommand, std::string> parseAdminCommand(std::string_view sql)
 }
 
 std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
-  return {
+  auto help = std::vector<std::pair<std::string, std::string>>{
       {"SHOW SHARD MAP", "the map in force: one row per shard (version, checksum, table, shard, buckets, backend, hot keys)"},
       {"SHOW SHARD MAP HISTORY", "every map applied, newest first, from the SQLite cache"},
       {"SHOW SHARD MAP ERRORS", "the problems of the last refused RELOAD or ROLLBACK"},
@@ -197,6 +198,8 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
       {"SHOW SCHEMA DRIFT", "physical tables whose columns or indexes differ from their logical table's first one, on every backend"},
       {"HELP", "this list"},
   };
+  for (auto& line : lifecycleCommandHelp()) help.push_back(std::move(line));
+  return help;
 }
 
 }  // namespace sp::proxy

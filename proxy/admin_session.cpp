@@ -11,6 +11,7 @@
 #include "proxy/admin_results.hpp"
 #include "proxy/admin_server.hpp"
 #include "proxy/client_errors.hpp"
+#include "proxy/lifecycle_admin.hpp"
 #include "proxy/server_handshake.hpp"
 
 namespace sp::proxy {
@@ -70,21 +71,39 @@ awaitable<bool> AdminSession::login() {
   co_return co_await client_.flush();
 }
 
-void AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
+awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
+  if (auto lifecycle = parseLifecycleCommand(sql)) {
+    // Data-lifecycle commands talk to the backends: awaited, logged at info.
+    context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("admin {}@{}: {}", user_, peer_, sql.substr(0, 200));
+    if (*lifecycle) {
+      queueReply(co_await executeLifecycleCommand(**lifecycle, context_, user_), seq);
+    } else {
+      queueReply(AdminError{1064, "42000", lifecycle->error()}, seq);
+    }
+    co_return;
+  }
   auto command = parseAdminCommand(sql);
   context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
   if (!command) {
     context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
     queueError(seq, 1064, "42000", command.error());
-    return;
+    co_return;
   }
   // Commands that change something are logged at info, the rest at debug.
   bool changes = command->kind == AdminCommandKind::kReloadShardMap ||
                  command->kind == AdminCommandKind::kRollbackShardMap;
   spdlog::log(changes ? spdlog::level::info : spdlog::level::debug, "admin {}@{}: {}", user_, peer_,
               sql.substr(0, 200));
+  if (command->kind == AdminCommandKind::kShowSchemaDrift) {
+    co_await queueSchemaDrift(seq);  // reads the backends: awaited
+    co_return;
+  }
   AdminEnv env{context_, maps_, user_, peer_, connection_id_, server_.sessionCount()};
-  AdminReply reply = executeAdminCommand(*command, env);
+  queueReply(executeAdminCommand(*command, env), seq);
+}
+
+void AdminSession::queueReply(const AdminReply& reply, uint8_t seq) {
   if (auto* result = std::get_if<LocalResult>(&reply)) {
     protocol::Bytes out;
     appendLocalResult(out, *result, capabilities_, kStatus, seq);
@@ -98,7 +117,6 @@ void AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
 }
 
 awaitable<void> AdminSession::queueSchemaDrift(uint8_t seq) {
-  spdlog::debug("admin {}@{}: SHOW SCHEMA DRIFT", user_, peer_);
   LocalResult result;
   result.columns = {"table", "physical_table", "backend", "difference", "reference"};
   if (auto map = context_.shard_map.load()) {
@@ -123,16 +141,9 @@ awaitable<bool> AdminSession::dispatch(protocol::ByteView payload, uint8_t seq) 
   switch (static_cast<Command>(payload[0])) {
     case Command::kQuit:
       co_return false;
-    case Command::kQuery: {
-      const std::string_view sql = protocol::asText(payload.subspan(1));
-      if (auto command = parseAdminCommand(sql); command && command->kind == AdminCommandKind::kShowSchemaDrift) {
-        context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
-        co_await queueSchemaDrift(seq);
-      } else {
-        queueQuery(sql, seq);
-      }
+    case Command::kQuery:
+      co_await queueQuery(protocol::asText(payload.subspan(1)), seq);
       break;
-    }
     case Command::kPing:
     case Command::kInitDb:  // nothing to switch to: accepted so `mariadb -D x` and USE work
     case Command::kResetConnection:

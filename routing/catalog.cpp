@@ -146,6 +146,22 @@ bool readsCatalogTables(const Scan& s) {
 // the alias) or, for SHOW results, by the name it is shown under.
 std::string originalName(const protocol::ColumnDefinition41& c) { return c.org_name.empty() ? c.name : c.org_name; }
 
+// A shard's cold table (`archive:` in the map, msg_archive_07): part of its
+// logical table, whose reads it serves; never shown on its own.
+bool isArchiveTable(const CompiledShardMap& map, std::string_view name) {
+  for (const auto& rule : map.tables()) {
+    if (rule.archive_template.empty()) continue;
+    for (const auto& shard : rule.shards) {
+      if (shard.archive_table.size() != name.size()) continue;
+      if (std::equal(name.begin(), name.end(), shard.archive_table.begin(),
+                     [](char a, char b) { return upper(a) == upper(b); })) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<CatalogPlan> planCatalog(std::string_view sql, const CompiledShardMap& map,
@@ -212,9 +228,10 @@ bool CatalogRowFilter::accept(std::vector<std::optional<std::string>>& row, bool
     if (ddl_column_ && *ddl_column_ < row.size() && row[*ddl_column_]) {
       row[*ddl_column_] = logicalCreateTable(*row[*ddl_column_], own, logical);
     }
-  } else if (map_.findTable(own) || !primary_part) {
+  } else if (map_.findTable(own) || !primary_part || isArchiveTable(map_, own)) {
     // A real table spelled like a logical one is never reached by the
-    // application; the other backends' unsharded tables are not its tables.
+    // application; the other backends' unsharded tables are not its tables;
+    // archive tables are part of their logical table.
     return false;
   }
   for (size_t c : name_columns_) {
