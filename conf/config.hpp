@@ -57,6 +57,10 @@ struct UserAccount {
   bool privileged = false;       // DBA account: no statement policy, physical tables allowed
   bool allow_ddl = false;        // CREATE / ALTER / DROP / TRUNCATE / RENAME of tables, views, routines, ...
   bool physical_tables = false;  // may name physical shard tables (msg_05) directly
+  // Allow lists (docs/security.md): absent = no restriction. Schemas by
+  // name; tables as `table` or `schema.table`; `*` matches any characters.
+  std::optional<std::vector<std::string>> allow_schemas;
+  std::optional<std::vector<std::string>> allow_tables;
 };
 
 // TLS from the proxy to one backend (backends[].tls). Paths absolute after loading.

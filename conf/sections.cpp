@@ -294,6 +294,35 @@ struct UserEntry {
 };
 
 
+// A list of allow-list patterns: names of letters, digits, `_`, `$`, `-`
+// and `*`; table patterns may hold one `.` (`schema.table`).
+void readPatternList(Walker& w, const YAML::Node& v, const std::string& p, bool qualified,
+                     std::optional<std::vector<std::string>>& out) {
+  if (!w.expectSequence(v, p)) return;
+  std::vector<std::string> patterns;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string item_path = p + "[" + std::to_string(i) + "]";
+    auto text = w.readString(v[i], item_path, NullIs::kMissing, false);
+    if (!text) continue;
+    size_t dots = 0;
+    bool ok = true;
+    for (char c : *text) {
+      if (c == '.') ++dots;
+      else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                 c == '$' || c == '-' || c == '*')) {
+        ok = false;
+      }
+    }
+    if (!ok || dots > (qualified ? 1u : 0u) || text->front() == '.' || text->back() == '.') {
+      w.report(item_path, v[i], qualified ? "expected a table pattern: table or schema.table (letters, digits, _ $ -, * as wildcard)"
+                                          : "expected a schema pattern (letters, digits, _ $ -, * as wildcard)");
+      continue;
+    }
+    patterns.push_back(std::move(*text));
+  }
+  out = std::move(patterns);
+}
+
 // "*" + 40 hex digits (either case; kept upper-case, as PASSWORD() prints it).
 // The value itself is never repeated in a message.
 // False when reported.
@@ -364,6 +393,14 @@ const FieldSpec<UserEntry> kPolicyFields[] = {
     {"physical_tables", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        readBool(w, v, p, u.account.physical_tables);
+     }},
+    {"allow_schemas", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readPatternList(w, v, p, false, u.account.allow_schemas);
+     }},
+    {"allow_tables", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readPatternList(w, v, p, true, u.account.allow_tables);
      }},
 };
 

@@ -277,6 +277,8 @@ AdminReply executeAdminCommand(const AdminCommand& command, AdminEnv& env) {
     case K::kShowDigests: return showDigests(env, command.limit);
     case K::kResetDigests: return resetDigests(env);
     case K::kShowStats: return showStats(env);
+    case K::kShowSchemaDrift:  // reads the backends: run by the admin session itself (queueSchemaDrift)
+      return AdminError{1105, "HY000", "shardproxy admin: SHOW SCHEMA DRIFT runs asynchronously"};
     case K::kHelp: return help();
     case K::kSelectVariables: return selectVariables(command, env);
     case K::kIgnoredSet:

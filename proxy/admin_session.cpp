@@ -1,5 +1,7 @@
 #include "proxy/admin_session.hpp"
 
+#include "proxy/schema_drift_check.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -102,6 +104,10 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
                  command->kind == AdminCommandKind::kRollbackShardMap;
   spdlog::log(changes ? spdlog::level::info : spdlog::level::debug, "admin {}@{}: {}", user_, peer_,
               sql.substr(0, 200));
+  if (command->kind == AdminCommandKind::kShowSchemaDrift) {
+    co_await queueSchemaDrift(seq);  // reads the backends: awaited
+    co_return;
+  }
   AdminEnv env{context_, maps_, user_, peer_, connection_id_, server_.sessionCount()};
   queueReply(executeAdminCommand(*command, env), seq);
 }
@@ -117,6 +123,20 @@ void AdminSession::queueReply(const AdminReply& reply, uint8_t seq) {
   } else {
     queueOk(seq);
   }
+}
+
+awaitable<void> AdminSession::queueSchemaDrift(uint8_t seq) {
+  LocalResult result;
+  result.columns = {"table", "physical_table", "backend", "difference", "reference"};
+  if (auto map = context_.shard_map.load()) {
+    for (auto& r : co_await checkSchemaDrift(context_.config, *map)) {
+      result.rows.push_back({std::move(r.table), std::move(r.physical_table), std::move(r.backend),
+                             std::move(r.difference), std::move(r.reference)});
+    }
+  }
+  protocol::Bytes out;
+  appendLocalResult(out, result, capabilities_, kStatus, seq);
+  client_.appendFramedBytes(out);
 }
 
 awaitable<bool> AdminSession::dispatch(protocol::ByteView payload, uint8_t seq) {

@@ -29,6 +29,8 @@ class AdminSession {
   void queueError(uint8_t seq, uint16_t code, const char* sql_state, const std::string& message);
   awaitable<void> queueQuery(std::string_view sql, uint8_t seq);
   void queueReply(const AdminReply& reply, uint8_t seq);
+  // SHOW SCHEMA DRIFT: reads every backend (proxy/schema_drift_check.hpp).
+  awaitable<void> queueSchemaDrift(uint8_t seq);
 
   ProxyContext& context_;
   ShardMapManager& maps_;

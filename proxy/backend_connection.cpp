@@ -244,10 +244,20 @@ awaitable<std::expected<BackendConnection::TextRows, BackendError>> BackendConne
   co_return rows;
 }
 
+awaitable<std::expected<BackendConnection::TextResult, BackendError>> BackendConnection::queryResult(
+    std::string_view sql) {
+  TextResult result;
+  auto done = co_await exchange(protocol::Command::kQuery, sql, &result.rows, &result.columns);
+  if (!done) co_return std::unexpected(std::move(done.error()));
+  co_return result;
+}
+
 // One command of the proxy's own and its whole response; result-set rows
-// are decoded into `rows` when given, else drained.
+// are decoded into `rows` when given (column definitions into `columns`),
+// else drained.
 awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::exchange(
-    protocol::Command cmd, std::string_view argument, TextRows* rows) {
+    protocol::Command cmd, std::string_view argument, TextRows* rows,
+    std::vector<protocol::ColumnDefinition41>* column_defs) {
   protocol::Bytes payload;
   payload.reserve(argument.size() + 1);
   payload.push_back(static_cast<uint8_t>(cmd));
@@ -278,6 +288,10 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::ex
       auto count = protocol::decodeColumnCount(msg->payload);
       if (!count) co_return malformed("malformed column count");
       columns = static_cast<size_t>(*count);
+    } else if (*ev == protocol::ResponseEvent::kColumnDef && column_defs) {
+      auto def = protocol::decodeColumnDefinition41(msg->payload);
+      if (!def) co_return malformed("malformed column definition");
+      column_defs->push_back(std::move(*def));
     } else if (*ev == protocol::ResponseEvent::kRow) {
       auto row = protocol::decodeTextRow(msg->payload, columns);
       if (!row) co_return malformed("malformed row");

@@ -13,6 +13,7 @@
 #include "conf/config.hpp"
 #include "protocol/constants.hpp"
 #include "protocol/generic_packets.hpp"
+#include "protocol/resultset.hpp"
 #include "proxy/backend_error.hpp"
 #include "proxy/backend_statements.hpp"
 #include "proxy/connection_loan.hpp"
@@ -73,6 +74,13 @@ class BackendConnection {
   // results only: SHOW WARNINGS after a statement that had warnings).
   using TextRows = std::vector<std::vector<std::optional<std::string>>>;
   awaitable<std::expected<TextRows, BackendError>> queryRows(std::string_view sql);
+  // The same with the result's column definitions (catalog answers, the
+  // schema-drift check: results of a few thousand rows at most).
+  struct TextResult {
+    std::vector<protocol::ColumnDefinition41> columns;
+    TextRows rows;
+  };
+  awaitable<std::expected<TextResult, BackendError>> queryResult(std::string_view sql);
   // The backend statement for `sql` on this connection, preparing it first if
   // needed (statements evicted from the bounded cache are closed).
   awaitable<std::expected<BackendStatement, BackendError>> prepared(const std::string& sql);
@@ -116,7 +124,8 @@ class BackendConnection {
   BackendError ioError(std::string_view what) const;
   awaitable<std::expected<void, BackendError>> enableTracking();
   awaitable<std::expected<protocol::OkPacket, BackendError>> exchange(protocol::Command cmd,
-                                                                      std::string_view argument, TextRows* rows);
+                                                                      std::string_view argument, TextRows* rows,
+                                                                      std::vector<protocol::ColumnDefinition41>* columns = nullptr);
 
   PacketStream stream_;
   uint32_t capabilities_ = 0;

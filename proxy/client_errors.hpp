@@ -29,6 +29,7 @@ inline constexpr Code kShardTimeout{9003, "HY000"};       // a shard did not ans
 // 40001 (serialization failure, as for a deadlock): drivers and frameworks
 // treat it as "the transaction was rolled back, retry it".
 inline constexpr Code kTransactionLost{9004, "40001"};    // the session's transaction died with its backend connection
+inline constexpr Code kShardColumnsDiffer{9005, "HY000"}; // shards answered a scatter with different columns (schema drift)
 inline constexpr Code kNotSupported{1235, "42000"};       // ER_NOT_SUPPORTED_YET
 inline constexpr Code kServerShutdown{1053, "08S01"};     // ER_SERVER_SHUTDOWN
 inline constexpr Code kGeneric{1105, "HY000"};            // ER_UNKNOWN_ERROR

@@ -90,6 +90,7 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
   desired_.database = std::move(database);
   initial_ = desired_;
   initial_status_ = TransactionState::kDefaultStatus;
+  if (auto refused = schemaRefusal(desired_.database)) co_return refused;
   // A backend connection brought to the session's state tells the status
   // flags the session starts with (autocommit and NO_BACKSLASH_ESCAPES follow
   // the server's global defaults); like MySQL, a login to a database that

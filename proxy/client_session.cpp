@@ -136,7 +136,7 @@ awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
     case Command::kInitDb:
       co_return co_await onInitDb(payload);
     case Command::kFieldList:
-      co_return co_await onPassthrough(payload, protocol::ResponseKind::kFieldList, true);
+      co_return co_await onFieldList(payload);
     case Command::kStatistics:
       co_return co_await onPassthrough(payload, protocol::ResponseKind::kStatistics, false);
     case Command::kResetConnection:
@@ -401,6 +401,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     if (auto local = diagnostics_.answer(sql)) co_return co_await sendLocalResult(*local);
   }
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
+  if (auto catalog = catalogPlan(sql, info)) co_return co_await runCatalog(*catalog);
   if (!pinned_ && !info.multiple_statements) {
     // WITH CONSISTENT SNAPSHOT takes its snapshot when it runs: deferring it
     // to the first statement would let that statement see later commits.
@@ -570,6 +571,10 @@ awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
 
 awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
   std::string db(protocol::asText(payload.subspan(1)));
+  if (auto refused = schemaRefusal(db)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
   auto conn = co_await borrow(pool, false);
   if (!conn) co_return true;
@@ -598,8 +603,9 @@ awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
   co_return co_await client_.flush();
 }
 
-awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state) {
-  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
+awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state,
+                                             BackendPool* target) {
+  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : target ? *target : defaultPool();
   auto conn = co_await borrow(pool, sync_state);
   if (!conn) co_return true;
   conn->stream().append(payload, 0);

@@ -18,6 +18,7 @@
 #include "protocol/prepared.hpp"
 #include "proxy/client_statements.hpp"
 #include "proxy/host_limits.hpp"
+#include "routing/catalog.hpp"
 #include "routing/plan.hpp"
 #include "routing/shard_map.hpp"
 #include "protocol/response_tracker.hpp"
@@ -71,6 +72,10 @@ class ClientSession {
   // client_access.cpp: the ERR refusing `sql` for this user (statement
   // policy, private physical tables; docs/security.md), or nullopt.
   std::optional<protocol::ErrPacket> accessRefusal(std::string_view sql);
+  // MariaDB's 1044 when users[].allow_schemas leaves `database` out (login,
+  // COM_INIT_DB, COM_CHANGE_USER), or nullopt.
+  std::optional<protocol::ErrPacket> schemaRefusal(std::string_view database);
+  std::string_view peerHost() const;  // the client's address without its port
 
   // client_session.cpp
   awaitable<bool> dispatch(protocol::ByteView payload);
@@ -102,6 +107,14 @@ class ClientSession {
   // shards' text rows and the merged column definitions).
   awaitable<bool> runScatter(const routing::ScatterPlan& plan, bool binary_rows = false);
 
+  // catalog_executor.cpp: the logical catalog (routing/catalog.hpp) for
+  // users without physical_tables / privileged.
+  bool usesLogicalCatalog() const;
+  std::optional<routing::CatalogPlan> catalogPlan(std::string_view sql, const parser::StatementInfo& info);
+  awaitable<bool> runCatalog(const routing::CatalogPlan& plan);
+  awaitable<std::expected<BackendConnection::TextResult, protocol::ErrPacket>> catalogQuery(BackendPool& pool,
+                                                                                          const std::string& sql);
+
   // multi_write_executor.cpp: an INSERT / REPLACE split per shard (routing::PlanKind::kMultiWrite).
   awaitable<bool> runMultiWrite(const routing::Plan& plan, const parser::StatementInfo& info);
   awaitable<bool> runMultiWriteParallel(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
@@ -130,7 +143,12 @@ class ClientSession {
   awaitable<bool> executeDiagnostics(const ClientStatement& statement);
   void onStmtClose(protocol::ByteView payload);
   awaitable<bool> onInitDb(protocol::ByteView payload);
-  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state);
+  // `target`: another backend than the default one (ignored when pinned).
+  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state,
+                                BackendPool* target = nullptr);
+  // catalog_executor.cpp: COM_FIELD_LIST, checked as SHOW COLUMNS and
+  // pointed at a logical table's first physical table.
+  awaitable<bool> onFieldList(protocol::ByteView payload);
   awaitable<bool> onResetConnection();
   awaitable<bool> onSetOption(protocol::ByteView payload);
 

@@ -235,7 +235,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     }
     s.column_count = columns.size();
     if (auto r = merger.setColumns(i, std::move(columns)); !r) {
-      fail(i, r.error());
+      fail(i, r.error(), client_error::kShardColumnsDiffer);
       releaseScatter(shards);
       co_return co_await client_.flush();
     }

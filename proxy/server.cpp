@@ -1,5 +1,7 @@
 #include "proxy/server.hpp"
 
+#include "proxy/schema_drift_check.hpp"
+
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
@@ -92,6 +94,9 @@ std::string Server::start() {
   std::vector<Worker*> workers;
   for (auto& w : workers_) workers.push_back(w.get());
   context_.workers = workers;
+  // The schema-drift check reads every backend: on a worker's loop, so a slow
+  // or down backend never delays start-up; differences are logged as warnings.
+  asio::co_spawn(workers_.front()->io(), logSchemaDrift(context_.config, context_.shard_map.load()), asio::detached);
   for (auto& w : workers_) w->start();
   maps_->attachWorkers(std::move(workers));
   if (cfg.server.admin_listen) {

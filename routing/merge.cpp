@@ -72,7 +72,12 @@ std::expected<void, std::string> ResultMerger::setColumns(size_t shard, std::vec
     }
     shard_columns_ = std::move(columns);
   } else {
-    for (size_t i = 0; i < columns.size(); ++i) foldShardColumn(shard_columns_[i], columns[i]);
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (auto mismatch = shardColumnMismatch(i, shard_columns_[i], columns[i])) {
+        return std::unexpected("merge: shard #" + std::to_string(shard) + ": " + *mismatch);
+      }
+      foldShardColumn(shard_columns_[i], columns[i]);
+    }
   }
   shards_[shard].columns_set = true;
   // Every shard runs the same SQL shape: the first shard's metadata decides
