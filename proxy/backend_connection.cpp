@@ -1,5 +1,7 @@
 #include "proxy/backend_connection.hpp"
 
+#include <charconv>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <fmt/format.h>
@@ -248,12 +250,21 @@ awaitable<std::expected<void, BackendError>> BackendConnection::enableTracking()
   }
   tracks_session_ = true;
   // What a session starts with (lexing depends on it: parser/dialect.hpp).
-  auto mode = co_await queryRows("SELECT @@session.sql_mode");
+  // How it compares table names (routing/name_scope.hpp), in the same round trip.
+  auto mode = co_await queryRows("SELECT @@session.sql_mode, @@lower_case_table_names");
   if (!mode) {
     if (mode.error().kind == BackendError::Kind::kServer) co_return std::expected<void, BackendError>{};
     co_return std::unexpected(mode.error());
   }
-  if (mode->size() == 1 && mode->front().size() == 1 && mode->front()[0]) default_sql_mode_ = *mode->front()[0];
+  if (mode->size() == 1 && mode->front().size() == 2 && mode->front()[0]) {
+    default_sql_mode_ = *mode->front()[0];
+    if (const auto& lctn = mode->front()[1]) {
+      int value = 0;
+      if (std::from_chars(lctn->data(), lctn->data() + lctn->size(), value).ec == std::errc{}) {
+        lower_case_table_names_ = value;
+      }
+    }
+  }
   co_return std::expected<void, BackendError>{};
 }
 

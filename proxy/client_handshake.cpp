@@ -127,6 +127,7 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
       initial_status_ = conn->status() & kCarriedStatus;
       server_sql_mode_ = conn->defaultSqlMode();
       server_version_ = parser::serverVersionFromString(conn->serverVersion());
+      if (auto lctn = conn->lowerCaseTableNames()) names_case_sensitive_ = *lctn == 0;
     } else if (r.error().kind == BackendError::Kind::kServer) {
       refusal = r.error().toErrPacket();
     } else {

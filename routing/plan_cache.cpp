@@ -129,6 +129,13 @@ Plan PlanCache::plan(std::string_view sql, const PlannerInput& input, std::strin
   // The cache is keyed by text normalized under the default dialect; a
   // session under another sql_mode or charset plans afresh (rare, exact).
   if (!(input.dialect == parser::Dialect{})) return planQuery(sql, input);
+  // Entries assume unqualified names are in the sharded schema; a session
+  // using another database (rare) plans afresh. The case rule is the
+  // backends' and the same for every session of the process.
+  if (!input.names.sharded_schema.empty() &&
+      !sameName(input.names.current_database, input.names.sharded_schema, input.names)) {
+    return planQuery(sql, input);
+  }
   NormalizedQuery q = normalizeQuery(sql, input.params);
   if (!q.cacheable) return planQuery(sql, input);
   Plan plan = planNormalized(sql, input, q);

@@ -374,15 +374,35 @@ Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_vie
   }
   RoutingContext ctx{st, sql, input, collectRefs(st), nullptr, nullptr, {}, {}, edits_out};
   std::vector<const TableUse*> sharded;
+  const TableUse* other_schema = nullptr;  // spelled like a sharded table, but another one on the server
   for (const auto& use : ctx.refs.tables) {
-    if (const TableRule* rule = input.map.findTable(use.name->table.value)) {
+    const TableRule* rule = input.map.findTable(use.name->table.value);
+    auto physical = rule ? std::nullopt : input.map.findPhysical(use.name->table.value);
+    const std::string_view mapped = rule ? std::string_view(rule->name)
+                                         : physical ? std::string_view(physical->shard->physical_table) : "";
+    if ((rule || physical) && !resolvesTo(*use.name, mapped, input.names)) {
+      other_schema = &use;
+      ctx.unsharded.push_back(&use);
+    } else if (rule) {
       sharded.push_back(&use);
       if (!ctx.rule) ctx.rule = rule;
-    } else if (auto physical = input.map.findPhysical(use.name->table.value)) {
+    } else if (physical) {
       ctx.physical.push_back(*physical);
     } else {
       ctx.unsharded.push_back(&use);
     }
+  }
+  if (other_schema && (!sharded.empty() || !ctx.physical.empty())) {
+    // The rewrite renames by name: a same-named table of another schema (or
+    // another letter case under lower_case_table_names = 0) would be renamed too.
+    return refuse(RouteErrorCode::kUnsupported,
+                  "shardproxy: statement names sharded table " + std::string(sharded.empty()
+                      ? std::string_view(ctx.physical.front().shard->physical_table)
+                      : sharded.front()->name->table.value) +
+                      " and a table spelled like it that is another one on the server (" +
+                      std::string(sql.substr(other_schema->name->range.begin,
+                                             other_schema->name->range.end - other_schema->name->range.begin)) +
+                      ": another schema or letter case); query them separately");
   }
   if (sharded.empty()) return ctx.physical.empty() ? passthrough(sql, input.default_backend) : planPhysical(ctx);
   std::string verb(verbOf(st.kind));
