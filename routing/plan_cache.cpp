@@ -162,6 +162,7 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
   PlannerInput normalized{input.map,           input.default_backend, q.params,
                           input.split_in_lists, input.allow_scatter,   input.multi_shard_writes,
                           input.limits};
+  normalized.names = input.names;
   std::vector<TextEdit> edits;
   Plan plan = detail::planStatementWithEdits(*entry->statement, entry->text, normalized, &edits);
   if (plan.kind == PlanKind::kRefused || plan.kind == PlanKind::kMultiRoute ||

@@ -5,6 +5,7 @@
 #include "parser/lexer.hpp"
 #include "parser/parse.hpp"
 #include "parser/table_positions.hpp"
+#include "parser/set_statement.hpp"
 #include "routing/conditions.hpp"
 #include "routing/planner_detail.hpp"
 
@@ -428,6 +429,30 @@ Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_vie
   return planFiltered(ctx);
 }
 
+namespace {
+
+// SET STATEMENT ... FOR <statement>: the statement is planned on its own
+// text and its routed form keeps the prefix (the variables then hold on the
+// shard for that statement, as on one server).
+Plan planSetStatement(std::string_view sql, uint32_t body, const PlannerInput& input) {
+  Plan plan = planQuery(sql.substr(body), input);
+  const std::string_view prefix = sql.substr(0, body);
+  switch (plan.kind) {
+    case PlanKind::kRefused:
+      return plan;
+    case PlanKind::kPassthrough:
+    case PlanKind::kRoute:
+      for (auto& target : plan.targets) target.sql = std::string(prefix) + target.sql;
+      return plan;
+    default:
+      return refuse(RouteErrorCode::kUnsupported,
+                    "shardproxy: SET STATEMENT ... FOR is routed only when its statement stays on one shard; "
+                    "set the variables for the session instead");
+  }
+}
+
+}  // namespace
+
 Plan planQuery(std::string_view sql, const PlannerInput& input) {
   if (!input.dialect.supported()) {
     // sql_mode=ORACLE and the like: another grammar. Unsharded statements
@@ -440,6 +465,7 @@ Plan planQuery(std::string_view sql, const PlannerInput& input) {
     }
     return passthrough(sql, input.default_backend);
   }
+  if (auto body = parser::setStatementBody(sql, input.dialect)) return planSetStatement(sql, *body, input);
   auto parsed = parser::parse(sql, input.limits, input.dialect);
   if (parsed) return planStatement(*parsed, sql, input);
   if (parsed.error().kind == parser::ParseErrorKind::kTooComplex) {

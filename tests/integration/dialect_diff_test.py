@@ -591,6 +591,8 @@ def main():
         print(f"  {part}: {same} / {refused} / {diff}")
     print(f"total: {tally.same} same, {tally.refused} refused, {len(tally.diffs)} different; "
           f"placement errors: {len(placement)}")
+    for part, context, sql, p, m in tally.diffs:
+        print(f"different: {part} {context}")
     for part, context, sql, p, m in tally.diffs[:40]:
         print(f"DIFFERENT {part} {context}\n  sql: {sql!r}\n  proxy:  {p!r}\n  mirror: {m!r}")
     for e in placement[:20]:
