@@ -206,7 +206,15 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
   if (tracked) {
     // The server said what changed: exact values, whatever the statement's spelling.
     const bool set_or_use = info.kind == StatementKind::kSet || info.kind == StatementKind::kUse;
-    if (changes_unreadable || !adoptTrackedChanges(changes, set_or_use, desired_, conn.applied())) sticky_ = true;
+    // SET STATEMENT sql_mode=... FOR INSERT ...: MariaDB reports the
+    // statement's temporary values as changes, but the session keeps its own.
+    protocol::SessionChanges kept;
+    if (info.set_statement_for) {
+      kept.schema_changed = changes.schema_changed;
+      kept.schema = changes.schema;
+    }
+    const protocol::SessionChanges& adopted = info.set_statement_for ? kept : changes;
+    if (changes_unreadable || !adoptTrackedChanges(adopted, set_or_use, desired_, conn.applied())) sticky_ = true;
   }
   if (info.kind == StatementKind::kSet) {
     for (const auto& s : info.settings) {
