@@ -571,9 +571,43 @@ def run_names(tally):
     pair.close()
 
 
+def issue_examples(tally):
+    """The issue's own examples, with the answers spelled out (not only equal to the mirror's)."""
+    pair = Pair()
+    sql = b"SELECT COUNT(*) FROM msg WHERE conv_id = /*!80000 549 AND conv_id = */ 12934"
+    p, m = pair.both(sql)
+    if p != m or p[0][2] != ((300,),):
+        tally.diffs.append(("issue examples", "/*!80000 must count conv 12934's 300 rows", sql, p, m))
+    pair.close()
+    # gbk: the row lands in msg_06 (conv_id 12934), never msg_05 (549); the DELETE removes it there.
+    pair = Pair("gbk", "handshake")
+    mid = 909999999
+    insert = (b"INSERT INTO msg (content, sender_uid, conv_id, seq, msg_id) VALUES (CONCAT('\x95\x5c', "
+              b"'), 1, 549, %d, %d) -- '), 1, 12934, %d, %d)" % (mid, mid, mid, mid))
+    delete = b"DELETE FROM msg WHERE content = CONCAT('\x95\x5c', '), 1, 549, %d, %d) -- ') AND conv_id = 12934" % (
+        mid, mid)
+    where = []
+    for step in (insert, delete):
+        p, m = pair.both(step)
+        if p != m:
+            tally.diffs.append(("issue examples", "gbk 0x5C", step, p, m))
+        found = []
+        for port, table in (physical(12934), physical(549)):
+            conn = direct(port)
+            with conn.cursor() as cur:
+                cur.execute(f"SELECT conv_id FROM {table} WHERE msg_id = %s", (mid,))
+                found += [(table, row[0]) for row in cur.fetchall()]
+            conn.close()
+        where.append(found)
+    if where != [[("msg_06", 12934)], []]:
+        tally.diffs.append(("issue examples", f"gbk 0x5C row placement {where}", insert, None, None))
+    pair.close()
+
+
 def main():
     setup()
     tally = Tally()
+    issue_examples(tally)
     next_id = [910000000]
 
     def counter():
