@@ -541,6 +541,23 @@ def run_multi_statements(tally, counter):
         pair.close()
 
 
+def run_set_option(tally):
+    """COM_SET_OPTION: without CLIENT_MULTI_STATEMENTS a packet is one (broken) statement; after
+    MYSQL_OPTION_MULTI_STATEMENTS_ON its statements are planned and run, as on the server."""
+    packet = b"SELECT COUNT(*) FROM msg WHERE conv_id = 12934; SELECT COUNT(*) FROM msg WHERE conv_id = 12941"
+    pair = Pair()
+    p, m = pair.both(packet)
+    tally.check("set option", "multi-statements off", packet, p, m)
+    for conn in (pair.proxy, pair.mirror):
+        conn._execute_command(0x1B, b"\x00\x00")  # COM_SET_OPTION, MYSQL_OPTION_MULTI_STATEMENTS_ON
+        conn._read_packet()
+    p, m = pair.both(packet)
+    verdict = tally.check("set option", "multi-statements on", packet, p, m)
+    if verdict == "same" and len(p) != 2:
+        tally.diffs.append(("set option", "expected two results", packet, p, m))
+    pair.close()
+
+
 def run_names(tally):
     """Table names as the backends resolve them (lower_case_table_names is read from them)."""
     conn = direct(DB_PORTS[0])
@@ -618,6 +635,7 @@ def main():
     run_mode_sources(tally, counter)
     run_global_default(tally)
     run_multi_statements(tally, counter)
+    run_set_option(tally)
     run_names(tally)
     placement = placement_errors()
     per_cell = len(comment_statements()) + len(mode_statements())
