@@ -258,6 +258,9 @@ awaitable<std::expected<void, BackendError>> BackendConnection::enableTracking()
   }
   if (mode->size() == 1 && mode->front().size() == 2 && mode->front()[0]) {
     default_sql_mode_ = *mode->front()[0];
+    // Known state: a session whose sql_mode (the global default when it
+    // started) differs, after a SET GLOBAL, gets its own on this connection.
+    if (auto literal = replayLiteral("sql_mode", default_sql_mode_)) applied_.variables["sql_mode"] = *literal;
     if (const auto& lctn = mode->front()[1]) {
       int value = 0;
       if (std::from_chars(lctn->data(), lctn->data() + lctn->size(), value).ec == std::errc{}) {

@@ -70,6 +70,8 @@ bool isNumber(std::string_view v) {
   return digits;
 }
 
+}  // namespace
+
 // The literal that sets `name` back to the reported `value`: numbers as they
 // are (numeric variables refuse strings), NULL for an empty
 // character_set_results, everything else quoted. nullopt when the value
@@ -86,8 +88,6 @@ std::optional<std::string> replayLiteral(std::string_view name, std::string_view
   out += '\'';
   return out;
 }
-
-}  // namespace
 
 bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_use, SessionState& desired,
                          SessionState& applied) {

@@ -465,6 +465,18 @@ def run_global_default(tally):
         for conn in admins:
             with conn.cursor() as cur:
                 cur.execute(f"SET GLOBAL sql_mode = '{mode}'")
+        # The shared proxy's pooled connections were opened before SET GLOBAL: a
+        # session there keeps the mode it starts with and must read its statements
+        # as its backend connections execute them (the mirror session is given the
+        # mode the proxy session reports).
+        pair = Pair()
+        reported = outcome(pair.proxy, b"SELECT @@SESSION.sql_mode")[0][2][0][0]
+        reported = reported.decode() if isinstance(reported, bytes) else reported
+        outcome(pair.mirror, ("SET sql_mode = '%s'" % reported).encode())
+        for label, sql in mode_statements() + comment_statements()[:2]:
+            p, m = pair.both(sql.encode())
+            tally.check("global default", "pooled " + label, sql.encode(), p, m)
+        pair.close()
         log = open(os.path.join(RUN_DIR, "shardproxy.log"), "w")
         proc = subprocess.Popen([BINARY, "--config", config], stdout=log, stderr=subprocess.STDOUT)
         deadline = time.time() + 30
