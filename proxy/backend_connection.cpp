@@ -1,6 +1,7 @@
 #include "proxy/backend_connection.hpp"
 
 #include <atomic>
+#include <charconv>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -322,12 +323,24 @@ awaitable<std::expected<void, BackendError>> BackendConnection::enableTracking()
   }
   tracks_session_ = true;
   // What a session starts with (lexing depends on it: parser/dialect.hpp).
-  auto mode = co_await queryRows("SELECT @@session.sql_mode");
+  // How it compares table names (routing/name_scope.hpp), in the same round trip.
+  auto mode = co_await queryRows("SELECT @@session.sql_mode, @@lower_case_table_names");
   if (!mode) {
     if (mode.error().kind == BackendError::Kind::kServer) co_return std::expected<void, BackendError>{};
     co_return std::unexpected(mode.error());
   }
-  if (mode->size() == 1 && mode->front().size() == 1 && mode->front()[0]) default_sql_mode_ = *mode->front()[0];
+  if (mode->size() == 1 && mode->front().size() == 2 && mode->front()[0]) {
+    default_sql_mode_ = *mode->front()[0];
+    // Known state: a session whose sql_mode (the global default when it
+    // started) differs, after a SET GLOBAL, gets its own on this connection.
+    if (auto literal = replayLiteral("sql_mode", default_sql_mode_)) applied_.variables["sql_mode"] = *literal;
+    if (const auto& lctn = mode->front()[1]) {
+      int value = 0;
+      if (std::from_chars(lctn->data(), lctn->data() + lctn->size(), value).ec == std::errc{}) {
+        lower_case_table_names_ = value;
+      }
+    }
+  }
   co_return std::expected<void, BackendError>{};
 }
 

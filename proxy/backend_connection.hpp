@@ -102,6 +102,9 @@ class BackendConnection {
   // The sql_mode a fresh session has on this server (its global default),
   // read at login and after each reset.
   const std::string& defaultSqlMode() const { return default_sql_mode_; }
+  // @@lower_case_table_names (read with the sql_mode): 0 compares table
+  // names byte for byte; nullopt when it could not be read.
+  std::optional<int> lowerCaseTableNames() const { return lower_case_table_names_; }
   // Status flags of the last complete response (command(), forwarded
   // responses, login): the state this connection's session is in.
   uint16_t status() const { return status_; }
@@ -142,6 +145,7 @@ class BackendConnection {
   bool broken_ = false;
   bool tracks_session_ = false;
   std::string default_sql_mode_;
+  std::optional<int> lower_case_table_names_;
   uint16_t status_ = 0;
   Clock::time_point last_used_ = Clock::now();
 };

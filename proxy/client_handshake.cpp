@@ -105,12 +105,25 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
     if (!co_await refreshGlobalDefaults(*conn, globals_epoch_)) {
       r = std::unexpected(BackendError{BackendError::Kind::kIo, 0, "", "reset failed"});
     } else {
+      // The session keeps the sql_mode it starts with (the server's global
+      // default as this connection read it), as a server session does: every
+      // connection it borrows later, one opened before or after a SET GLOBAL
+      // sql_mode, is brought to it, so the proxy and the server read its
+      // statements alike (COM_RESET_CONNECTION returns to it too).
+      // (defaultSqlMode(): read when the connection opened or was last reset,
+      // not what an earlier session set on it.)
+      if (auto literal = replayLiteral("sql_mode", conn->defaultSqlMode()); literal && !conn->defaultSqlMode().empty()) {
+        desired_.variables["sql_mode"] = *literal;
+        initial_.variables["sql_mode"] = *literal;
+      }
       r = co_await conn->sync(desired_);
     }
     if (r) {
       initial_status_ = conn->status() & kCarriedStatus;
       server_sql_mode_ = conn->defaultSqlMode();
+
       server_version_ = parser::serverVersionFromString(conn->serverVersion());
+      if (auto lctn = conn->lowerCaseTableNames()) names_case_sensitive_ = *lctn == 0;
     } else if (r.error().kind == BackendError::Kind::kServer) {
       refusal = r.error().toErrPacket();
     } else {

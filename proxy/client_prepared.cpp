@@ -190,6 +190,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
   if (map) {
     routing::PlannerInput input{*map, worker_.context().config.default_backend};
     input.dialect = dialect_;
+    input.names = nameScope();
     input.limits = parseLimits(worker_.context().config);
     // Inside a transaction, on the transaction's backend when the table has a
     // shard there; elsewhere on a connection of its own (a prepare reads

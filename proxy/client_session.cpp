@@ -210,7 +210,15 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
   if (tracked) {
     // The server said what changed: exact values, whatever the statement's spelling.
     const bool set_or_use = info.kind == StatementKind::kSet || info.kind == StatementKind::kUse;
-    if (changes_unreadable || !adoptTrackedChanges(changes, set_or_use, desired_, conn.applied())) sticky_ = true;
+    // SET STATEMENT sql_mode=... FOR INSERT ...: MariaDB reports the
+    // statement's temporary values as changes, but the session keeps its own.
+    protocol::SessionChanges kept;
+    if (info.set_statement_for) {
+      kept.schema_changed = changes.schema_changed;
+      kept.schema = changes.schema;
+    }
+    const protocol::SessionChanges& adopted = info.set_statement_for ? kept : changes;
+    if (changes_unreadable || !adoptTrackedChanges(adopted, set_or_use, desired_, conn.applied())) sticky_ = true;
   }
   if (info.kind == StatementKind::kSet) {
     for (const auto& s : info.settings) {
@@ -317,6 +325,7 @@ routing::Plan ClientSession::choosePlan(std::string_view sql, const parser::Stat
   if (!map) return passthrough;
   routing::PlannerInput input{*map, worker_.context().config.default_backend, params};
   input.dialect = dialect_;
+  input.names = nameScope();
   input.multi_shard_writes = multiShardWrites(worker_.context().config);
   input.limits = parseLimits(worker_.context().config);
   if (info.kind == parser::StatementKind::kPrepareSql) return routing::planSqlPrepare(sql, input);
@@ -401,6 +410,9 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     if (auto local = diagnostics_.answer(sql)) co_return co_await sendLocalResult(*local);
   }
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
+  if (info.multiple_statements && (capabilities_ & protocol::cap::kMultiStatements)) {
+    co_return co_await onMultiStatement(payload, sql);
+  }
   if (auto catalog = catalogPlan(sql, info)) co_return co_await runCatalog(*catalog);
   if (!pinned_ && !info.multiple_statements) {
     // WITH CONSISTENT SNAPSHOT takes its snapshot when it runs: deferring it
@@ -455,6 +467,7 @@ awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result) {
 }
 
 awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info) {
+  last_run_ = RunOutcome{};
   auto conn = co_await borrowFor(pool);
   if (!conn) co_return true;
   if (txn_.pendingBegin()) {
@@ -524,8 +537,10 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     giveBack(std::move(conn), pool, std::nullopt);
     co_return co_await client_.flush();
   }
-  auto result = co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_);
+  auto result = co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_,
+                                         out.more_results ? status::kMoreResultsExist : 0);
   if (changes_globals) advanceGlobalsEpoch();
+  last_run_ = {result.next_client_seq, result.server_error || result.backend_failed || result.client_failed};
   record_.onResponse(result.rows, result.server_error ? result.error_code : 0);
   if (result.client_failed) {
     giveBack(std::move(conn), pool, std::nullopt);
@@ -560,6 +575,7 @@ awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
   } else {
     routing::PlannerInput input{*map, default_backend};
     input.dialect = dialect_;
+    input.names = nameScope();
     input.multi_shard_writes = multiShardWrites(worker_.context().config);
     input.limits = parseLimits(worker_.context().config);
     for (auto& row : routing::explainRows(routing::planQuery(statement, input))) {

@@ -68,6 +68,8 @@ class ClientSession {
   awaitable<bool> onChangeUser(protocol::ByteView payload);
   // dialect_ from the session's sql_mode and client charset (session_dialect.cpp).
   void updateDialect();
+  // How the backends resolve this session's table names (session_dialect.cpp).
+  routing::NameScope nameScope();
 
   // client_access.cpp: the ERR refusing `sql` for this user (statement
   // policy, private physical tables; docs/security.md), or nullopt.
@@ -93,6 +95,16 @@ class ClientSession {
     std::string execute_sql;
     const protocol::StmtExecute* execute = nullptr;
     bool clear_diagnostics = false;  // reset the connection's diagnostics area first
+    // A statement of a multi-statement packet run on its own with more to
+    // follow: its response ends with SERVER_MORE_RESULTS_EXIST.
+    bool more_results = false;
+  };
+  // How runOn's statement ended: the sequence id after its response, and
+  // whether it ended the command (an ERR, a lost backend): a multi-statement
+  // packet stops there, as the server stops at a failing statement.
+  struct RunOutcome {
+    uint8_t next_seq = 0;
+    bool stopped = true;
   };
   awaitable<bool> sendLocalResult(const LocalResult& result);
   // The statement's conditions into diagnostics_: its error, or its warnings
@@ -100,6 +112,17 @@ class ClientSession {
   awaitable<void> recordDiagnostics(const ForwardResult& result, const parser::StatementInfo& info,
                                     BackendConnection& conn);
   awaitable<bool> runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info);
+  RunOutcome last_run_;  // of the latest runOn
+
+  // multi_statement.cpp: a COM_QUERY holding several statements
+  // (CLIENT_MULTI_STATEMENTS): each statement planned, the packet sent whole
+  // when all go to one place, else run statement by statement.
+  awaitable<bool> onMultiStatement(protocol::ByteView payload, std::string_view sql);
+  awaitable<bool> runStatementByStatement(std::string_view sql);
+  // The ERR refusing statement `index` (0-based) of a packet, or nullopt
+  // with its target (an Outbound over `storage`) filled in.
+  struct PacketStatement;
+  std::optional<protocol::ErrPacket> planPacketStatement(PacketStatement& st);
   awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
 
   // scatter_executor.cpp: statements that span shards.
@@ -226,6 +249,7 @@ class ClientSession {
   parser::Dialect dialect_;
   std::string server_sql_mode_;
   uint32_t server_version_ = parser::kDefaultServerVersion;
+  bool names_case_sensitive_ = false;  // the backends' lower_case_table_names is 0
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
   ClientStatements statements_;
   // LAST_INSERT_ID() of this session and the backend connection holding it

@@ -13,14 +13,34 @@ constexpr size_t kFlushThreshold = 256 * 1024;
 // `result` and the OK re-encoded as the client expects it (the proxy does not
 // offer CLIENT_SESSION_TRACK to clients). False when it does not decode.
 bool takeSessionChanges(protocol::ByteView payload, uint32_t backend_capabilities, uint32_t client_capabilities,
-                        ForwardResult& result, protocol::Bytes& reencoded) {
+                        uint16_t extra_status, ForwardResult& result, protocol::Bytes& reencoded) {
   auto ok = protocol::decodeOkPacket(payload, backend_capabilities);
   if (!ok || !protocol::decodeSessionChanges(protocol::asBytes(ok->session_state_info), result.changes)) {
     return false;
   }
-  ok->status_flags &= ~protocol::status::kSessionStateChanged;
+  ok->status_flags = (ok->status_flags & ~protocol::status::kSessionStateChanged) | extra_status;
   ok->session_state_info.clear();
   reencoded.clear();
+  protocol::encode(*ok, client_capabilities, reencoded, payload[0]);
+  return true;
+}
+
+// The packet ending a response with `extra_status` added to its status
+// flags: an OK (also the 0xfe OK ending rows under DEPRECATE_EOF) or a
+// classic EOF. False when it does not decode (it is then forwarded as is).
+bool withExtraStatus(protocol::ByteView payload, uint32_t backend_capabilities, uint32_t client_capabilities,
+                     uint16_t extra_status, protocol::Bytes& reencoded) {
+  reencoded.clear();
+  if (protocol::isEofPacket(payload)) {
+    auto eof = protocol::decodeEofPacket(payload);
+    if (!eof) return false;
+    eof->status_flags |= extra_status;
+    protocol::encode(*eof, reencoded);
+    return true;
+  }
+  auto ok = protocol::decodeOkPacket(payload, backend_capabilities);
+  if (!ok) return false;
+  ok->status_flags |= extra_status;
   protocol::encode(*ok, client_capabilities, reencoded, payload[0]);
   return true;
 }
@@ -29,7 +49,7 @@ bool takeSessionChanges(protocol::ByteView payload, uint32_t backend_capabilitie
 
 awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStream& client,
                                          protocol::ResponseKind kind, uint32_t client_capabilities,
-                                         uint8_t first_client_seq) {
+                                         uint8_t first_client_seq, uint16_t final_extra_status) {
   using protocol::ResponseEvent;
   ForwardResult result;
   const bool translate_eof = (client_capabilities & protocol::cap::kDeprecateEof) &&
@@ -71,7 +91,8 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
     }
     if (*ev == ResponseEvent::kOk && (tracker.statusFlags() & protocol::status::kSessionStateChanged) &&
         (backend.capabilities() & protocol::cap::kSessionTrack)) {
-      if (takeSessionChanges(msg->payload, backend.capabilities(), client_capabilities, result, scratch)) {
+      const uint16_t extra = tracker.done() ? final_extra_status : 0;
+      if (takeSessionChanges(msg->payload, backend.capabilities(), client_capabilities, extra, result, scratch)) {
         seq = client.append(scratch, seq);
         continue;
       }
@@ -81,10 +102,15 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
     if (translate_eof && *ev == ResponseEvent::kRowsEnd) {
       // Classic EOF -> the OK packet with a 0xfe header that ends rows under DEPRECATE_EOF.
       protocol::OkPacket ok;
-      ok.status_flags = tracker.statusFlags();
+      ok.status_flags = tracker.statusFlags() | (tracker.done() ? final_extra_status : 0);
       ok.warnings = tracker.warnings();
       scratch.clear();
       protocol::encode(ok, client_capabilities, scratch, protocol::kEofHeader);
+      seq = client.append(scratch, seq);
+      continue;
+    }
+    if (final_extra_status && tracker.done() && (*ev == ResponseEvent::kOk || *ev == ResponseEvent::kRowsEnd) &&
+        withExtraStatus(msg->payload, backend.capabilities(), client_capabilities, final_extra_status, scratch)) {
       seq = client.append(scratch, seq);
       continue;
     }

@@ -31,8 +31,13 @@ struct ForwardResult {
   bool changes_unreadable = false;  // a report that did not decode: state unknown
 };
 
+// final_extra_status: status flags added to the packet that ends the
+// response (its last OK or rows-ending EOF), e.g. SERVER_MORE_RESULTS_EXIST
+// when the proxy runs a multi-statement packet one statement at a time and
+// more results follow, as the server would flag them (multi_statement.cpp).
+// result.status_flags stays the backend's.
 awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStream& client,
                                          protocol::ResponseKind kind, uint32_t client_capabilities,
-                                         uint8_t first_client_seq = 1);
+                                         uint8_t first_client_seq = 1, uint16_t final_extra_status = 0);
 
 }  // namespace sp::proxy
