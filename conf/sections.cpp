@@ -117,6 +117,10 @@ const FieldSpec<ServerConfig> kServerFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.wait_timeout_s);
      }},
+    {"interactive_timeout_s", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.interactive_timeout_s);
+     }},
 };
 
 // ---- limits ----
@@ -155,6 +159,10 @@ const FieldSpec<LimitsConfig> kLimitsFields[] = {
     {"max_plan_cache_bytes", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
        assign(w.readUInt(v, p, 0, kMaxPlanCacheBytes), l.max_plan_cache_bytes);
+     }},
+    {"max_pinned_connections_per_user", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
+       assign(w.readUInt(v, p, 0, kMaxPoolConnections), l.max_pinned_connections_per_user);
      }},
 };
 
@@ -206,6 +214,10 @@ const FieldSpec<ScatterConfig> kScatterFields[] = {
     {"max_merge_bytes", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
        assign(w.readUInt(v, p, kMinMergeBytes, kMaxMergeBytes), s.max_merge_bytes);
+     }},
+    {"max_merge_bytes_total", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
+       assign(w.readUInt(v, p, kMinMergeBytes, kMaxMergeBytes), s.max_merge_bytes_total);
      }},
     {"shard_timeout_ms", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
@@ -294,6 +306,10 @@ const FieldSpec<UserEntry> kPolicyFields[] = {
     {"physical_tables", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        readBool(w, v, p, u.account.physical_tables);
+     }},
+    {"max_pinned_connections", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       if (auto n = w.readUInt(v, p, 0, kMaxPoolConnections)) u.account.max_pinned_connections = static_cast<uint32_t>(*n);
      }},
 };
 

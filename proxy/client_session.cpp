@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <span>
 #include <spdlog/spdlog.h>
 
 #include "protocol/constants.hpp"
@@ -111,6 +112,7 @@ awaitable<void> ClientSession::run() {
   }
   co_await releasePinned();
   client_.close();
+  pin_slot_.reset();
   user_slot_.reset();  // users[].max_connections counts sessions until they end
 }
 
@@ -208,6 +210,9 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
     const bool set_or_use = info.kind == StatementKind::kSet || info.kind == StatementKind::kUse;
     if (changes_unreadable || !adoptTrackedChanges(changes, set_or_use, desired_, conn.applied())) sticky_ = true;
   }
+  const auto settings = info.kind == StatementKind::kSet ? std::span<const parser::SessionSetting>(info.settings)
+                                                         : std::span<const parser::SessionSetting>();
+  idle_timeout_.onStatement(settings, changes, tracked && !changes_unreadable, worker_.context().config.server);
   if (info.kind == StatementKind::kSet) {
     for (const auto& s : info.settings) {
       // A variable the server reported is carried as reported (above); one
@@ -396,6 +401,10 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     // WITH CONSISTENT SNAPSHOT takes its snapshot when it runs: deferring it
     // to the first statement would let that statement see later commits.
     if (info.kind == K::kBegin && !info.consistent_snapshot) {
+      if (auto refused = reservePin(info)) {
+        queueError(reply_seq_, *refused);
+        co_return co_await client_.flush();
+      }
       diagnostics_.onSuccess(0);
       txn_.deferBegin(std::string(sql));
       transaction_map_.reset();
@@ -406,6 +415,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
       // Nothing ran since BEGIN: there is nothing to commit or roll back.
       diagnostics_.onSuccess(0);
       txn_.clearPendingBegin();
+      syncPinSlot();
       transaction_map_.reset();
       co_return co_await sendOk(reply_seq_);
     }
@@ -445,8 +455,15 @@ awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result) {
 }
 
 awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info) {
+  if (auto refused = reservePin(info)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   auto conn = co_await borrowFor(pool);
-  if (!conn) co_return true;
+  if (!conn) {
+    syncPinSlot();  // the reservation, when nothing ran
+    co_return true;
+  }
   if (txn_.pendingBegin()) {
     auto r = co_await conn->command(Command::kQuery, *txn_.pendingBegin());
     txn_.clearPendingBegin();
@@ -614,6 +631,8 @@ awaitable<bool> ClientSession::onResetConnection() {
   statements_.clear();
   last_insert_id_ = 0;
   desired_ = initial_;
+  idle_timeout_.onReset(worker_.context().config.server);
+  syncPinSlot();
   co_return co_await sendOk(reply_seq_);
 }
 

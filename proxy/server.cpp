@@ -39,7 +39,10 @@ unsigned autoThreads(const conf::Config& cfg) {
 
 }  // namespace
 
-Server::Server(conf::Config config) { context_.config = std::move(config); }
+Server::Server(conf::Config config) {
+  context_.config = std::move(config);
+  context_.merge_budget.setTotal(context_.config.scatter.max_merge_bytes_total);
+}
 
 Server::~Server() {
   if (metrics_) metrics_->stop();
