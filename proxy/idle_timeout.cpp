@@ -61,16 +61,18 @@ void IdleTimeout::onStatement(std::span<const parser::SessionSetting> settings,
     if (s.kind == parser::SessionSetting::Kind::kSystemVariable && isWaitTimeout(s.name)) last = &s;
   }
   if (tracked) {
-    // The server reports every assignment that took effect (and only those:
-    // a failed statement of a multi-statement reports none), with the value
-    // in force, clamped, whatever expression or procedure set it.
+    // The server's report is the value in force, clamped, whatever
+    // expression or procedure set it.
     std::optional<uint32_t> reported;
     for (const auto& v : changes.variables) {
       if (isWaitTimeout(v.name)) reported = clampedSeconds(v.value);
     }
-    if (!reported) return;
-    seconds_ = last && meansGlobal(last->value) ? server.wait_timeout_s : *reported;
-    return;
+    if (reported) {
+      seconds_ = last && meansGlobal(last->value) ? server.wait_timeout_s : *reported;
+      return;
+    }
+    // MariaDB 10.11 does not report every assignment (`SET @@wait_timeout = 2`
+    // comes back without it, as `SET @@autocommit = FALSE` does): as written.
   }
   if (!last) return;
   if (meansGlobal(last->value)) {

@@ -28,7 +28,8 @@ class IdleTimeout {
   // After a statement: `settings` are its SET assignments (empty for other
   // statements), `changes` what the server reported (when `tracked`). The
   // reported value is authoritative (clamping, expressions, procedures);
-  // without it an integer literal is taken as the server would clamp it.
+  // without one (untracked, or a form the server does not report) an
+  // integer literal is taken as the server would clamp it.
   void onStatement(std::span<const parser::SessionSetting> settings, const protocol::SessionChanges& changes,
                    bool tracked, const conf::ServerConfig& server);
 

@@ -11,7 +11,7 @@ A proxy of its own (free ports, scratch config under SP_SCATTER_IT_DIR,
 helpers of scatter_failure_proxy.py) in front of the shared test cluster:
 server.wait_timeout_s 30, interactive_timeout_s 3; a user `it_pin` with
 max_pinned_connections 3; scatter.max_merge_bytes_total MERGE_TOTAL; backends'
-max_connections 16 (8 per worker thread: one scatter's 8 shards per backend).
+max_connections 32 (16 per worker thread: two scatters of 8 shards per backend).
 Each case fails on the proxy before these limits (the session timeout was the
 global one, pins and merges were unbounded).
 """
@@ -29,16 +29,20 @@ import scatter_failure_proxy as sf
 ER_USER_LIMIT_REACHED = 1226
 MERGE_MEMORY_EXHAUSTED = 9005
 PIN_USER, PIN_PASSWORD, PIN_LIMIT = "it_pin", "it_pin_pw", 3
-MERGE_TOTAL = 3 << 20
-MERGE_ROWS = 4000          # distinct groups of ~500 bytes: about 2.5 MB held by one merge
-BODY_BYTES = 500
+# One merge of MERGE_ROWS distinct 600-byte groups reserves about 2 KiB a
+# group (~20 MiB); its 6 MB of output cannot all wait in kernel buffers
+# (4 MiB tcp_wmem maximum, a 4 KiB receive buffer), so a client that does not
+# read keeps the statement, and its reservation, alive.
+MERGE_TOTAL = 32 << 20
+MERGE_ROWS = 10000
+BODY_BYTES = 600
 
 
 def start_proxy(table):
     run = sf.ProxyRun("session_budgets", table,
                       {"multi_shard_writes": "refuse", "max_merge_bytes": 64 << 20,
                        "max_merge_bytes_total": MERGE_TOTAL},
-                      max_connections=16, server_extra="  wait_timeout_s: 30\n  interactive_timeout_s: 3\n")
+                      max_connections=32, server_extra="  wait_timeout_s: 30\n  interactive_timeout_s: 3\n")
     with open(run.config_path) as f:
         text = f.read()
     text = text.replace("users:\n", "users:\n"
@@ -84,20 +88,20 @@ class SessionBudgetsTest(unittest.TestCase):
     def setUpClass(cls):
         cls.table = sf.ShardedTable("it_budgets")
         cls.table.create()
-        cls.run = start_proxy(cls.table)
+        cls.proxy = start_proxy(cls.table)
 
     @classmethod
     def tearDownClass(cls):
-        cls.run.stop()
+        cls.proxy.stop()
         cls.table.drop()
 
     def setUp(self):
-        self.assertTrue(self.run.alive(), self.run.log_tail())
+        self.assertTrue(self.proxy.alive(), self.proxy.log_tail())
 
     def pin_user(self, **kw):
         kw.setdefault("connect_timeout", 10)
         kw.setdefault("read_timeout", 30)
-        return pymysql.connect(host=sf.HOST, port=self.run.port, user=PIN_USER, password=PIN_PASSWORD,
+        return pymysql.connect(host=sf.HOST, port=self.proxy.port, user=PIN_USER, password=PIN_PASSWORD,
                                database="im", autocommit=True, **kw)
 
     # (1) each session's own wait_timeout, as MariaDB keeps it
@@ -108,7 +112,7 @@ class SessionBudgetsTest(unittest.TestCase):
                           ("default", None), ("back_to_default", "SET wait_timeout = 2"),
                           ("raised_interactive", "SET wait_timeout = 30"), ("interactive", None)):
             interactive = name in ("raised_interactive", "interactive")
-            conn = self.run.connect(client_flag=CLIENT.INTERACTIVE if interactive else 0)
+            conn = self.proxy.connect(client_flag=CLIENT.INTERACTIVE if interactive else 0)
             if sql:
                 sf.rows(conn, sql)
             proxy[name], since[f"proxy.{name}"] = conn, time.monotonic()
@@ -141,10 +145,10 @@ class SessionBudgetsTest(unittest.TestCase):
 
     # (2) one user's pinned sessions cannot take every pooled connection
     def test_pinned_connections_per_user(self):
-        before = admin_counters(self.run)["refused_pinned"]
+        before = admin_counters(self.proxy)["refused_pinned"]
         pinned = [self.pin_user() for _ in range(PIN_LIMIT)]
         extra = self.pin_user()
-        others = [self.run.connect() for _ in range(4)]
+        others = [self.proxy.connect() for _ in range(4)]
         try:
             for i, conn in enumerate(pinned):
                 sf.rows(conn, f"SET @x = {i}")  # a user variable: the session keeps its connection
@@ -184,8 +188,8 @@ class SessionBudgetsTest(unittest.TestCase):
         finally:
             for conn in pinned + [extra] + others:
                 conn.close()
-        self.assertGreaterEqual(admin_counters(self.run)["refused_pinned"] - before, 4)
-        with open(self.run.log_path, errors="replace") as f:
+        self.assertGreaterEqual(admin_counters(self.proxy)["refused_pinned"] - before, 4)
+        with open(self.proxy.log_path, errors="replace") as f:
             warnings = [l for l in f if "users[].max_pinned_connections" in l]
         self.assertGreaterEqual(len(warnings), 1, "the refusal is logged")
         self.assertLessEqual(len(warnings), 2, "rate-limited: at most one line per 10 s")
@@ -222,27 +226,36 @@ class SessionBudgetsTest(unittest.TestCase):
                 conn.close()
         query = (f"SELECT body, COUNT(*) FROM {self.table.name} WHERE conv_id >= 1600000 "
                  f"GROUP BY body ORDER BY body")
-        before = admin_counters(self.run)["refused_merge_memory"]
+        before = admin_counters(self.proxy)["refused_merge_memory"]
         # A: holds its merge while it reads its result slowly (a small receive buffer, rows left unread).
-        holder = self.run.connect(cursorclass=pymysql.cursors.SSCursor)
-        holder._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        # (The receive buffer is set before connecting, so the window stays small
+        # and the proxy's writes block instead of filling megabytes of kernel buffers.)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect((sf.HOST, self.proxy.port))
+        holder = pymysql.connect(host=sf.HOST, port=self.proxy.port, user=sf.APP_USER, password=sf.APP_PASSWORD,
+                                 database="im", autocommit=True, cursorclass=pymysql.cursors.SSCursor,
+                                 defer_connect=True)
+        holder.connect(sock)
         cur = holder.cursor()
         cur.execute(query)
         deadline, held = time.monotonic() + 10, 0
         while time.monotonic() < deadline:
-            held = admin_counters(self.run)["merge_memory_in_use"]
+            held = admin_counters(self.proxy)["merge_memory_in_use"]
             if held > MERGE_TOTAL // 2:
+                time.sleep(0.5)  # every shard finished: what it holds now, it holds until the client reads
+                held = admin_counters(self.proxy)["merge_memory_in_use"]
                 break
             time.sleep(0.1)
         print(f"\nmerge memory held by a statement whose client reads slowly: {held} bytes "
               f"(scatter.max_merge_bytes_total {MERGE_TOTAL})")
         self.assertGreater(held, MERGE_TOTAL // 2)
         # B: the same statement does not fit beside it.
-        other = self.run.connect(read_timeout=60)
+        other = self.proxy.connect(read_timeout=60)
         code, message = sf.error_of(lambda: sf.rows(other, query))
         self.assertEqual(code, MERGE_MEMORY_EXHAUSTED, message)
         self.assertIn("scatter.max_merge_bytes_total", message)
-        self.assertEqual(admin_counters(self.run)["merge_memory_in_use"], held, "B freed what it held")
+        self.assertEqual(admin_counters(self.proxy)["merge_memory_in_use"], held, "B freed what it held")
         # Others carry on: a routed statement, and the same session.
         self.assertEqual(sf.rows(other, f"SELECT COUNT(*) FROM {self.table.name} WHERE conv_id = 1600000"), ((1,),))
         # A reads everything: its result is whole and correct.
@@ -252,12 +265,12 @@ class SessionBudgetsTest(unittest.TestCase):
         self.assertEqual([b for b, _ in got], sorted(b for b, _ in got))
         holder.close()
         deadline = time.monotonic() + 3
-        while admin_counters(self.run)["merge_memory_in_use"] != 0 and time.monotonic() < deadline:
+        while admin_counters(self.proxy)["merge_memory_in_use"] != 0 and time.monotonic() < deadline:
             time.sleep(0.05)
-        self.assertEqual(admin_counters(self.run)["merge_memory_in_use"], 0, "A's reservation is freed at its end")
+        self.assertEqual(admin_counters(self.proxy)["merge_memory_in_use"], 0, "A's reservation is freed at its end")
         self.assertEqual(len(sf.rows(other, query)), MERGE_ROWS, "alone, B fits")
         other.close()
-        self.assertGreaterEqual(admin_counters(self.run)["refused_merge_memory"] - before, 1)
+        self.assertGreaterEqual(admin_counters(self.proxy)["refused_merge_memory"] - before, 1)
 
 
 if __name__ == "__main__":
