@@ -375,6 +375,10 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
 
 awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   std::string_view sql = protocol::asText(payload.subspan(1));
+  if (auto refused = tokenBudgetRefusal(sql, worker_.context().config, dialect_)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   if (auto inner = routing::explainShardsStatement(sql)) co_return co_await onExplainShards(*inner);
   parser::StatementInfo info = parser::classify(sql, dialect_);
   if (auto refused = accessRefusal(sql)) {

@@ -25,8 +25,11 @@ per-session budget), and connection churn (login/quit loops). The figures
 the normal client's latency) are printed.
 
 Proxy config: server.handshake_timeout_ms 2000, wait_timeout_s 4,
-limits.max_prepared_statements_per_session 2000,
-limits.max_long_data_bytes_per_session 8 MiB; everything else default.
+limits.max_statement_nodes 100000, max_prepared_statements_per_session 2000,
+max_long_data_bytes_per_session 8 MiB; everything else default. The RSS
+budget assumes max_statement_nodes 100000: at the default 500000 one
+statement's parsed tree may take about 200 MB by design (docs/configuration.md),
+so two such statements at once would not fit 256 MiB.
 """
 import os
 import resource
@@ -50,6 +53,7 @@ HANDSHAKE_TIMEOUT_MS = 2000
 WAIT_TIMEOUT_S = 4
 MAX_PREPARED = 2000
 MAX_LONG_DATA = 8 << 20
+MAX_STATEMENT_NODES = 100_000
 ABUSE_LOG_KINDS = ("server.max_connections)", "server.max_connections_per_host)", "server.handshake_timeout_ms)",
                    "server.max_handshake_packet_bytes)", "idle session closed (wait_timeout)",
                    "users[].max_pinned_connections)", "scatter.max_merge_bytes_total)")
@@ -132,7 +136,8 @@ class AbuseSuiteTest(unittest.TestCase):
         cls.run_ = sf.ProxyRun("abuse_suite", cls.table, {"multi_shard_writes": "refuse"},
                                server_extra=f"  handshake_timeout_ms: {HANDSHAKE_TIMEOUT_MS}\n"
                                             f"  wait_timeout_s: {WAIT_TIMEOUT_S}\n",
-                               sections=f"limits:\n  max_prepared_statements_per_session: {MAX_PREPARED}\n"
+                               sections=f"limits:\n  max_statement_nodes: {MAX_STATEMENT_NODES}\n"
+                                        f"  max_prepared_statements_per_session: {MAX_PREPARED}\n"
                                         f"  max_long_data_bytes_per_session: {MAX_LONG_DATA}\n")
         cls.run_.start()
         cls.pid = cls.run_.proc.pid
@@ -226,10 +231,16 @@ class AbuseSuiteTest(unittest.TestCase):
             self.assertEqual(sf.error_of(lambda: sf.rows(conn, terms))[0], ab.TOO_COMPLEX)
             in_list = f"SELECT * FROM {self.table.name} WHERE conv_id IN (1" + ",1" * 10_000_000 + ")"
             self.assertEqual(sf.error_of(lambda: sf.rows(conn, in_list))[0], ab.TOO_COMPLEX)
+            tableless = "SELECT 1 IN (1" + ",1" * 10_000_000 + ")"
+            self.assertEqual(sf.error_of(lambda: sf.rows(conn, tableless))[0], ab.TOO_COMPLEX)
+            # Under the token budget but over the node budget: the parser's own refusal.
+            nodes = f"SELECT conv_id FROM {self.table.name} WHERE conv_id = 5" + " AND 1" * (MAX_STATEMENT_NODES + 1)
+            self.assertEqual(sf.error_of(lambda: sf.rows(conn, nodes))[0], ab.TOO_COMPLEX)
             self.assertEqual(sf.rows(conn, "SELECT 1"), ((1,),))
         finally:
             conn.close()
-        return f"{len(terms) / 1e6:.0f} MB and {len(in_list) / 1e6:.0f} MB statements: 9115"
+        return (f"{len(terms) / 1e6:.0f} MB, {len(in_list) / 1e6:.0f} MB (twice) and {len(nodes) / 1e6:.1f} MB "
+                f"statements: 9115")
 
     def prepared_flood(self):
         def flood(results):
