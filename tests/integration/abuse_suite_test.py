@@ -181,11 +181,12 @@ class AbuseSuiteTest(unittest.TestCase):
             s.recv(4096)
             s.sendall(b"\x64\x00\x00\x01")  # a 100-byte handshake response, sent a byte a second
             pre.append(s)
-        post = []
+        post, keep = [], []  # (keep: a pymysql connection that is collected closes its socket)
         for _ in range(20):
             conn = self.run_.connect()
             conn._sock.sendall(b"\x20\x00\x00\x00\x03")  # a 32-byte COM_QUERY, sent a byte a second
             post.append(conn._sock)
+            keep.append(conn)
         start, alive_pre, alive_post = time.monotonic(), list(pre), list(post)
         while (alive_pre or alive_post) and time.monotonic() - start < WAIT_TIMEOUT_S + 4:
             for group in (alive_pre, alive_post):
