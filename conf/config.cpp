@@ -88,6 +88,7 @@ void crossCheck(Walker& w, Document& doc) {
     }
   }
   checkDefaultBackend(w, doc);
+  detail::checkTls(w, doc);
 }
 
 std::string absoluteDir(const std::string& dir) {
@@ -133,6 +134,7 @@ std::expected<Config, ConfigIssues> parseConfig(std::string_view yaml_text, cons
   Document doc;
   doc.base_dir = absoluteDir(base_dir);
   detail::readDocument(walker, root, doc);
+  detail::resolveTlsPaths(doc.config, doc.base_dir);
   crossCheck(walker, doc);
   if (!issues.empty()) {
     // File order reads best; issues without a line (rare) go last.

@@ -36,6 +36,11 @@ struct ServerConfig {
   uint32_t wait_timeout_s = 28800;             // an idle logged-in session is closed after this
   uint32_t interactive_timeout_s = 28800;      // the same, for clients that log in with CLIENT_INTERACTIVE
   std::string log_level = "info";         // trace|debug|info|warn|error|critical|off
+  // TLS for clients (application and admin ports): PEM files, absolute after
+  // loading; both or neither. Re-read on SIGHUP (docs/security.md, "TLS").
+  std::string tls_cert;
+  std::string tls_key;
+  bool tlsEnabled() const { return !tls_cert.empty(); }
 };
 
 struct UserAccount {
@@ -47,6 +52,7 @@ struct UserAccount {
   std::string password_hash;
   bool allow_empty_password = false;  // else an empty or missing password is a config error
   std::string default_database;  // may be empty
+  bool require_tls = false;      // plaintext logins refused (1045, as MariaDB's REQUIRE SSL)
   uint32_t max_connections = 0;  // sessions of this user at once; 0 = no limit (users only)
   // Backend connections this user's pinned sessions may hold at once (users
   // only); nullopt = limits.max_pinned_connections_per_user; 0 = no limit.
@@ -55,6 +61,16 @@ struct UserAccount {
   bool privileged = false;       // DBA account: no statement policy, physical tables allowed
   bool allow_ddl = false;        // CREATE / ALTER / DROP / TRUNCATE / RENAME of tables, views, routines, ...
   bool physical_tables = false;  // may name physical shard tables (msg_05) directly
+};
+
+// TLS from the proxy to one backend (backends[].tls). Paths absolute after loading.
+struct BackendTls {
+  std::string ca;           // PEM CA bundle the server certificate must chain to; empty = system store
+  bool verify = true;       // check the chain and the host name; false = encrypt only
+  std::string server_name;  // name the certificate must carry; empty = the address' host
+  std::string cert;         // optional client certificate (PEM), with `key`
+  std::string key;
+  bool operator==(const BackendTls&) const = default;
 };
 
 struct BackendConfig {
@@ -69,6 +85,7 @@ struct BackendConfig {
   uint32_t idle_timeout_ms = 60000;  // idle connections above min are closed after this
   uint32_t ping_interval_ms = 10000; // idle connections are health-pinged this often
   uint32_t query_timeout_ms = 0;     // 0 = none
+  std::optional<BackendTls> tls;     // absent = plaintext
 };
 
 // Statements spanning shards (docs/configuration.md, section `scatter`).

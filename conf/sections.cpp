@@ -47,12 +47,6 @@ void readName(Walker& w, const YAML::Node& v, const std::string& path, std::stri
   out = std::move(*name);
 }
 
-std::string resolvePath(const std::string& base_dir, const std::string& text) {
-  if (text.empty()) return text;
-  std::filesystem::path p(text);
-  if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
-  return p.lexically_normal().string();
-}
 
 // ---- server ----
 
@@ -120,6 +114,15 @@ const FieldSpec<ServerConfig> kServerFields[] = {
     {"interactive_timeout_s", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.interactive_timeout_s);
+     }},
+    // Paths are made absolute by resolveTlsPaths (tls_fields.cpp), which has the base directory.
+    {"tls_cert", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       readStringInto(w, v, p, s.tls_cert, NullIs::kEmpty, false);
+     }},
+    {"tls_key", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       readStringInto(w, v, p, s.tls_key, NullIs::kEmpty, false);
      }},
 };
 
@@ -302,10 +305,6 @@ struct UserEntry {
   bool bad_hash = false;  // reported already
 };
 
-void readBool(Walker& w, const YAML::Node& v, const std::string& p, bool& out) {
-  static constexpr std::string_view kBools[] = {"true", "false"};
-  if (auto word = w.readChoice(v, p, kBools)) out = *word == "true";
-}
 
 // "*" + 40 hex digits (either case; kept upper-case, as PASSWORD() prints it).
 // The value itself is never repeated in a message.
@@ -357,6 +356,10 @@ const FieldSpec<UserEntry> kCredentialFields[] = {
     {"max_connections", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        assign(w.readUInt(v, p, 0, kMaxClientConnections), u.account.max_connections);
+     }},
+    {"require_tls", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readBool(w, v, p, u.account.require_tls);
      }},
 };
 
@@ -465,6 +468,10 @@ const FieldSpec<BackendEntry> kBackendFields[] = {
     {"idle_timeout_ms", false, readBackendUInt<&BackendConfig::idle_timeout_ms, 0, kMaxTimeoutMs>},
     {"ping_interval_ms", false, readBackendUInt<&BackendConfig::ping_interval_ms, 0, kMaxTimeoutMs>},
     {"query_timeout_ms", false, readBackendUInt<&BackendConfig::query_timeout_ms, 0, kMaxTimeoutMs>},
+    {"tls", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+       readBackendTls(w, v, p, b.backend.tls);
+     }},
 };
 
 void readBackends(Walker& w, const YAML::Node& list, const std::string& path, Document& doc) {
@@ -485,6 +492,7 @@ void readBackends(Walker& w, const YAML::Node& list, const std::string& path, Do
 const FieldSpec<Document> kTopFields[] = {
     {"server", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       d.server_line = lineOf(v);
        if (v.IsNull()) return;
        if (v.IsMap() && v["admin_listen"]) d.admin_listen_line = lineOf(v["admin_listen"]);
        if (v.IsMap() && v["metrics_listen"]) d.metrics_listen_line = lineOf(v["metrics_listen"]);

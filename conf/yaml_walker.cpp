@@ -1,5 +1,7 @@
 #include "conf/yaml_walker.hpp"
 
+#include <filesystem>
+
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
@@ -192,6 +194,18 @@ std::vector<MapEntry> checkKeys(Walker& walker, const YAML::Node& map, const std
 void reportMissing(Walker& walker, const YAML::Node& map, const std::string& path,
                    std::string_view key) {
   walker.report(joinPath(path, key), map, fmt::format("missing required key '{}'", key));
+}
+
+void readBool(Walker& w, const YAML::Node& v, const std::string& p, bool& out) {
+  static constexpr std::string_view kBools[] = {"true", "false"};
+  if (auto word = w.readChoice(v, p, kBools)) out = *word == "true";
+}
+
+std::string resolvePath(const std::string& base_dir, const std::string& text) {
+  if (text.empty()) return text;
+  std::filesystem::path p(text);
+  if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
+  return p.lexically_normal().string();
 }
 
 }  // namespace sp::conf::detail

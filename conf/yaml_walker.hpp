@@ -62,6 +62,11 @@ struct FieldSpec {
   void (*read)(Walker& walker, const YAML::Node& value, const std::string& path, T& out);
 };
 
+// `true` / `false` into `out` (left alone when reported).
+void readBool(Walker& walker, const YAML::Node& value, const std::string& path, bool& out);
+// `text` made absolute against `base_dir` (empty stays empty).
+std::string resolvePath(const std::string& base_dir, const std::string& text);
+
 std::string joinPath(const std::string& parent, std::string_view key);
 
 // Reports keys that are not mapping keys at all, duplicates and unknown keys;

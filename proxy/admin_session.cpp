@@ -9,8 +9,10 @@
 #include "proxy/admin_results.hpp"
 #include "proxy/admin_server.hpp"
 #include "proxy/client_errors.hpp"
+#include "proxy/login_deadline.hpp"
 #include "proxy/lifecycle_admin.hpp"
 #include "proxy/server_handshake.hpp"
+#include "proxy/tls_contexts.hpp"
 
 namespace sp::proxy {
 
@@ -52,20 +54,27 @@ awaitable<bool> AdminSession::login() {
     co_await client_.flush();
     co_return false;
   }
-  LoginRequest request{connection_id_, context_.server_version, &context_.config.admin_users, peer_};
+  // The admin port offers TLS with the application port's certificate.
+  LoginRequest request{connection_id_, context_.server_version, &context_.config.admin_users, peer_,
+                       context_.tls ? context_.tls->current() : nullptr};
   // The admin port reads only small packets before login, like the application port.
   const size_t max_message = client_.maxMessageBytes();
   client_.setMaxMessageBytes(std::min<size_t>(context_.config.server.max_handshake_packet_bytes, max_message));
+  // And within the same deadline (a TLS handshake that stalls included).
+  LoginDeadline deadline(client_, std::chrono::milliseconds(context_.config.server.handshake_timeout_ms));
   auto result = co_await acceptLogin(client_, request);
   client_.setMaxMessageBytes(max_message);
   if (!result) {
+    if (result.error() == LoginFailure::kTlsFailed) context_.tls_handshake_failures.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("admin port: login refused from {}", peer_);
     co_return false;
   }
   capabilities_ = result->capabilities;
+  mariadb_capabilities_ = result->mariadb_capabilities;
   user_ = result->account->name;
   queueOk(result->next_seq);
-  spdlog::info("admin port: {} logged in from {}", user_, peer_);
+  spdlog::info("admin port: {} logged in from {}{}{}", user_, peer_, client_.isTls() ? " over " : "",
+               client_.tlsDescription());
   co_return co_await client_.flush();
 }
 
@@ -100,7 +109,7 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
 void AdminSession::queueReply(const AdminReply& reply, uint8_t seq) {
   if (auto* result = std::get_if<LocalResult>(&reply)) {
     protocol::Bytes out;
-    appendLocalResult(out, *result, capabilities_, kStatus, seq);
+    appendLocalResult(out, *result, capabilities_, kStatus, seq, false, mariadb_capabilities_);
     client_.appendFramedBytes(out);
   } else if (auto* err = std::get_if<AdminError>(&reply)) {
     context_.admin_errors.fetch_add(1, std::memory_order_relaxed);

@@ -36,6 +36,7 @@ class AdminSession {
   PacketStream client_;
   uint32_t connection_id_;
   uint32_t capabilities_ = 0;
+  uint32_t mariadb_capabilities_ = 0;  // column definitions carry extended type info when set
   std::string user_;
   std::string peer_;
   bool loopback_ = false;

@@ -1,5 +1,7 @@
 #include "proxy/backend_connection.hpp"
 
+#include <atomic>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <fmt/format.h>
@@ -12,6 +14,8 @@
 #include "protocol/prepared.hpp"
 #include "protocol/response_tracker.hpp"
 #include "protocol/resultset.hpp"
+#include "proxy/global_defaults.hpp"
+#include "proxy/tls_contexts.hpp"
 
 namespace sp::proxy {
 
@@ -50,8 +54,16 @@ BackendError serverError(protocol::ByteView err_payload) {
   return e;
 }
 
+namespace {
+std::atomic<uint64_t> next_connection_serial{1};
+std::atomic<bool> extended_types_everywhere{true};
+}  // namespace
+
+bool backendsOfferExtendedTypes() { return extended_types_everywhere.load(std::memory_order_relaxed); }
+
 BackendConnection::BackendConnection(tcp::socket socket, size_t max_packet_bytes)
-    : stream_(std::move(socket), max_packet_bytes, PacketStream::kBackendReadBuffer) {}
+    : stream_(std::move(socket), max_packet_bytes, PacketStream::kBackendReadBuffer),
+      serial_(next_connection_serial.fetch_add(1, std::memory_order_relaxed)) {}
 
 BackendError BackendConnection::ioError(std::string_view what) const {
   return makeError(BackendError::Kind::kIo,
@@ -60,6 +72,9 @@ BackendError BackendConnection::ioError(std::string_view what) const {
 
 awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> BackendConnection::open(
     const conf::BackendConfig& config, uint32_t flavour, size_t max_packet_bytes) {
+  // Read before logging in: a SET GLOBAL racing the login makes this
+  // connection count as older than it is, never newer.
+  const uint64_t epoch = currentGlobalsEpoch();
   auto ex = co_await asio::this_coro::executor;
   tcp::resolver resolver(ex);
   asio::steady_timer timer(ex);
@@ -81,6 +96,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
   auto conn = std::make_unique<BackendConnection>(std::move(socket), max_packet_bytes);
   conn->flavour_ = flavour & kPoolFlavourMask;
   conn->backend_name_ = config.name;
+  conn->globals_epoch_ = epoch;
   timer.expires_after(timeout);
   auto login = co_await (conn->login(config) || timer.async_wait(kNoThrow));
   if (login.index() == 1) {
@@ -114,9 +130,23 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   if (config.database.empty() || (flavour_ & kNoDatabase)) wanted &= ~cap::kConnectWithDb;
   capabilities_ = wanted & (hs->capabilities | cap::kLongPassword);
 
+  uint8_t seq = greeting->sequence_id + 1;
+  if (config.tls) {
+    if (auto tls = co_await startTls(config, hs->capabilities, seq); !tls) co_return std::unexpected(tls.error());
+  }
   std::string scramble = hs->auth_plugin_data.substr(0, protocol::kScrambleLength);
   protocol::HandshakeResponse41 resp;
   resp.capabilities = capabilities_;
+  if (!(hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo)) {
+    extended_types_everywhere.store(false, std::memory_order_relaxed);
+  }
+  if ((flavour_ & kExtendedTypesFlavour) && !(hs->capabilities & cap::kLongPassword)) {
+    // A MariaDB server: ask for extended type info (clearing CLIENT_MYSQL says
+    // the extended capabilities follow).
+    mariadb_capabilities_ = hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo;
+    resp.capabilities &= ~cap::kLongPassword;
+    resp.mariadb_capabilities = mariadb_capabilities_;
+  }
   resp.max_packet_size = 1u << 30;
   resp.character_set = kBackendCollation;
   resp.username = config.user;
@@ -128,7 +158,7 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   resp.attributes = {{"_client_name", "shardproxy"}, {"program_name", "shardproxy"}};
   protocol::Bytes out;
   protocol::encode(resp, out);
-  uint8_t seq = stream_.append(out, greeting->sequence_id + 1);
+  seq = stream_.append(out, seq);
   if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending login"));
 
   for (int round = 0; round < 4; ++round) {
@@ -161,14 +191,44 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
       continue;
     }
     if (!p.empty() && p[0] == protocol::kAuthMoreDataHeader) {
-      // caching_sha2_password: 0x03 = fast auth succeeded (OK follows); 0x04 = full auth needs TLS/RSA.
-      if (p.size() == 2 && p[1] == 0x03) continue;
+      // caching_sha2_password: 0x03 = fast auth succeeded (OK follows); 0x04 =
+      // full authentication: the password itself, which only TLS may carry.
+      if (p.size() == 2 && p[1] == protocol::kCachingSha2FastAuthOk) continue;
+      if (p.size() == 2 && p[1] == protocol::kCachingSha2FullAuthNeeded && stream_.isTls()) {
+        std::string password = config.password;
+        password.push_back('\0');
+        stream_.append(protocol::asBytes(password), seq);
+        if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending password"));
+        continue;
+      }
       co_return std::unexpected(makeError(BackendError::Kind::kConnect,
-          "backend requires caching_sha2_password full authentication (TLS/RSA), which the proxy does not do; use mysql_native_password for the proxy's account"));
+          "backend requires caching_sha2_password full authentication, which needs TLS (backends[].tls) or "
+          "mysql_native_password for the proxy's account"));
     }
     co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "unexpected packet during login"));
   }
   co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "too many authentication rounds"));
+}
+
+// SSLRequest, then the TLS handshake (certificate checked per backends[].tls).
+awaitable<std::expected<void, BackendError>> BackendConnection::startTls(const conf::BackendConfig& config,
+                                                                         uint32_t server_capabilities, uint8_t& seq) {
+  if (!(server_capabilities & cap::kSsl)) {
+    co_return std::unexpected(makeError(BackendError::Kind::kConnect,
+        "backends[].tls is set but the server does not offer TLS (its have_ssl is not YES: ssl_cert/ssl_key)"));
+  }
+  auto ctx = backendTlsContext(*config.tls);
+  if (!ctx) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "TLS: " + ctx.error()));
+  capabilities_ |= cap::kSsl;
+  protocol::SslRequest request{capabilities_, 1u << 30, kBackendCollation, 0};
+  protocol::Bytes out;
+  protocol::encode(request, out);
+  seq = stream_.append(out, seq);
+  if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending SSL request"));
+  const std::string verify_host = config.tls->verify ? backendTlsName(config) : std::string();
+  auto started = co_await stream_.startTls(*ctx, TlsRole::kClient, verify_host);
+  if (!started) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "TLS to the backend: " + started.error()));
+  co_return std::expected<void, BackendError>{};
 }
 
 awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::command(
@@ -197,7 +257,7 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::ex
     broken_ = true;
     co_return std::unexpected(ioError("sending command"));
   }
-  protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, capabilities_);
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, capabilities_, mariadb_capabilities_);
   std::optional<BackendError> server_err;
   size_t columns = 0;
   auto malformed = [this](const char* what) {
@@ -258,6 +318,7 @@ awaitable<std::expected<void, BackendError>> BackendConnection::enableTracking()
 }
 
 awaitable<bool> BackendConnection::resetSession() {
+  const uint64_t epoch = currentGlobalsEpoch();
   auto r = co_await command(protocol::Command::kResetConnection, {});
   if (!r) {
     broken_ = true;
@@ -271,6 +332,7 @@ awaitable<bool> BackendConnection::resetSession() {
     broken_ = true;
     co_return false;
   }
+  globals_epoch_ = epoch;  // the reset re-read the global defaults
   co_return true;
 }
 
@@ -294,7 +356,7 @@ awaitable<std::expected<BackendStatement, BackendError>> BackendConnection::prep
     broken_ = true;
     co_return std::unexpected(ioError("sending prepare"));
   }
-  protocol::ResponseTracker tracker(protocol::ResponseKind::kPrepare, capabilities_);
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kPrepare, capabilities_, mariadb_capabilities_);
   std::optional<BackendError> server_err;
   while (!tracker.done()) {
     auto msg = co_await stream_.read();

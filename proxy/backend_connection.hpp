@@ -15,6 +15,7 @@
 #include "protocol/generic_packets.hpp"
 #include "proxy/backend_error.hpp"
 #include "proxy/backend_statements.hpp"
+#include "proxy/connection_loan.hpp"
 #include "proxy/net.hpp"
 #include "proxy/packet_stream.hpp"
 #include "proxy/session_state.hpp"
@@ -30,7 +31,11 @@ inline constexpr uint32_t kFlavourMask =
 // unselected, so such a session must never get a connection that has one
 // (`SELECT DATABASE()` would answer it, unqualified names would resolve in it).
 inline constexpr uint32_t kNoDatabase = 1u << 31;
-inline constexpr uint32_t kPoolFlavourMask = kFlavourMask | kNoDatabase;
+// A pseudo flavour bit: logged in with MariaDB's extended type info (when the
+// server offers it), for clients that negotiated it: their column definitions
+// carry one more field, forwarded byte for byte, which other clients cannot read.
+inline constexpr uint32_t kExtendedTypesFlavour = 1u << 30;
+inline constexpr uint32_t kPoolFlavourMask = kFlavourMask | kNoDatabase | kExtendedTypesFlavour;
 
 class BackendConnection {
  public:
@@ -42,8 +47,21 @@ class BackendConnection {
 
   PacketStream& stream() { return stream_; }
   uint32_t capabilities() const { return capabilities_; }
+  // MariaDB extended capabilities negotiated at login (protocol::mariadb_cap).
+  uint32_t mariadbCapabilities() const { return mariadb_capabilities_; }
   uint32_t flavour() const { return flavour_; }
   uint32_t serverThreadId() const { return thread_id_; }
+  // Which connection and which loan of it (the pool counts loans): tells a
+  // session whether the connection it borrows again is still as it left it
+  // (nobody else borrowed it meanwhile), e.g. still holding its LAST_INSERT_ID.
+  uint64_t serial() const { return serial_; }
+  uint64_t loans() const { return loans_; }
+  void noteLoan() { ++loans_; }
+  ConnectionLoan loan() const { return {serial_, loans_}; }
+  // The global-variables epoch (proxy_context.hpp) this connection's session
+  // started in: it has the global defaults of that moment.
+  uint64_t globalsEpoch() const { return globals_epoch_; }
+  void setGlobalsEpoch(uint64_t epoch) { globals_epoch_ = epoch; }
   const std::string& serverVersion() const { return server_version_; }
   SessionState& applied() { return applied_; }
 
@@ -93,6 +111,8 @@ class BackendConnection {
 
  private:
   awaitable<std::expected<void, BackendError>> login(const conf::BackendConfig& config);
+  awaitable<std::expected<void, BackendError>> startTls(const conf::BackendConfig& config,
+                                                        uint32_t server_capabilities, uint8_t& seq);
   BackendError ioError(std::string_view what) const;
   awaitable<std::expected<void, BackendError>> enableTracking();
   awaitable<std::expected<protocol::OkPacket, BackendError>> exchange(protocol::Command cmd,
@@ -100,8 +120,12 @@ class BackendConnection {
 
   PacketStream stream_;
   uint32_t capabilities_ = 0;
+  uint32_t mariadb_capabilities_ = 0;
   uint32_t flavour_ = 0;
   uint32_t thread_id_ = 0;
+  uint64_t serial_;
+  uint64_t loans_ = 0;
+  uint64_t globals_epoch_ = 0;
   std::string server_version_;
   std::string backend_name_;
   SessionState applied_;
@@ -112,6 +136,11 @@ class BackendConnection {
   uint16_t status_ = 0;
   Clock::time_point last_used_ = Clock::now();
 };
+
+// False once a backend logged in without MariaDB's extended type info (a
+// MySQL server): the proxy then stops offering it to clients, whose column
+// definitions would otherwise lack the field they expect.
+bool backendsOfferExtendedTypes();
 
 // Server ERR packet -> BackendError{kServer}.
 BackendError serverError(protocol::ByteView err_payload);

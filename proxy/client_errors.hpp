@@ -42,9 +42,16 @@ inline constexpr Code kNoSuchThread{1094, "HY000"};       // ER_NO_SUCH_THREAD (
 inline constexpr Code kKillDenied{1095, "HY000"};         // ER_KILL_DENIED_ERROR
 inline constexpr Code kQueryInterrupted{1317, "70100"};   // ER_QUERY_INTERRUPTED
 inline constexpr Code kConnectionKilled{1927, "70100"};   // ER_CONNECTION_KILLED
+inline constexpr Code kTooManyStatements{1461, "42000"};  // ER_MAX_PREPARED_STMT_COUNT_REACHED
 
 inline protocol::ErrPacket make(Code code, std::string message) {
   return protocol::ErrPacket{code.number, code.sql_state, std::move(message)};
+}
+
+// limits.max_prepared_statements_per_session reached, as the server words its own limit.
+inline protocol::ErrPacket tooManyStatements(uint32_t limit) {
+  return make(kTooManyStatements,
+              "Can't create more than max_prepared_stmt_count statements (current value: " + std::to_string(limit) + ")");
 }
 
 }  // namespace sp::proxy::client_error

@@ -14,6 +14,7 @@
 #include "parser/local_queries.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
+#include "proxy/global_defaults.hpp"
 #include "proxy/local_result.hpp"
 #include "proxy/response_forwarder.hpp"
 #include "proxy/statement_limits.hpp"
@@ -49,6 +50,7 @@ ClientSession::ClientSession(Worker& worker, tcp::socket socket, uint32_t connec
 ClientSession::~ClientSession() {
   worker_.remove(this);
   worker_.context().sessions.fetch_sub(1);
+  if (counted_tls_) worker_.context().tls_sessions.fetch_sub(1);
   if (counted_in_transaction_) worker_.context().sessions_in_transaction.fetch_sub(1);
 }
 
@@ -460,7 +462,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
 
 awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result) {
   protocol::Bytes out;
-  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_);
+  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_, false, mariadb_capabilities_);
   client_.appendFramedBytes(out);
   co_return co_await client_.flush();
 }
@@ -503,14 +505,14 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
       co_return co_await client_.flush();
     }
   }
-  if (info.uses_last_insert_id && last_insert_id_ != 0) {
-    std::string restore = "SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_) + ")";
-    auto r = co_await conn->command(Command::kQuery, restore);
+  if (auto restore = info.uses_last_insert_id ? last_insert_id_.restoreFor(conn->loan()) : std::nullopt) {
+    auto r = co_await conn->command(Command::kQuery, *restore);
     if (!r) {
       reportBackendFailure(pool, reply_seq_, false);
       giveBack(std::move(conn), pool, std::nullopt);
       co_return co_await client_.flush();
     }
+    last_insert_id_.onRestored(conn->loan());
   }
   if (out.execute) {
     // The physical statement, prepared on this connection the first time it is used.
@@ -534,6 +536,8 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
   } else {
     conn->stream().append(out.payload, 0);
   }
+  const bool changes_globals = changesGlobalDefaults(info);
+  if (changes_globals) advanceGlobalsEpoch();  // and again once answered: global_defaults.hpp
   if (!co_await conn->stream().flush()) {
     conn->markBroken();
     reportBackendFailure(pool, reply_seq_, true);
@@ -541,6 +545,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     co_return co_await client_.flush();
   }
   auto result = co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_);
+  if (changes_globals) advanceGlobalsEpoch();
   record_.onResponse(result.rows, result.server_error ? result.error_code : 0);
   if (result.client_failed) {
     giveBack(std::move(conn), pool, std::nullopt);
@@ -560,7 +565,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     carryAutocommit(*server_status & status::kAutocommit, initial_status_ & status::kAutocommit, desired_,
                     conn->applied());
   }
-  if (result.last_insert_id != 0) last_insert_id_ = result.last_insert_id;
+  last_insert_id_.afterStatement(conn->loan(), result.last_insert_id);
   giveBack(std::move(conn), pool, server_status);
   co_return co_await client_.flush();
 }
@@ -640,7 +645,7 @@ awaitable<bool> ClientSession::onResetConnection() {
   txn_.reset(initial_status_);
   diagnostics_ = SessionDiagnostics{};
   statements_.clear();
-  last_insert_id_ = 0;
+  last_insert_id_.reset();
   desired_ = initial_;
   idle_timeout_.onReset(worker_.context().config.server);
   syncPinSlot();

@@ -29,6 +29,7 @@
 #include "proxy/session_state.hpp"
 #include "proxy/local_result.hpp"
 #include "proxy/session_diagnostics.hpp"
+#include "proxy/session_last_insert_id.hpp"
 #include "proxy/transaction_state.hpp"
 
 namespace sp::proxy {
@@ -126,6 +127,10 @@ class ClientSession {
   awaitable<bool> onStmtExecute(protocol::ByteView payload);
   void onStmtSendLongData(protocol::ByteView payload);
   awaitable<bool> onStmtReset(protocol::ByteView payload);
+  // prepared_diagnostics.cpp: SHOW WARNINGS and kin prepared, answered from diagnostics_.
+  bool answersDiagnosticsLocally(std::string_view sql, const parser::StatementInfo& info) const;
+  awaitable<bool> prepareDiagnostics(std::string sql);
+  awaitable<bool> executeDiagnostics(const ClientStatement& statement);
   void onStmtClose(protocol::ByteView payload);
   awaitable<bool> onInitDb(protocol::ByteView payload);
   awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state);
@@ -167,7 +172,8 @@ class ClientSession {
   // What a backend connection must match to serve this session: the
   // semantic capability bits, and no database at all when it has none.
   uint32_t poolFlavour() const {
-    return (capabilities_ & kFlavourMask) | (desired_.database.empty() ? kNoDatabase : 0);
+    return (capabilities_ & kFlavourMask) | (desired_.database.empty() ? kNoDatabase : 0) |
+           ((mariadb_capabilities_ & protocol::mariadb_cap::kExtendedTypeInfo) ? kExtendedTypesFlavour : 0);
   }
 
   // Where a statement goes (routing.md): a pool and the SQL to send there
@@ -193,6 +199,7 @@ class ClientSession {
   PacketStream client_;
   uint32_t connection_id_;
   uint32_t capabilities_ = 0;  // negotiated with the client
+  uint32_t mariadb_capabilities_ = 0;  // MariaDB extended capabilities negotiated with the client
   uint8_t reply_seq_ = 1;      // sequence id of the first packet answering the current command
   std::string user_;
   std::optional<HostConnectionLimiter::Slot> user_slot_;  // users[].max_connections, held while logged in
@@ -217,15 +224,18 @@ class ClientSession {
   uint32_t server_version_ = parser::kDefaultServerVersion;
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
   ClientStatements statements_;
-  // LAST_INSERT_ID() of this session: the backend connection that generated
-  // it may be lent to someone else, so it is re-established (SELECT
-  // LAST_INSERT_ID(n)) on the connection of a statement that reads it.
-  uint64_t last_insert_id_ = 0;
+  // LAST_INSERT_ID() of this session and the backend connection holding it
+  // (session_last_insert_id.hpp).
+  SessionLastInsertId last_insert_id_;
+  // The global-variables epoch of the login (global_defaults.hpp): pooled
+  // connections that started before it are reset when borrowed.
+  uint64_t globals_epoch_ = 0;
   bool sticky_ = false;        // state that lives on one connection: keep it for the session
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;
   bool counted_in_transaction_ = false;
   IdleTimeout idle_timeout_;  // this session's wait_timeout
+  bool counted_tls_ = false;  // in ProxyContext::tls_sessions
   // What the current statement did, for metrics, digests and the slow-query
   // log (statement_observer.hpp); inactive when none of them is configured.
   StatementRecord record_;

@@ -26,6 +26,7 @@
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/global_defaults.hpp"
 #include "proxy/pool_capacity.hpp"
 #include "proxy/shard_read.hpp"
 #include "proxy/worker.hpp"
@@ -63,7 +64,8 @@ std::string_view verbOf(const parser::StatementInfo& info) {
 
 // One part's answer: a single OK or ERR (an INSERT sends no result set).
 awaitable<void> readPartAnswer(WritePart& part, std::chrono::milliseconds timeout) {
-  protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, part.conn->capabilities());
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, part.conn->capabilities(),
+                                    part.conn->mariadbCapabilities());
   while (!tracker.done()) {
     auto msg = co_await readShard(*part.conn, timeout, part.pool->config());
     if (!msg) {
@@ -248,8 +250,8 @@ awaitable<bool> ClientSession::runMultiWriteOnOne(const routing::Plan& plan, con
   std::vector<std::string> preamble;
   if (txn_.pendingBegin()) preamble.push_back(*txn_.pendingBegin());
   txn_.clearPendingBegin();
-  if (info.uses_last_insert_id && last_insert_id_ != 0) {
-    preamble.push_back("SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_) + ")");
+  if (auto restore = info.uses_last_insert_id ? last_insert_id_.restoreFor(conn->loan()) : std::nullopt) {
+    preamble.push_back(std::move(*restore));
   }
   if (atomic) preamble.emplace_back(kSavepoint);
   for (const auto& sql : preamble) {
@@ -329,9 +331,13 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> Client
   auto r = co_await pool.acquire(poolFlavour(), connection_id_);
   if (!r) co_return std::unexpected(fmt::format("backend unavailable: {}", r.error().message));
   auto conn = std::move(*r);
+  if (!co_await refreshGlobalDefaults(*conn, globals_epoch_)) {
+    pool.release(std::move(conn));
+    co_return std::unexpected(std::string("cannot reset the connection to the global defaults"));
+  }
   auto synced = co_await conn->sync(desired_);
-  if (synced && info.uses_last_insert_id && last_insert_id_ != 0) {
-    std::string restore = "SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_) + ")";
+  if (synced && info.uses_last_insert_id) {
+    std::string restore = "SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_.value()) + ")";
     auto restored = co_await conn->command(Command::kQuery, restore);
     if (!restored) synced = std::unexpected(restored.error());
   }
@@ -346,7 +352,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> Client
 
 awaitable<bool> ClientSession::sendWriteOk(const protocol::OkPacket& sum) {
   protocol::OkPacket ok = sum;
-  if (ok.last_insert_id != 0) last_insert_id_ = ok.last_insert_id;
+  if (ok.last_insert_id != 0) last_insert_id_.adopt(ok.last_insert_id);
   ok.status_flags = statusFlags();
   protocol::Bytes out;
   protocol::encode(ok, capabilities_, out);

@@ -18,6 +18,7 @@ namespace sp::proxy {
 
 class Worker;
 class SlowQueryLog;
+class ServerTls;
 struct ArchivedMonths;
 
 struct ProxyContext {
@@ -35,6 +36,12 @@ struct ProxyContext {
   std::atomic<uint64_t> handshake_timeouts{0};       // server.handshake_timeout_ms
   std::atomic<uint64_t> handshake_too_large{0};      // server.max_handshake_packet_bytes
   std::atomic<uint64_t> idle_timeouts{0};            // server.wait_timeout_s
+  // TLS (server.tls_cert): the certificate clients see (never null once the
+  // server started; off when not configured), sessions that are encrypted
+  // now, and TLS handshakes that failed.
+  std::shared_ptr<ServerTls> tls;
+  std::atomic<uint32_t> tls_sessions{0};
+  std::atomic<uint64_t> tls_handshake_failures{0};
   // Observability (docs/observability.md): admin-port commands, shard-map
   // reloads (set by ShardMapManager), and the slow-query log (null: off).
   std::atomic<uint64_t> admin_commands{0};

@@ -34,7 +34,7 @@ awaitable<ForwardResult> forwardResponse(BackendConnection& backend, PacketStrea
   ForwardResult result;
   const bool translate_eof = (client_capabilities & protocol::cap::kDeprecateEof) &&
                              !(backend.capabilities() & protocol::cap::kDeprecateEof);
-  protocol::ResponseTracker tracker(kind, backend.capabilities());
+  protocol::ResponseTracker tracker(kind, backend.capabilities(), backend.mariadbCapabilities());
   PacketStream& in = backend.stream();
   uint8_t seq = first_client_seq;
   protocol::Bytes scratch;

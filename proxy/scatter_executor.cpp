@@ -206,7 +206,8 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
   // 2. Column definitions from every shard.
   for (size_t i = 0; i < shards.size(); ++i) {
     auto& s = *shards[i];
-    s.tracker = std::make_unique<protocol::ResponseTracker>(protocol::ResponseKind::kQuery, s.conn->capabilities());
+    s.tracker = std::make_unique<protocol::ResponseTracker>(protocol::ResponseKind::kQuery, s.conn->capabilities(),
+                                                          s.conn->mariadbCapabilities());
     std::vector<protocol::ColumnDefinition41> columns;
     for (;;) {
       auto msg = co_await readShard(*s.conn, timeout, s.pool->config());
@@ -232,7 +233,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
         co_return co_await client_.flush();
       }
       if (*ev == ResponseEvent::kColumnDef) {
-        auto def = protocol::decodeColumnDefinition41(msg->payload);
+        auto def = protocol::decodeColumnDefinition41(msg->payload, s.conn->mariadbCapabilities());
         if (!def) {
           s.conn->markBroken();
           fail(i, "malformed column definition");
@@ -263,7 +264,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
   seq = client_.append(scratch, seq);
   for (const auto& c : out_columns) {
     scratch.clear();
-    protocol::encode(c, scratch);
+    protocol::encode(c, scratch, mariadb_capabilities_);
     seq = client_.append(scratch, seq);
   }
   if (!deprecate_eof) {

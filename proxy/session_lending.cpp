@@ -10,6 +10,7 @@
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/global_defaults.hpp"
 #include "proxy/worker.hpp"
 
 namespace sp::proxy {
@@ -22,7 +23,7 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
   if (pinned_) {
     conn = std::move(pinned_);
   } else {
-    auto r = co_await pool.acquire(poolFlavour(), connection_id_);
+    auto r = co_await pool.acquire(poolFlavour(), connection_id_, last_insert_id_.preferredConnection());
     if (!r) {
       const auto& cfg = pool.config();
       queueError(reply_seq_, client_error::make(
@@ -33,6 +34,13 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
       co_return nullptr;
     }
     conn = std::move(*r);
+    last_insert_id_.onBorrow(conn->loan());
+    if (!co_await refreshGlobalDefaults(*conn, globals_epoch_)) {
+      reportBackendFailure(pool, reply_seq_, false);
+      co_await client_.flush();
+      pool.release(std::move(conn));
+      co_return nullptr;
+    }
   }
   if (sync_state && !conn->inSync(desired_)) {
     auto s = co_await conn->sync(desired_);
