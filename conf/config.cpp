@@ -112,6 +112,12 @@ const UserAccount* Config::findUser(std::string_view name) const {
   return it == users.end() ? nullptr : &*it;
 }
 
+uint32_t Config::pinnedConnectionLimit(std::string_view user) const {
+  const UserAccount* account = findUser(user);
+  if (account && account->max_pinned_connections) return *account->max_pinned_connections;
+  return limits.max_pinned_connections_per_user;
+}
+
 std::expected<Config, ConfigIssues> parseConfig(std::string_view yaml_text, const std::string& base_dir) {
   ConfigIssues issues;
   Walker walker(issues);

@@ -111,6 +111,10 @@ const FieldSpec<ServerConfig> kServerFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.wait_timeout_s);
      }},
+    {"interactive_timeout_s", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.interactive_timeout_s);
+     }},
     // Paths are made absolute by resolveTlsPaths (tls_fields.cpp), which has the base directory.
     {"tls_cert", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
@@ -158,6 +162,10 @@ const FieldSpec<LimitsConfig> kLimitsFields[] = {
     {"max_plan_cache_bytes", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
        assign(w.readUInt(v, p, 0, kMaxPlanCacheBytes), l.max_plan_cache_bytes);
+     }},
+    {"max_pinned_connections_per_user", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
+       assign(w.readUInt(v, p, 0, kMaxPoolConnections), l.max_pinned_connections_per_user);
      }},
 };
 
@@ -276,6 +284,10 @@ const FieldSpec<ScatterConfig> kScatterFields[] = {
     {"max_merge_bytes", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
        assign(w.readUInt(v, p, kMinMergeBytes, kMaxMergeBytes), s.max_merge_bytes);
+     }},
+    {"max_merge_bytes_total", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
+       assign(w.readUInt(v, p, kMinMergeBytes, kMaxMergeBytes), s.max_merge_bytes_total);
      }},
     {"shard_timeout_ms", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
@@ -401,6 +413,10 @@ const FieldSpec<UserEntry> kPolicyFields[] = {
     {"allow_tables", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        readPatternList(w, v, p, true, u.account.allow_tables);
+     }},
+    {"max_pinned_connections", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       if (auto n = w.readUInt(v, p, 0, kMaxPoolConnections)) u.account.max_pinned_connections = static_cast<uint32_t>(*n);
      }},
 };
 

@@ -112,6 +112,10 @@ class Lexer {
 
 // All significant tokens, terminated by one kEnd token.
 std::vector<Token> tokenize(std::string_view sql, const Dialect& dialect = {});
+// How many significant tokens `sql` has, counting no further than `limit + 1`;
+// memory O(1), so a 20 MB statement can be measured before anything holds
+// its tokens.
+uint64_t countTokens(std::string_view sql, uint64_t limit, const Dialect& dialect = {});
 
 std::string_view tokenKindName(TokenKind kind);
 

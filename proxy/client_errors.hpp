@@ -16,6 +16,7 @@ struct Code {
 inline constexpr Code kAccessDenied{1045, "28000"};       // ER_ACCESS_DENIED_ERROR
 inline constexpr Code kTooManyConnections{1040, "08004"}; // ER_CON_COUNT_ERROR
 inline constexpr Code kTooManyUserConnections{1203, "42000"}; // ER_TOO_MANY_USER_CONNECTIONS
+inline constexpr Code kUserLimitReached{1226, "42000"};   // ER_USER_LIMIT_REACHED
 inline constexpr Code kUnknownCommand{1047, "08S01"};     // ER_UNKNOWN_COM_ERROR
 inline constexpr Code kHandshake{1043, "08S01"};          // ER_HANDSHAKE_ERROR
 inline constexpr Code kPacketTooLarge{1153, "08S01"};     // ER_NET_PACKET_TOO_LARGE
@@ -30,6 +31,9 @@ inline constexpr Code kShardTimeout{9003, "HY000"};       // a shard did not ans
 // treat it as "the transaction was rolled back, retry it".
 inline constexpr Code kTransactionLost{9004, "40001"};    // the session's transaction died with its backend connection
 inline constexpr Code kShardColumnsDiffer{9005, "HY000"}; // shards answered a scatter with different columns (schema drift)
+// Retryable: the memory every concurrent scatter merge holds together is
+// spent (scatter.max_merge_bytes_total); the statement freed what it held.
+inline constexpr Code kMergeMemoryExhausted{9006, "HY000"};
 inline constexpr Code kNotSupported{1235, "42000"};       // ER_NOT_SUPPORTED_YET
 inline constexpr Code kServerShutdown{1053, "08S01"};     // ER_SERVER_SHUTDOWN
 inline constexpr Code kGeneric{1105, "HY000"};            // ER_UNKNOWN_ERROR

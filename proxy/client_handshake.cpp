@@ -90,6 +90,7 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
   desired_.database = std::move(database);
   initial_ = desired_;
   initial_status_ = TransactionState::kDefaultStatus;
+  idle_timeout_.onLogin(worker_.context().config.server, capabilities_ & protocol::cap::kInteractive);
   if (auto refused = schemaRefusal(desired_.database)) co_return refused;
   // A backend connection brought to the session's state tells the status
   // flags the session starts with (autocommit and NO_BACKSLASH_ESCAPES follow
@@ -132,6 +133,7 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
     defaultPool().release(std::move(conn));
   }
   txn_.reset(initial_status_);
+  syncPinSlot();  // COM_CHANGE_USER: the previous user's slot goes with its state
   updateDialect();
   co_return refusal;
 }

@@ -178,6 +178,10 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   std::string sql(request->query);
+  if (auto refused = tokenBudgetRefusal(sql, worker_.context().config, dialect_)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   if (auto refused = accessRefusal(sql)) {
     queueError(reply_seq_, *refused);
     co_return co_await client_.flush();

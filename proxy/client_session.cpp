@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <span>
 #include <spdlog/spdlog.h>
 
 #include "protocol/constants.hpp"
@@ -115,6 +116,7 @@ awaitable<void> ClientSession::run() {
   }
   co_await releasePinned();
   client_.close();
+  pin_slot_.reset();
   user_slot_.reset();  // users[].max_connections counts sessions until they end
 }
 
@@ -220,6 +222,9 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
     const protocol::SessionChanges& adopted = info.set_statement_for ? kept : changes;
     if (changes_unreadable || !adoptTrackedChanges(adopted, set_or_use, desired_, conn.applied())) sticky_ = true;
   }
+  const auto settings = info.kind == StatementKind::kSet ? std::span<const parser::SessionSetting>(info.settings)
+                                                         : std::span<const parser::SessionSetting>();
+  idle_timeout_.onStatement(settings, changes, tracked && !changes_unreadable, worker_.context().config.server);
   if (info.kind == StatementKind::kSet) {
     for (const auto& s : info.settings) {
       // A variable the server reported is carried as reported (above); one
@@ -388,6 +393,10 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
 
 awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   std::string_view sql = protocol::asText(payload.subspan(1));
+  if (auto refused = tokenBudgetRefusal(sql, worker_.context().config, dialect_)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   if (auto inner = routing::explainShardsStatement(sql)) co_return co_await onExplainShards(*inner);
   parser::StatementInfo info = parser::classify(sql, dialect_);
   if (auto refused = accessRefusal(sql)) {
@@ -418,6 +427,10 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     // WITH CONSISTENT SNAPSHOT takes its snapshot when it runs: deferring it
     // to the first statement would let that statement see later commits.
     if (info.kind == K::kBegin && !info.consistent_snapshot) {
+      if (auto refused = reservePin(info)) {
+        queueError(reply_seq_, *refused);
+        co_return co_await client_.flush();
+      }
       diagnostics_.onSuccess(0);
       txn_.deferBegin(std::string(sql));
       transaction_map_.reset();
@@ -428,6 +441,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
       // Nothing ran since BEGIN: there is nothing to commit or roll back.
       diagnostics_.onSuccess(0);
       txn_.clearPendingBegin();
+      syncPinSlot();
       transaction_map_.reset();
       co_return co_await sendOk(reply_seq_);
     }
@@ -468,8 +482,15 @@ awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result) {
 
 awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info) {
   last_run_ = RunOutcome{};
+  if (auto refused = reservePin(info)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   auto conn = co_await borrowFor(pool);
-  if (!conn) co_return true;
+  if (!conn) {
+    syncPinSlot();  // the reservation, when nothing ran
+    co_return true;
+  }
   if (txn_.pendingBegin()) {
     auto r = co_await conn->command(Command::kQuery, *txn_.pendingBegin());
     txn_.clearPendingBegin();
@@ -648,6 +669,8 @@ awaitable<bool> ClientSession::onResetConnection() {
   statements_.clear();
   last_insert_id_.reset();
   desired_ = initial_;
+  idle_timeout_.onReset(worker_.context().config.server);
+  syncPinSlot();
   co_return co_await sendOk(reply_seq_);
 }
 

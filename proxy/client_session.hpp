@@ -18,6 +18,7 @@
 #include "protocol/prepared.hpp"
 #include "proxy/client_statements.hpp"
 #include "proxy/host_limits.hpp"
+#include "proxy/idle_timeout.hpp"
 #include "routing/catalog.hpp"
 #include "routing/plan.hpp"
 #include "routing/shard_map.hpp"
@@ -51,8 +52,10 @@ class ClientSession {
   const std::string& user() const { return user_; }
   bool idle() const { return idle_; }  // waiting for the client's next command
   bool pinned() const { return pinned_ != nullptr; }  // holds a backend connection between statements
-  // Since when it has waited, when idle() (server.wait_timeout_s: worker.cpp).
+  // Since when it has waited, when idle(), and how long it may (the
+  // session's wait_timeout, idle_timeout.hpp): the worker's sweep closes it after that.
   std::chrono::steady_clock::time_point idleSince() const { return client_.readStartedAt(); }
+  std::chrono::seconds idleLimit() const { return idle_timeout_.limit(); }
   // KILL CONNECTION from another session (Worker::aimKill, on this worker's
   // thread): closes the client connection; the session ends after the
   // statement it may be running, which the killer interrupts on the backends.
@@ -183,6 +186,16 @@ class ClientSession {
   // COM_RESET_CONNECTION on the pinned connection (rolls back, clears its
   // state) and returns it to its pool; closes it if the reset fails.
   awaitable<void> releasePinned();
+  // users[].max_pinned_connections (session_lending.cpp). Before a statement
+  // that will make the session hold a connection between statements (a
+  // transaction, user variables, temporary tables, locks): the ERR refusing
+  // it when the user's pinned sessions hold their limit already, else
+  // nullopt (a slot is reserved). syncPinSlot() afterwards keeps the slot
+  // exactly while the session holds a connection (or a deferred BEGIN); a
+  // pin nothing foretold (a procedure creating a temporary table) is
+  // counted too, so the user's next one is refused.
+  std::optional<protocol::ErrPacket> reservePin(const parser::StatementInfo& info);
+  void syncPinSlot();
   void recordEffects(const parser::StatementInfo& info, BackendConnection& conn,
                      const protocol::SessionChanges& changes, bool changes_unreadable);
   // A statement while the session's transaction is lost (transaction_state.hpp):
@@ -231,6 +244,7 @@ class ClientSession {
   uint8_t reply_seq_ = 1;      // sequence id of the first packet answering the current command
   std::string user_;
   std::optional<HostConnectionLimiter::Slot> user_slot_;  // users[].max_connections, held while logged in
+  std::optional<HostConnectionLimiter::Slot> pin_slot_;   // users[].max_pinned_connections, held while pinned
   std::string peer_;
   std::string scramble_;  // of the greeting; COM_CHANGE_USER is answered against it
   SessionState desired_;
@@ -262,6 +276,7 @@ class ClientSession {
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;
   bool counted_in_transaction_ = false;
+  IdleTimeout idle_timeout_;  // this session's wait_timeout
   bool counted_tls_ = false;  // in ProxyContext::tls_sessions
   // What the current statement did, for metrics, digests and the slow-query
   // log (statement_observer.hpp); inactive when none of them is configured.

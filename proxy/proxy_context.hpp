@@ -11,6 +11,7 @@
 #include "conf/config.hpp"
 #include "proxy/host_limits.hpp"
 #include "proxy/lifecycle_stats.hpp"
+#include "routing/merge_budget.hpp"
 #include "routing/shard_map.hpp"
 
 namespace sp::proxy {
@@ -57,6 +58,14 @@ struct ProxyContext {
   // counter keyed by user instead of address.
   HostConnectionLimiter users;
   std::atomic<uint64_t> refused_per_user{0};         // users[].max_connections
+  // Sessions holding a backend connection between statements (pinned), per
+  // user (users[].max_pinned_connections), and statements refused for it.
+  HostConnectionLimiter pinned_by_user;
+  std::atomic<uint64_t> refused_pinned{0};
+  // Scatter statements refused because every concurrent merge together
+  // reached scatter.max_merge_bytes_total (merge_budget.hpp).
+  std::atomic<uint64_t> refused_merge_memory{0};
+  routing::MergeBudget merge_budget;  // its total set from the config at start-up
   // Every worker, set once before they start (KILL finds a session on any of them).
   std::vector<Worker*> workers;
 

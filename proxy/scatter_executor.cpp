@@ -11,6 +11,7 @@
 #include "protocol/generic_packets.hpp"
 #include "protocol/resultset.hpp"
 #include "protocol/response_tracker.hpp"
+#include "proxy/abuse_log.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
@@ -105,6 +106,18 @@ std::expected<void, std::string> encodeBinaryFromText(const std::vector<std::opt
   return {};
 }
 
+// scatter.max_merge_bytes_total is spent: counted, logged (rate-limited), and
+// worded so the client knows that retrying later may work.
+protocol::ErrPacket mergeMemoryRefusal(ProxyContext& context, uint64_t held) {
+  context.refused_merge_memory.fetch_add(1, std::memory_order_relaxed);
+  const auto& budget = context.merge_budget;
+  noteAbuse(AbuseKind::kMergeMemory, fmt::format("{} of {} bytes in use", budget.used(), budget.total()));
+  return client_error::make(client_error::kMergeMemoryExhausted, fmt::format(
+      "shardproxy: the statements spanning shards that run now hold all the merge memory "
+      "(scatter.max_merge_bytes_total {} bytes; this one held {}); retry later, or narrow it (fewer groups, a key, "
+      "a LIMIT)", budget.total(), held));
+}
+
 }  // namespace
 
 awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool binary_rows) {
@@ -174,6 +187,8 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
     if (!co_await s->conn->stream().flush()) s->conn->markBroken();
   }
   routing::ResultMerger merger(plan.merge, shards.size());
+  // Every concurrent merge together (scatter.max_merge_bytes_total): freed when the statement ends.
+  routing::MergeBudget::Reservation merge_memory(worker_.context().merge_budget);
   const auto& scatter_config = worker_.context().config.scatter;
   const size_t merge_cap = scatter_config.max_merge_bytes;
   const std::chrono::milliseconds timeout(scatter_config.shard_timeout_ms);
@@ -355,6 +370,12 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
         queueError(seq, client_error::make(client_error::kGeneric, fmt::format(
             "shardproxy: the merge of this statement needs more than {} bytes (scatter.max_merge_bytes); narrow "
             "it (fewer groups, a key, a LIMIT)", merge_cap)));
+        releaseScatter(shards);
+        co_return co_await client_.flush();
+      }
+      if (!merge_memory.cover(merger.bufferedBytes())) {
+        queueError(seq, mergeMemoryRefusal(worker_.context(), merge_memory.held()));
+        merge_memory.release();
         releaseScatter(shards);
         co_return co_await client_.flush();
       }

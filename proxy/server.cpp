@@ -43,7 +43,10 @@ unsigned autoThreads(const conf::Config& cfg) {
 
 }  // namespace
 
-Server::Server(conf::Config config) { context_.config = std::move(config); }
+Server::Server(conf::Config config) {
+  context_.config = std::move(config);
+  context_.merge_budget.setTotal(context_.config.scatter.max_merge_bytes_total);
+}
 
 Server::~Server() {
   if (upkeep_) upkeep_->stop();
