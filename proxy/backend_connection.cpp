@@ -131,6 +131,17 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   if (config.database.empty() || (flavour_ & kNoDatabase)) wanted &= ~cap::kConnectWithDb;
   capabilities_ = wanted & (hs->capabilities | cap::kLongPassword);
 
+  if (!(hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo)) {
+    extended_types_everywhere.store(false, std::memory_order_relaxed);
+  }
+  if ((flavour_ & kExtendedTypesFlavour) && !(hs->capabilities & cap::kLongPassword)) {
+    // A MariaDB server: ask for extended type info (clearing CLIENT_MYSQL says
+    // the extended capabilities follow). Decided before TLS: the server takes
+    // the extended capabilities from the SSL request, so both packets carry them.
+    mariadb_capabilities_ = hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo;
+    capabilities_ &= ~cap::kLongPassword;
+  }
+
   uint8_t seq = greeting->sequence_id + 1;
   if (config.tls) {
     if (auto tls = co_await startTls(config, hs->capabilities, seq); !tls) co_return std::unexpected(tls.error());
@@ -138,16 +149,7 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   std::string scramble = hs->auth_plugin_data.substr(0, protocol::kScrambleLength);
   protocol::HandshakeResponse41 resp;
   resp.capabilities = capabilities_;
-  if (!(hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo)) {
-    extended_types_everywhere.store(false, std::memory_order_relaxed);
-  }
-  if ((flavour_ & kExtendedTypesFlavour) && !(hs->capabilities & cap::kLongPassword)) {
-    // A MariaDB server: ask for extended type info (clearing CLIENT_MYSQL says
-    // the extended capabilities follow).
-    mariadb_capabilities_ = hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo;
-    resp.capabilities &= ~cap::kLongPassword;
-    resp.mariadb_capabilities = mariadb_capabilities_;
-  }
+  resp.mariadb_capabilities = mariadb_capabilities_;
   resp.max_packet_size = 1u << 30;
   resp.character_set = kBackendCollation;
   resp.username = config.user;
@@ -221,7 +223,7 @@ awaitable<std::expected<void, BackendError>> BackendConnection::startTls(const c
   auto ctx = backendTlsContext(*config.tls);
   if (!ctx) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "TLS: " + ctx.error()));
   capabilities_ |= cap::kSsl;
-  protocol::SslRequest request{capabilities_, 1u << 30, kBackendCollation, 0};
+  protocol::SslRequest request{capabilities_, 1u << 30, kBackendCollation, mariadb_capabilities_};
   protocol::Bytes out;
   protocol::encode(request, out);
   seq = stream_.append(out, seq);
@@ -290,7 +292,7 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::ex
       if (!count) co_return malformed("malformed column count");
       columns = static_cast<size_t>(*count);
     } else if (*ev == protocol::ResponseEvent::kColumnDef && column_defs) {
-      auto def = protocol::decodeColumnDefinition41(msg->payload);
+      auto def = protocol::decodeColumnDefinition41(msg->payload, mariadb_capabilities_);
       if (!def) co_return malformed("malformed column definition");
       column_defs->push_back(std::move(*def));
     } else if (*ev == protocol::ResponseEvent::kRow) {

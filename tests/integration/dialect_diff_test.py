@@ -177,7 +177,7 @@ class Pair:
     def __init__(self, charset="utf8mb4", how="handshake", mode=None, multi=False, proxy_port=None):
         hand = charset if how == "handshake" else "utf8mb4"
         self.proxy = connect(proxy_port or PROXY_PORT, "app", "app_pw", "im", hand, multi)
-        self.mirror = connect(DB_PORTS[0], "proxy", "proxy_pw", MIRROR_DB, hand, multi)
+        self.mirror = connect(DB_PORTS[0], "root", "root_pw", MIRROR_DB, hand, multi)
         self.setup = []
         if how != "handshake":
             verb = "SET CHARACTER SET " if how == "charset" else "SET NAMES "
@@ -312,7 +312,7 @@ def ddl_msg():
 
 
 def direct(port, database="im"):
-    return pymysql.connect(host="127.0.0.1", port=port, user="proxy", password="proxy_pw", database=database,
+    return pymysql.connect(host="127.0.0.1", port=port, user="root", password="root_pw", database=database,
                            autocommit=True, connect_timeout=10, read_timeout=60)
 
 
@@ -329,6 +329,10 @@ def setup():
             cur.execute(f"DROP TABLE IF EXISTS {db}.msg")
             cur.execute(ddl_msg().replace("CREATE TABLE IF NOT EXISTS msg", f"CREATE TABLE {db}.msg", 1))
             cur.execute(f"DROP PROCEDURE IF EXISTS {db}.dialect_set_mode")
+        # The proxy's backend account has least privilege (im.* only): the
+        # other schema is the application's too here, as a DBA would grant it.
+        for account in ("'proxy'@'127.0.0.1'", "'proxy'@'%'", "'proxy'@'localhost'"):
+            cur.execute(f"GRANT ALL PRIVILEGES ON `{OTHER_DB}`.* TO {account}")
         cur.execute(f"INSERT INTO {OTHER_DB}.msg (conv_id, seq, msg_id, sender_uid, content) VALUES "
                     "(12934, 1, 1, 1, 'other'), (12934, 2, 2, 1, 'other')")
     db0.close()
@@ -347,7 +351,7 @@ def setup():
                 cur.execute(f"DELETE FROM `{name}` WHERE msg_id >= 900000000")
         conn.close()
     proxy = connect(PROXY_PORT, "app", "app_pw", "im")
-    mirror = connect(DB_PORTS[0], "proxy", "proxy_pw", MIRROR_DB)
+    mirror = connect(DB_PORTS[0], "root", "root_pw", MIRROR_DB)
     msg_id = 900000000
     for conv, count in BASE_ROWS.items():
         values = []
