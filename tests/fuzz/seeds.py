@@ -29,17 +29,17 @@ def write(out, target, data):
     d = out / target
     d.mkdir(parents=True, exist_ok=True)
     if isinstance(data, str):
-        data = data.encode()
+        data = data.encode("utf-8", "surrogateescape")
     (d / hashlib.sha1(data).hexdigest()).write_bytes(data)
 
 
 def golden_queries():
     for f in sorted((ROOT / "tests/unit/parser/golden").glob("*.txt")):
-        for line in f.read_text().splitlines():
+        for line in f.read_text(errors="surrogateescape").splitlines():
             if line.startswith("SQL: "):
                 yield line[5:].replace("\\n", "\n")
     for f in sorted((ROOT / "tests/unit/routing/golden").glob("*.txt")):
-        for line in f.read_text().splitlines():
+        for line in f.read_text(errors="surrogateescape").splitlines():
             if line.startswith("sql> "):
                 yield line[5:].replace("\\n", "\n")
 
