@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "proxy/admin_session.hpp"
+#include "proxy/side_listener.hpp"
 
 namespace sp::proxy {
 
@@ -13,20 +14,8 @@ AdminServer::~AdminServer() { stop(); }
 
 std::string AdminServer::start() {
   const auto& hp = *context_.config.server.admin_listen;
-  error_code ec;
-  auto address = asio::ip::make_address(hp.host, ec);
-  if (ec) {
-    tcp::resolver resolver(io_);
-    auto results = resolver.resolve(hp.host, std::to_string(hp.port), ec);
-    if (ec || results.empty()) return "cannot resolve admin_listen address " + hp.host;
-    address = results.begin()->endpoint().address();
-  }
-  tcp::endpoint endpoint(address, hp.port);
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return "cannot listen on admin port " + conf::formatHostPort(hp) + ": " + ec.message();
+  asio::ip::address address;
+  if (auto failed = listenOn(io_, acceptor_, hp, "admin_listen", "admin port", address); !failed.empty()) return failed;
   if (!address.is_loopback() && !context_.config.server.admin_allow_remote) {
     spdlog::warn("admin_listen {} is not a loopback address; only loopback peers are accepted (use an SSH tunnel)",
                  conf::formatHostPort(hp));

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "proxy/http_request.hpp"
+#include "proxy/side_listener.hpp"
 #include "proxy/worker.hpp"
 
 #ifndef SHARDPROXY_VERSION
@@ -106,20 +107,8 @@ MetricsServer::~MetricsServer() { stop(); }
 
 std::string MetricsServer::start() {
   const auto& hp = *context_.config.server.metrics_listen;
-  error_code ec;
-  auto address = asio::ip::make_address(hp.host, ec);
-  if (ec) {
-    tcp::resolver resolver(io_);
-    auto results = resolver.resolve(hp.host, std::to_string(hp.port), ec);
-    if (ec || results.empty()) return "cannot resolve metrics_listen address " + hp.host;
-    address = results.begin()->endpoint().address();
-  }
-  tcp::endpoint endpoint(address, hp.port);
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return "cannot listen on metrics port " + conf::formatHostPort(hp) + ": " + ec.message();
+  asio::ip::address address;
+  if (auto failed = listenOn(io_, acceptor_, hp, "metrics_listen", "metrics port", address); !failed.empty()) return failed;
   if (!address.is_loopback() && !context_.config.server.metrics_allow_remote) {
     spdlog::warn("metrics_listen {} is not a loopback address; only loopback peers are answered "
                  "(server.metrics_allow_remote: true to accept others)",
