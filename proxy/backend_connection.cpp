@@ -188,11 +188,8 @@ awaitable<std::expected<BackendConnection::TextRows, BackendError>> BackendConne
 // are decoded into `rows` when given, else drained.
 awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::exchange(
     protocol::Command cmd, std::string_view argument, TextRows* rows) {
-  protocol::Bytes payload;
-  payload.reserve(argument.size() + 1);
-  payload.push_back(static_cast<uint8_t>(cmd));
-  payload.insert(payload.end(), argument.begin(), argument.end());
-  stream_.append(payload, 0);
+  const uint8_t command = static_cast<uint8_t>(cmd);
+  stream_.append(protocol::ByteView(&command, 1), protocol::asBytes(argument), 0);
   if (!co_await stream_.flush()) {
     broken_ = true;
     co_return std::unexpected(ioError("sending command"));

@@ -50,12 +50,13 @@ protocol::ErrPacket privilegeError(const parser::PrivilegeNeed& need, std::strin
 
 }  // namespace
 
-std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view sql) {
+std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view sql,
+                                                               std::span<const parser::Token> tokens) {
   const auto& config = worker_.context().config;
   const routing::AccessRights rights = rightsOf(config.findUser(user_));
   if (rights.privileged) return std::nullopt;
   auto map = mapSnapshot();
-  auto denial = routing::checkAccess(sql, rights, map.get(), !txn_.noBackslashEscapes());
+  auto denial = routing::checkAccess(sql, rights, map.get(), !txn_.noBackslashEscapes(), tokens);
   if (!denial) return std::nullopt;
   // The statement text is not logged: it may hold a password.
   if (const auto* refusal = std::get_if<routing::Refusal>(&*denial)) {

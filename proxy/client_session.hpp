@@ -13,6 +13,7 @@
 #include <optional>
 #include <variant>
 
+#include "parser/analysis.hpp"
 #include "parser/classify.hpp"
 #include "parser/dialect.hpp"
 #include "protocol/prepared.hpp"
@@ -24,7 +25,7 @@
 #include "proxy/backend_connection.hpp"
 #include "proxy/metrics.hpp"
 #include "proxy/packet_stream.hpp"
-#include "proxy/response_forwarder.hpp"
+#include "proxy/route_execution.hpp"
 #include "proxy/session_state.hpp"
 #include "proxy/local_result.hpp"
 #include "proxy/session_diagnostics.hpp"
@@ -69,7 +70,8 @@ class ClientSession {
 
   // client_access.cpp: the ERR refusing `sql` for this user (statement
   // policy, private physical tables; docs/security.md), or nullopt.
-  std::optional<protocol::ErrPacket> accessRefusal(std::string_view sql);
+  // `tokens`: tokenize(sql) under the default dialect when at hand, else empty.
+  std::optional<protocol::ErrPacket> accessRefusal(std::string_view sql, std::span<const parser::Token> tokens = {});
 
   // client_session.cpp
   awaitable<bool> dispatch(protocol::ByteView payload);
@@ -83,7 +85,8 @@ class ClientSession {
   // What runOn sends: a command payload as is, or an execute of a prepared
   // statement whose physical SQL is prepared on the borrowed connection.
   struct Outbound {
-    protocol::ByteView payload;
+    protocol::ByteView payload;  // the client's command, sent as is
+    std::string_view sql;        // else: a COM_QUERY of this (the statement rewritten for its shard)
     std::string execute_sql;
     const protocol::StmtExecute* execute = nullptr;
     bool clear_diagnostics = false;  // reset the connection's diagnostics area first
@@ -93,22 +96,28 @@ class ClientSession {
   // read with SHOW WARNINGS on `conn` (only when it had some).
   awaitable<void> recordDiagnostics(const ForwardResult& result, const parser::StatementInfo& info,
                                     BackendConnection& conn);
+  // session_route.cpp: a statement, COM_INIT_DB and the other commands run on
+  // one backend connection (route_execution.hpp forwards the answer).
   awaitable<bool> runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info);
+  awaitable<bool> onInitDb(protocol::ByteView payload);
+  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state);
   awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
 
-  // scatter_executor.cpp: statements that span shards.
+  // `SELECT LAST_INSERT_ID(n)`: re-establishes the session's insert id on a connection.
+  std::string lastInsertIdRestore() const { return "SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_) + ")"; }
+
+  // session_scatter.cpp: statements that span shards (scatter_execution.hpp runs them).
   // binary_rows: answer a COM_STMT_EXECUTE (binary result rows built from the
   // shards' text rows and the merged column definitions).
   awaitable<bool> runScatter(const routing::ScatterPlan& plan, bool binary_rows = false);
 
-  // multi_write_executor.cpp: an INSERT / REPLACE split per shard (routing::PlanKind::kMultiWrite).
+  // session_split_write.cpp: an INSERT / REPLACE split per shard
+  // (routing::PlanKind::kMultiWrite; split_write_execution.hpp runs the parts).
   awaitable<bool> runMultiWrite(const routing::Plan& plan, const parser::StatementInfo& info);
   awaitable<bool> runMultiWriteParallel(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
                                         const parser::StatementInfo& info);
   awaitable<bool> runMultiWriteOnOne(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
                                      const parser::StatementInfo& info);
-  awaitable<bool> undoSplitWrite(std::unique_ptr<BackendConnection> conn, BackendPool& pool,
-                                 const routing::RouteTarget& target, const protocol::ErrPacket& error);
   awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> preparePartConnection(
       BackendPool& pool, const parser::StatementInfo& info);
   awaitable<bool> sendWriteOk(const protocol::OkPacket& sum);
@@ -124,8 +133,7 @@ class ClientSession {
   void onStmtSendLongData(protocol::ByteView payload);
   awaitable<bool> onStmtReset(protocol::ByteView payload);
   void onStmtClose(protocol::ByteView payload);
-  awaitable<bool> onInitDb(protocol::ByteView payload);
-  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state);
+  // client_session.cpp
   awaitable<bool> onResetConnection();
   awaitable<bool> onSetOption(protocol::ByteView payload);
 
@@ -163,10 +171,11 @@ class ClientSession {
     BackendPool* pool = nullptr;
     std::string sql;
   };
+  // `tokens`: the statement's default-dialect tokens when analysed (analysis_), else empty.
   routing::Plan planFor(std::string_view sql, const parser::StatementInfo& info,
-                        std::span<const routing::ParamValue> params);
+                        std::span<const routing::ParamValue> params, std::span<const parser::Token> tokens = {});
   routing::Plan choosePlan(std::string_view sql, const parser::StatementInfo& info,
-                           std::span<const routing::ParamValue> params);
+                           std::span<const routing::ParamValue> params, std::span<const parser::Token> tokens);
   void beginRecord(protocol::ByteView payload);
   // `metadata_only`: a COM_STMT_PREPARE, which reads metadata and changes
   // nothing, may go to another backend than the session's pinned one.
@@ -203,6 +212,8 @@ class ClientSession {
   uint32_t server_version_ = parser::kDefaultServerVersion;
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
   ClientStatements statements_;
+  // The current COM_QUERY's analysis (parser/analysis.hpp); kept to reuse its buffers.
+  parser::StatementAnalysis analysis_;
   // LAST_INSERT_ID() of this session: the backend connection that generated
   // it may be lent to someone else, so it is re-established (SELECT
   // LAST_INSERT_ID(n)) on the connection of a statement that reads it.
