@@ -190,6 +190,73 @@ const FieldSpec<DigestsConfig> kDigestsFields[] = {
      }},
 };
 
+// ---- partitions, archive (data lifecycle) ----
+
+constexpr uint64_t kMaxPartitionsAhead = 120;
+constexpr uint64_t kMaxCheckEveryS = 31 * 86'400;
+
+// "90s", "10m", "1h", "2d" or a plain number of seconds; 0 = off.
+std::optional<uint64_t> parseDurationSeconds(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  uint64_t unit = 1;
+  switch (text.back()) {
+    case 's': unit = 1; text.remove_suffix(1); break;
+    case 'm': unit = 60; text.remove_suffix(1); break;
+    case 'h': unit = 3600; text.remove_suffix(1); break;
+    case 'd': unit = 86'400; text.remove_suffix(1); break;
+    default: break;
+  }
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  uint64_t n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n * unit;
+}
+
+const FieldSpec<PartitionsConfig> kPartitionsFields[] = {
+    {"ahead", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, PartitionsConfig& c) {
+       assign(w.readUInt(v, p, 1, kMaxPartitionsAhead), c.ahead);
+     }},
+    {"check_every", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, PartitionsConfig& c) {
+       auto text = w.readString(v, p, NullIs::kMissing, false);
+       if (!text) return;
+       auto seconds = parseDurationSeconds(*text);
+       if (!seconds || *seconds > kMaxCheckEveryS) {
+         w.report(p, v, "expected a duration such as 30s, 10m, 1h or 1d (at most 31d; 0 = off), got '" + *text + "'");
+         return;
+       }
+       c.check_every_s = static_cast<uint32_t>(*seconds);
+     }},
+};
+
+struct ArchiveEntry {
+  ArchiveConfig archive;
+  std::string base_dir;
+};
+
+const FieldSpec<ArchiveEntry> kArchiveFields[] = {
+    {"batch_rows", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ArchiveEntry& a) {
+       assign(w.readUInt(v, p, 1, 100'000), a.archive.batch_rows);
+     }},
+    {"pause_ms", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ArchiveEntry& a) {
+       assign(w.readUInt(v, p, 0, 60'000), a.archive.pause_ms);
+     }},
+    {"max_retries", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ArchiveEntry& a) {
+       assign(w.readUInt(v, p, 0, 1000), a.archive.max_retries);
+     }},
+    {"export_dir", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ArchiveEntry& a) {
+       if (auto s = w.readString(v, p, NullIs::kEmpty, true)) a.archive.export_dir = resolvePath(a.base_dir, *s);
+     }},
+};
+
 // ---- scatter ----
 
 constexpr std::string_view kMultiShardWrites[] = {"refuse", "best_effort"};
@@ -418,6 +485,18 @@ const FieldSpec<Document> kTopFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        if (v.IsNull()) return;
        readMapping<DigestsConfig>(w, v, p, kDigestsFields, d.config.digests);
+     }},
+    {"partitions", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       if (v.IsNull()) return;
+       readMapping<PartitionsConfig>(w, v, p, kPartitionsFields, d.config.partitions);
+     }},
+    {"archive", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       if (v.IsNull()) return;
+       ArchiveEntry entry{d.config.archive, d.base_dir};
+       readMapping<ArchiveEntry>(w, v, p, kArchiveFields, entry);
+       d.config.archive = std::move(entry.archive);
      }},
     {"scatter", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {

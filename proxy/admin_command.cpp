@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "parser/lexer.hpp"
+#include "proxy/lifecycle_command.hpp"
 
 namespace sp::proxy {
 
@@ -181,7 +182,7 @@ std::expected<AdminCommand, std::string> parseAdminCommand(std::string_view sql)
 }
 
 std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
-  return {
+  auto help = std::vector<std::pair<std::string, std::string>>{
       {"SHOW SHARD MAP", "the map in force: one row per shard (version, checksum, table, shard, buckets, backend, hot keys)"},
       {"SHOW SHARD MAP HISTORY", "every map applied, newest first, from the SQLite cache"},
       {"SHOW SHARD MAP ERRORS", "the problems of the last refused RELOAD or ROLLBACK"},
@@ -195,6 +196,8 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
       {"SHOW STATS", "the /metrics series (counters, gauges, histogram sums and counts), one row each"},
       {"HELP", "this list"},
   };
+  for (auto& line : lifecycleCommandHelp()) help.push_back(std::move(line));
+  return help;
 }
 
 }  // namespace sp::proxy

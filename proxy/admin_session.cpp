@@ -9,6 +9,7 @@
 #include "proxy/admin_results.hpp"
 #include "proxy/admin_server.hpp"
 #include "proxy/client_errors.hpp"
+#include "proxy/lifecycle_admin.hpp"
 #include "proxy/server_handshake.hpp"
 
 namespace sp::proxy {
@@ -68,13 +69,24 @@ awaitable<bool> AdminSession::login() {
   co_return co_await client_.flush();
 }
 
-void AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
+awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
+  if (auto lifecycle = parseLifecycleCommand(sql)) {
+    // Data-lifecycle commands talk to the backends: awaited, logged at info.
+    context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("admin {}@{}: {}", user_, peer_, sql.substr(0, 200));
+    if (*lifecycle) {
+      queueReply(co_await executeLifecycleCommand(**lifecycle, context_, user_), seq);
+    } else {
+      queueReply(AdminError{1064, "42000", lifecycle->error()}, seq);
+    }
+    co_return;
+  }
   auto command = parseAdminCommand(sql);
   context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
   if (!command) {
     context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
     queueError(seq, 1064, "42000", command.error());
-    return;
+    co_return;
   }
   // Commands that change something are logged at info, the rest at debug.
   bool changes = command->kind == AdminCommandKind::kReloadShardMap ||
@@ -82,7 +94,10 @@ void AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
   spdlog::log(changes ? spdlog::level::info : spdlog::level::debug, "admin {}@{}: {}", user_, peer_,
               sql.substr(0, 200));
   AdminEnv env{context_, maps_, user_, peer_, connection_id_, server_.sessionCount()};
-  AdminReply reply = executeAdminCommand(*command, env);
+  queueReply(executeAdminCommand(*command, env), seq);
+}
+
+void AdminSession::queueReply(const AdminReply& reply, uint8_t seq) {
   if (auto* result = std::get_if<LocalResult>(&reply)) {
     protocol::Bytes out;
     appendLocalResult(out, *result, capabilities_, kStatus, seq);
@@ -107,7 +122,7 @@ awaitable<bool> AdminSession::dispatch(protocol::ByteView payload, uint8_t seq) 
     case Command::kQuit:
       co_return false;
     case Command::kQuery:
-      queueQuery(protocol::asText(payload.subspan(1)), seq);
+      co_await queueQuery(protocol::asText(payload.subspan(1)), seq);
       break;
     case Command::kPing:
     case Command::kInitDb:  // nothing to switch to: accepted so `mariadb -D x` and USE work

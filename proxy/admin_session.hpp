@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "proxy/admin_results.hpp"
 #include "proxy/net.hpp"
 #include "proxy/packet_stream.hpp"
 #include "proxy/proxy_context.hpp"
@@ -26,7 +27,8 @@ class AdminSession {
   awaitable<bool> dispatch(protocol::ByteView payload, uint8_t seq);
   void queueOk(uint8_t seq);
   void queueError(uint8_t seq, uint16_t code, const char* sql_state, const std::string& message);
-  void queueQuery(std::string_view sql, uint8_t seq);
+  awaitable<void> queueQuery(std::string_view sql, uint8_t seq);
+  void queueReply(const AdminReply& reply, uint8_t seq);
 
   ProxyContext& context_;
   ShardMapManager& maps_;

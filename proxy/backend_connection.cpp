@@ -24,7 +24,7 @@ namespace {
 // translates for clients that want it), no LOCAL_FILES. SESSION_TRACK: the
 // server reports every change of session state a statement made
 // (session_state.hpp, adoptTrackedChanges); OK packets carrying it are
-// re-encoded for clients (response_forwarder.cpp).
+// re-encoded for clients (route_execution.cpp).
 constexpr uint32_t kBackendCapabilities =
     cap::kLongPassword | cap::kLongFlag | cap::kConnectWithDb | cap::kProtocol41 |
     cap::kTransactions | cap::kSecureConnection | cap::kMultiResults | cap::kPsMultiResults |

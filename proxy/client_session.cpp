@@ -1,5 +1,7 @@
 #include "proxy/client_session.hpp"
 
+#include "proxy/archived_months.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -319,7 +321,13 @@ routing::Plan ClientSession::choosePlan(std::string_view sql, const parser::Stat
   input.multi_shard_writes = multiShardWrites(worker_.context().config);
   input.limits = parseLimits(worker_.context().config);
   if (info.kind == parser::StatementKind::kPrepareSql) return routing::planSqlPrepare(sql, input);
-  return worker_.planCache().plan(sql, tokens, input, record_.active ? &record_.normalized : nullptr);
+  routing::Plan plan =
+      worker_.planCache().plan(sql, tokens, input, record_.active ? &record_.normalized : nullptr);
+  // Writes into months ARCHIVE ... BEFORE dropped (proxy/archived_months.hpp).
+  if (auto refused = refuseArchivedMonthWrite(plan, info.kind, worker_.context().archived_months.load().get())) {
+    return std::move(*refused);
+  }
+  return plan;
 }
 
 std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession::resolve(

@@ -86,6 +86,17 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.reloads_applied = context.reloads_applied.load();
   snap.reloads_refused = context.reloads_refused.load();
   snap.last_reload_seconds = static_cast<double>(context.last_reload_unix_ms.load() / 1000);
+  const auto& life = context.lifecycle;
+  snap.upkeep_runs_ok = life.upkeep_runs_ok.load();
+  snap.upkeep_runs_failed = life.upkeep_runs_failed.load();
+  snap.partitions_created = life.partitions_created.load();
+  snap.last_upkeep_seconds = static_cast<double>(life.last_upkeep_unix_s.load());
+  snap.missing_months = life.missing_months.load();
+  snap.pmax_rows = life.pmax_rows.load();
+  snap.archived_rows = life.archived_rows.load();
+  snap.archive_batches = life.archive_batches.load();
+  snap.archive_retries = life.archive_retries.load();
+  snap.dropped_partitions = life.dropped_partitions.load();
   return snap;
 }
 

@@ -243,6 +243,29 @@ void renderShardMap(ExpositionWriter& w, const MetricsSnapshot& s) {
   w.sample("shardproxy_shard_map_last_reload_timestamp_seconds", {}, s.last_reload_seconds);
 }
 
+void renderLifecycle(ExpositionWriter& w, const MetricsSnapshot& s) {
+  w.family("shardproxy_partition_upkeep_runs_total", "counter",
+           "ENSURE PARTITIONS runs (automatic and by hand); failed: at least one shard failed.");
+  w.sample("shardproxy_partition_upkeep_runs_total", {{"result", "ok"}}, s.upkeep_runs_ok);
+  w.sample("shardproxy_partition_upkeep_runs_total", {{"result", "failed"}}, s.upkeep_runs_failed);
+  w.family("shardproxy_partitions_created_total", "counter", "Month partitions split out of pmax.");
+  w.sample("shardproxy_partitions_created_total", {}, s.partitions_created);
+  w.family("shardproxy_partition_upkeep_last_run_timestamp_seconds", "gauge", "Unix time the last upkeep run ended.");
+  w.sample("shardproxy_partition_upkeep_last_run_timestamp_seconds", {}, s.last_upkeep_seconds);
+  w.family("shardproxy_partition_missing_months", "gauge",
+           "Months within partitions.ahead still without a partition after the last run (all shards).");
+  w.sample("shardproxy_partition_missing_months", {}, s.missing_months);
+  w.family("shardproxy_partition_pmax_rows", "gauge", "Rows in pmax (months without a partition) after the last run.");
+  w.sample("shardproxy_partition_pmax_rows", {}, s.pmax_rows);
+  w.family("shardproxy_archived_rows_total", "counter", "Rows moved to archive tables by ARCHIVE runs.");
+  w.sample("shardproxy_archived_rows_total", {}, s.archived_rows);
+  w.family("shardproxy_archive_batches_total", "counter", "Archive batches, by outcome (retried: the counts differed).");
+  w.sample("shardproxy_archive_batches_total", {{"result", "moved"}}, s.archive_batches);
+  w.sample("shardproxy_archive_batches_total", {{"result", "retried"}}, s.archive_retries);
+  w.family("shardproxy_archive_dropped_partitions_total", "counter", "Month partitions exported, verified and dropped.");
+  w.sample("shardproxy_archive_dropped_partitions_total", {}, s.dropped_partitions);
+}
+
 }  // namespace
 
 std::string renderMetrics(const MetricsSnapshot& s) {
@@ -256,6 +279,7 @@ std::string renderMetrics(const MetricsSnapshot& s) {
   renderClients(w, s);
   renderCaches(w, s);
   renderShardMap(w, s);
+  renderLifecycle(w, s);
   return w.take();
 }
 

@@ -34,6 +34,11 @@ struct MetricsSnapshot {
   uint64_t shard_map_version = 0;
   uint64_t reloads_applied = 0, reloads_refused = 0;
   double last_reload_seconds = 0;
+  // Data lifecycle (proxy/lifecycle_stats.hpp).
+  uint64_t upkeep_runs_ok = 0, upkeep_runs_failed = 0, partitions_created = 0;
+  double last_upkeep_seconds = 0;
+  uint64_t missing_months = 0, pmax_rows = 0;
+  uint64_t archived_rows = 0, archive_batches = 0, archive_retries = 0, dropped_partitions = 0;
 };
 
 // Builds exposition text: `# HELP`/`# TYPE` once per family, then samples.

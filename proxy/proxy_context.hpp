@@ -10,12 +10,14 @@
 
 #include "conf/config.hpp"
 #include "proxy/host_limits.hpp"
+#include "proxy/lifecycle_stats.hpp"
 #include "routing/shard_map.hpp"
 
 namespace sp::proxy {
 
 class Worker;
 class SlowQueryLog;
+struct ArchivedMonths;
 
 struct ProxyContext {
   conf::Config config;
@@ -40,6 +42,9 @@ struct ProxyContext {
   std::atomic<uint64_t> reloads_refused{0};
   std::atomic<int64_t> last_reload_unix_ms{0};  // the last map published (start-up included)
   std::shared_ptr<SlowQueryLog> slow_log;
+  LifecycleStats lifecycle;  // partition upkeep and archive runs
+  // Months dropped by ARCHIVE ... BEFORE (proxy/archived_months.hpp); null: none known.
+  std::atomic<std::shared_ptr<const ArchivedMonths>> archived_months;
   HostConnectionLimiter hosts;
   // Logged-in sessions per user name (users[].max_connections); the same
   // counter keyed by user instead of address.

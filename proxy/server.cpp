@@ -3,6 +3,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include "proxy/archived_months.hpp"
 #include "proxy/slow_log.hpp"
 
 #include <algorithm>
@@ -42,6 +43,7 @@ unsigned autoThreads(const conf::Config& cfg) {
 Server::Server(conf::Config config) { context_.config = std::move(config); }
 
 Server::~Server() {
+  if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();
   if (admin_) admin_->stop();
   for (auto& w : workers_) w->stop();
@@ -92,6 +94,11 @@ std::string Server::start() {
     metrics_ = std::make_unique<MetricsServer>(context_);
     if (auto err = metrics_->start(); !err.empty()) return err;
   }
+  if (auto err = loadArchivedMonths(context_); !err.empty()) {
+    spdlog::warn("archived months not loaded ({}): writes into dropped months are not refused", err);
+  }
+  upkeep_ = std::make_unique<PartitionUpkeep>(context_);
+  upkeep_->start();  // only when partitions.check_every is set
   spdlog::info("shardproxy listening on {}:{} with {} worker threads; default backend {}", cfg.server.listen.host,
                cfg.server.listen.port, threads, cfg.default_backend);
   return {};
@@ -124,6 +131,7 @@ void Server::runUntilSignalled() {
 
 void Server::shutdown() {
   context_.shutting_down = true;
+  if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();
   if (admin_) admin_->stop();
   for (auto& w : workers_) w->beginShutdown();

@@ -8,6 +8,7 @@
 
 #include "proxy/admin_server.hpp"
 #include "proxy/metrics_server.hpp"
+#include "proxy/partition_upkeep.hpp"
 #include "proxy/proxy_context.hpp"
 #include "proxy/shard_map_manager.hpp"
 #include "proxy/worker.hpp"
@@ -36,6 +37,7 @@ class Server {
   std::unique_ptr<ShardMapManager> maps_;
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<MetricsServer> metrics_;
+  std::unique_ptr<PartitionUpkeep> upkeep_;
 };
 
 }  // namespace sp::proxy

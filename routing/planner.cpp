@@ -6,6 +6,7 @@
 #include "parser/parse.hpp"
 #include "parser/table_positions.hpp"
 #include "routing/conditions.hpp"
+#include "routing/archive_read.hpp"
 #include "routing/planner_detail.hpp"
 
 namespace sp::routing {
@@ -54,6 +55,9 @@ Plan routeToShard(const RoutingContext& ctx, uint32_t shard_index, std::vector<T
     }
   }
   renameTable(ctx.refs, ctx.use->name->table.value, shard.physical_table, edits);
+  if (ctx.statement.kind == parser::StatementKind::kSelect) {
+    readHotAndCold(ctx.sql, ctx.refs, ctx.use->name->table.value, shard, edits);  // tables with `archive:`
+  }
   if (ctx.edits_out) *ctx.edits_out = edits;
   Plan plan;
   plan.kind = PlanKind::kRoute;

@@ -70,7 +70,10 @@ std::optional<Plan> keyError(const RoutingContext& ctx, const parser::Expr* e, c
 }
 
 // Month tables: each row's month column is the first day of its time column's month.
-std::optional<Plan> checkMonths(const RoutingContext& ctx, const parser::InsertStatement& ins) {
+// `rows_months` gets the months of rows whose month value is a literal (the
+// proxy refuses writes into archived months with it).
+std::optional<Plan> checkMonths(const RoutingContext& ctx, const parser::InsertStatement& ins,
+                                MonthRange& rows_months) {
   const MonthRule& m = *ctx.rule->month;
   std::string verb(verbOf(ctx.statement.kind));
   ColumnValues months = valuesOf(ins, m.column);
@@ -90,6 +93,9 @@ std::optional<Plan> checkMonths(const RoutingContext& ctx, const parser::InsertS
                                                         " is not a 'YYYY-MM-DD' date literal");
     }
     if (month.status != ValueStatus::kValue) continue;  // an expression: MySQL checks the column itself
+    MonthIndex row_month = monthIndexOf(month.value.date);
+    if (!rows_months.lo || row_month < *rows_months.lo) rows_months.lo = row_month;
+    if (!rows_months.hi || row_month > *rows_months.hi) rows_months.hi = row_month;
     if (!isMonthStart(month.value)) {
       return refuse(RouteErrorCode::kMonthMismatch, "shardproxy: " + m.column + " value " +
                                                         quoted(months.values[i]->range.text(ctx.sql)) +
@@ -200,11 +206,13 @@ Plan planInsert(const RoutingContext& ctx) {
                       "scatter.multi_shard_writes: best_effort)");
   }
   if (auto error = checkOnDuplicate(ctx, ins)) return *error;
+  MonthRange rows_months;
   if (rule.month) {
-    if (auto error = checkMonths(ctx, ins)) return *error;
+    if (auto error = checkMonths(ctx, ins, rows_months)) return *error;
   }
   Plan plan = distinct.size() > 1 ? splitRows(ctx, ins, shards) : routeToShard(ctx, distinct.front(), {});
   if (plan.kind != PlanKind::kRoute && plan.kind != PlanKind::kMultiWrite) return plan;
+  if (rows_months.isBounded()) plan.months = rows_months;
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
   plan.key_values = std::move(values);

@@ -23,6 +23,7 @@ RouteErrorInfo routeErrorInfo(RouteErrorCode code) {
     case RouteErrorCode::kTooComplex: return {n, "42000", "too_complex"};
     case RouteErrorCode::kPrivateTable: return {n, "42000", "private_table"};
     case RouteErrorCode::kUncheckedDynamicSql: return {n, "42000", "unchecked_dynamic_sql"};
+    case RouteErrorCode::kArchivedMonth: return {n, "HY000", "archived_month"};
   }
   return {n, "HY000", "unknown"};
 }

@@ -28,6 +28,8 @@ enum class RouteErrorCode : uint16_t {
   // Access (routing/access_check.hpp, docs/security.md):
   kPrivateTable = 9116,        // a physical shard table named by a user without users[].physical_tables
   kUncheckedDynamicSql = 9117, // PREPARE / EXECUTE IMMEDIATE of a text that is not a literal (statement policy)
+  // Data lifecycle (docs/admin.md, "Data lifecycle"):
+  kArchivedMonth = 9122,       // a write into a month whose partitions ARCHIVE ... BEFORE dropped
 };
 
 struct RouteErrorInfo {

@@ -47,11 +47,15 @@ std::string renderTable(const TableRule& t) {
     out << " month=" << quoted(t.month->column) << ',' << quoted(t.month->time_column) << ','
         << t.month->max_span_months;
   }
+  if (!t.archive_template.empty()) {
+    out << " archive=" << quoted(t.archive_template) << ',' << quoted(t.archive_time_column);
+  }
   out << '\n';
   for (const auto& s : t.shards) {
     out << "  shard " << quoted(s.name) << " table=" << quoted(s.physical_table)
         << " backend=" << quoted(s.backend);
     if (t.method == ShardMethod::kBucket) out << " buckets=" << renderRanges(s.buckets);
+    if (!s.archive_table.empty()) out << " archive=" << quoted(s.archive_table);
     out << '\n';
   }
   for (const auto& [key, shard] : t.hot_keys) {

@@ -53,6 +53,7 @@ struct Shard {
   std::string physical_table;  // e.g. msg_07, tg_channel_message_s02
   std::string backend;         // backend name from the proxy config
   std::vector<BucketRange> buckets;  // bucket tables: the buckets this shard owns, ascending
+  std::string archive_table;   // cold rows of this shard (msg_archive_07); empty without `archive`
 };
 
 struct TableRule {
@@ -69,6 +70,10 @@ struct TableRule {
   std::vector<std::pair<uint64_t, uint32_t>> hot_keys;  // key -> shard index, sorted by key
   uint32_t prefix_crc = 0;                 // crc32(key_prefix), precomputed
   std::optional<MonthRule> month;
+  // `archive: {table: ...}`: the template of the cold tables (storage design,
+  // "归档与冷热分层"); routed SELECTs read hot and cold together. Empty: none.
+  std::string archive_template;
+  std::string archive_time_column = "created_at";  // ARCHIVE ... OLDER THAN compares this column
 
   // Bucket of a key (bucket tables; 0 for mod tables). Hot keys do not change it.
   uint32_t bucketOf(uint64_t key) const;

@@ -14,7 +14,9 @@ using namespace detail;
 
 constexpr std::string_view kTopKeys[] = {"version", "tables"};
 constexpr std::string_view kTableKeys[] = {"key",    "method",     "shards",  "table",    "backends",
-                                           "scatter", "key_prefix", "buckets", "hot_keys", "month"};
+                                           "scatter", "key_prefix", "buckets", "hot_keys", "month",
+                                           "archive"};
+constexpr std::string_view kArchiveKeys[] = {"table", "time_column"};
 constexpr std::string_view kModOnlyKeys[] = {"backends"};
 constexpr std::string_view kBucketOnlyKeys[] = {"key_prefix", "buckets", "hot_keys"};
 constexpr std::string_view kMonthKeys[] = {"column", "time_column", "max_span_months"};
@@ -82,6 +84,7 @@ struct TableDraft {
   TableRule rule;
   int name_line = 0;
   int template_line = 0;
+  int archive_line = 0;
   bool shards_complete = false;  // physical names are known
 };
 
@@ -95,6 +98,7 @@ class Compiler {
  private:
   void parseTable(const MapEntry& entry, const std::string& path);
   void parseCommon(std::span<const MapEntry> entries, const std::string& path, TableRule& rule);
+  void parseArchive(const MapEntry& entry, const std::string& path, TableDraft& draft);
   std::optional<MonthRule> parseMonth(const YAML::Node& node, const std::string& path);
   void parseModShards(std::span<const MapEntry> entries, const std::string& path, const NameTemplate* tpl,
                       TableDraft& draft);
@@ -181,7 +185,50 @@ void Compiler::parseTable(const MapEntry& entry, const std::string& path) {
   const NameTemplate* tpl_ptr = tpl ? &*tpl : nullptr;
   if (draft.rule.method == ShardMethod::kMod) parseModShards(entries, path, tpl_ptr, draft);
   else parseBucketShards(entries, path, tpl_ptr, draft);
+  if (const auto* a = findEntry(entries, "archive")) parseArchive(*a, joinPath(path, "archive"), draft);
   drafts.push_back(std::move(draft));
+}
+
+// archive: {table: "msg_archive_{shard:02}"}: the cold table of each shard,
+// on the shard's backend, named like the hot one.
+void Compiler::parseArchive(const MapEntry& entry, const std::string& path, TableDraft& draft) {
+  if (!expectMap(sink_, entry.value, path)) return;
+  auto entries = mapEntries(sink_, entry.value, path);
+  reportUnknownKeys(sink_, entries, path, kArchiveKeys);
+  const auto* t = findEntry(entries, "table");
+  if (!t) {
+    sink_.add(joinPath(path, "table"), entry.value,
+              "missing required key 'table' (e.g. \"" + draft.rule.name + "_archive_{shard:02}\")");
+    return;
+  }
+  auto text = readString(sink_, t->value, joinPath(path, "table"));
+  if (!text) return;
+  auto tpl = parseTemplate(*text);
+  if (!tpl) {
+    sink_.add(joinPath(path, "table"), t->value, "template '" + *text + "' " + tpl.error());
+    return;
+  }
+  if (draft.rule.method == ShardMethod::kBucket && tpl->width != 0) {
+    sink_.add(joinPath(path, "table"), t->value, "bucket tables substitute the shard name: use {shard}, not {shard:0N}");
+    return;
+  }
+  if (draft.rule.month) {
+    sink_.add(path, entry.key_node, "a month-partitioned table is archived by dropping month partitions, not by an "
+                                    "archive table: remove either 'month' or 'archive'");
+    return;
+  }
+  if (const auto* tc = findEntry(entries, "time_column")) {
+    auto column = readIdentifier(sink_, tc->value, joinPath(path, "time_column"));
+    if (!column) return;
+    draft.rule.archive_time_column = *column;
+  }
+  draft.rule.archive_template = *text;
+  draft.archive_line = lineOf(t->value);
+  if (!draft.shards_complete) return;
+  for (auto& shard : draft.rule.shards) {
+    shard.archive_table = draft.rule.method == ShardMethod::kMod ? tpl->expand(tpl->numericName(shard.index))
+                                                                  : tpl->expand(shard.name);
+  }
 }
 
 void Compiler::parseCommon(std::span<const MapEntry> entries, const std::string& path, TableRule& rule) {
@@ -454,6 +501,29 @@ std::string lowered(std::string_view s) {
   return out;
 }
 
+struct NameSite {
+  std::string path;
+  int line = 0;
+  std::string_view what;  // "physical name", "archive name"
+};
+
+// One produced table name: a plain identifier, not a logical name, not produced twice.
+void checkPhysicalName(IssueSink& sink, const std::map<std::string, std::string>& logical,
+                       std::map<std::string, std::string>& physical, const NameSite& site, const std::string& name,
+                       const std::string& owner) {
+  std::string what(site.what);
+  if (!isIdentifier(name)) {
+    sink.add(site.path, site.line, what + " '" + name + "' (" + owner + ") is not a plain SQL identifier");
+  }
+  auto key = lowered(name);
+  if (auto l = logical.find(key); l != logical.end()) {
+    sink.add(site.path, site.line,
+             what + " '" + name + "' (" + owner + ") is also a logical table name (" + l->second + ")");
+  }
+  auto [it, fresh] = physical.emplace(key, owner);
+  if (!fresh) sink.add(site.path, site.line, what + " '" + name + "' of " + owner + " is also produced by " + it->second);
+}
+
 // Names must be unique across the whole map, ignoring case: logical names,
 // and physical names against each other and against logical names.
 void checkNames(IssueSink& sink, const std::vector<TableDraft>& drafts) {
@@ -470,22 +540,15 @@ void checkNames(IssueSink& sink, const std::vector<TableDraft>& drafts) {
   for (const auto& d : drafts) {
     if (!d.shards_complete) continue;
     std::string path = joinPath(joinPath("tables", d.rule.name), "table");
+    std::string archive_path = joinPath(joinPath(joinPath("tables", d.rule.name), "archive"), "table");
     for (const auto& s : d.rule.shards) {
-      std::string owner = "table " + d.rule.name + " shard " + s.name;
-      if (!isIdentifier(s.physical_table)) {
-        sink.add(path, d.template_line,
-                 "physical name '" + s.physical_table + "' (" + owner + ") is not a plain SQL identifier");
-      }
-      auto key = lowered(s.physical_table);
-      if (auto l = logical.find(key); l != logical.end()) {
-        sink.add(path, d.template_line,
-                 "physical name '" + s.physical_table + "' (" + owner + ") is also a logical table name (" + l->second + ")");
-      }
-      auto [it, fresh] = physical.emplace(key, owner);
-      if (!fresh) {
-        sink.add(path, d.template_line,
-                 "physical name '" + s.physical_table + "' of " + owner + " is also produced by " + it->second);
-      }
+      checkPhysicalName(sink, logical, physical, {path, d.template_line, "physical name"}, s.physical_table,
+                        "table " + d.rule.name + " shard " + s.name);
+    }
+    for (const auto& s : d.rule.shards) {
+      if (s.archive_table.empty()) continue;
+      checkPhysicalName(sink, logical, physical, {archive_path, d.archive_line, "archive name"}, s.archive_table,
+                        "the archive of table " + d.rule.name + " shard " + s.name);
     }
   }
 }

@@ -13,7 +13,8 @@ set(SP_ADMIN_IT_ENV
   SP_DB1_PORT=${SP_IT_DB1_PORT}
   PYTHONDONTWRITEBYTECODE=1)
 
-foreach(name admin reload_load)
+# lifecycle (issue 18): partitions and archives on scratch tables of the cluster's DDL.
+foreach(name admin reload_load lifecycle)
   add_test(NAME integration.${name}
     COMMAND ${SP_IT_PYTHON} -m unittest -v ${name}_test
     WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})

@@ -1,0 +1,64 @@
+#include "proxy/archived_months.hpp"
+
+#include <algorithm>
+
+#include "proxy/archive_store.hpp"
+#include "proxy/proxy_context.hpp"
+
+namespace sp::proxy {
+
+namespace {
+std::string lowered(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+}  // namespace
+
+std::optional<routing::MonthIndex> ArchivedMonths::firstLive(std::string_view table) const {
+  auto it = first_live.find(lowered(table));
+  if (it == first_live.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<routing::Plan> refuseArchivedMonthWrite(const routing::Plan& plan, parser::StatementKind kind,
+                                                      const ArchivedMonths* archived) {
+  if (!archived || !plan.table || !plan.months || !plan.months->lo) return std::nullopt;
+  if (kind != parser::StatementKind::kInsert && kind != parser::StatementKind::kReplace) return std::nullopt;
+  auto first = archived->firstLive(plan.table->name);
+  if (!first || *plan.months->lo >= *first) return std::nullopt;
+  routing::Plan refused;
+  refused.kind = routing::PlanKind::kRefused;
+  refused.table = plan.table;
+  refused.refusal = routing::Refusal{
+      routing::RouteErrorCode::kArchivedMonth,
+      "shardproxy: write into " + plan.table->name + " for month " + routing::formatMonthStart(*plan.months->lo) +
+          ": the months before " + routing::formatMonthStart(*first) +
+          " were archived (exported, then their partitions dropped by ARCHIVE ... BEFORE), so the row would land "
+          "in another month's partition; load late rows of archived months into their export instead"};
+  return refused;
+}
+
+std::string loadArchivedMonths(ProxyContext& context) {
+  auto next = std::make_shared<ArchivedMonths>();
+  if (!context.config.cache_path.empty()) {
+    auto store = ArchiveStore::open(context.config.cache_path);
+    if (!store) return store.error();
+    auto runs = (*store)->list();
+    if (!runs) return runs.error();
+    for (const auto& r : *runs) {
+      if (r.kind != "retention" || r.state != "done") continue;
+      auto date = routing::parseDateTime(r.cutoff);
+      if (!date) continue;
+      auto month = routing::monthIndexOf(date->date);
+      auto [it, fresh] = next->first_live.emplace(lowered(r.table), month);
+      if (!fresh) it->second = std::max(it->second, month);
+    }
+  }
+  context.archived_months.store(std::move(next));
+  return {};
+}
+
+}  // namespace sp::proxy

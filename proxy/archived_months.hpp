@@ -1,0 +1,36 @@
+// Months whose partitions ARCHIVE ... BEFORE dropped, per month-partitioned
+// table, and the refusal of a write into one of them. After the months before
+// 2024-12 are dropped, the table's first partition (p202412, unbounded below)
+// would silently take a late row dated 2024-11: the proxy refuses it instead
+// (9122 archived_month). Kept in the SQLite file (archive_progress rows of
+// kind "retention"), loaded at start-up and replaced after each ARCHIVE run.
+#pragma once
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "parser/classify.hpp"
+#include "routing/month.hpp"
+#include "routing/plan.hpp"
+
+namespace sp::proxy {
+
+struct ProxyContext;
+
+struct ArchivedMonths {
+  std::map<std::string, routing::MonthIndex> first_live;  // lower-case logical table -> first month kept
+  std::optional<routing::MonthIndex> firstLive(std::string_view table) const;
+};
+
+// A refused plan when `plan` inserts rows dated before the table's first
+// kept month; nullopt otherwise (reads, other tables, nothing archived).
+std::optional<routing::Plan> refuseArchivedMonthWrite(const routing::Plan& plan, parser::StatementKind kind,
+                                                      const ArchivedMonths* archived);
+
+// Reads the retention rows of the SQLite file (config `cache:`) into
+// context.archived_months; an error text when the file cannot be read.
+std::string loadArchivedMonths(ProxyContext& context);
+
+}  // namespace sp::proxy
