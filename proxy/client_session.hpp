@@ -154,6 +154,9 @@ class ClientSession {
   // ERR inside a transaction those of a `DO 0` (nullopt: unchanged).
   awaitable<std::optional<uint16_t>> statusAfter(const ForwardResult& result, BackendConnection& conn);
   void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement);
+  // A failure while preparing a connection for the statement (state sync, a
+  // deferred BEGIN): the server's own ERR, or the lost backend, queued.
+  void queuePreparationFailure(const BackendPool& pool, const BackendError& error);
 
   awaitable<bool> sendOk(uint8_t seq, uint16_t extra_status = 0);
   void queueError(uint8_t seq, const protocol::ErrPacket& err);

@@ -26,13 +26,8 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     auto r = co_await conn->command(Command::kQuery, *txn_.pendingBegin());
     txn_.clearPendingBegin();
     if (!r) {
-      if (r.error().kind == BackendError::Kind::kServer) {
-        queueError(reply_seq_, r.error().toErrPacket());
-        co_await client_.flush();
-      } else {
-        reportBackendFailure(pool, reply_seq_, false);
-        co_await client_.flush();
-      }
+      queuePreparationFailure(pool, r.error());
+      co_await client_.flush();
       giveBack(std::move(conn), pool, std::nullopt);
       co_return true;
     }

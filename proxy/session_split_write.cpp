@@ -124,8 +124,7 @@ awaitable<bool> ClientSession::runMultiWriteOnOne(const routing::Plan& plan, con
       txn_.onServerStatus(r->status_flags);  // from BEGIN on, the transaction lives on this connection
       continue;
     }
-    if (r.error().kind == BackendError::Kind::kServer) queueError(reply_seq_, r.error().toErrPacket());
-    else reportBackendFailure(*pool, reply_seq_, false);
+    queuePreparationFailure(*pool, r.error());
     giveBack(std::move(conn), *pool, std::nullopt);
     co_return co_await client_.flush();
   }
