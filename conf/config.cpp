@@ -88,6 +88,7 @@ void crossCheck(Walker& w, Document& doc) {
     }
   }
   checkDefaultBackend(w, doc);
+  detail::checkTls(w, doc);
 }
 
 std::string absoluteDir(const std::string& dir) {
@@ -111,6 +112,12 @@ const UserAccount* Config::findUser(std::string_view name) const {
   return it == users.end() ? nullptr : &*it;
 }
 
+uint32_t Config::pinnedConnectionLimit(std::string_view user) const {
+  const UserAccount* account = findUser(user);
+  if (account && account->max_pinned_connections) return *account->max_pinned_connections;
+  return limits.max_pinned_connections_per_user;
+}
+
 std::expected<Config, ConfigIssues> parseConfig(std::string_view yaml_text, const std::string& base_dir) {
   ConfigIssues issues;
   Walker walker(issues);
@@ -127,6 +134,7 @@ std::expected<Config, ConfigIssues> parseConfig(std::string_view yaml_text, cons
   Document doc;
   doc.base_dir = absoluteDir(base_dir);
   detail::readDocument(walker, root, doc);
+  detail::resolveTlsPaths(doc.config, doc.base_dir);
   crossCheck(walker, doc);
   if (!issues.empty()) {
     // File order reads best; issues without a line (rare) go last.

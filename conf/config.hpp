@@ -34,7 +34,13 @@ struct ServerConfig {
   uint32_t max_handshake_packet_bytes = 16384; // largest packet accepted before login
   uint32_t max_connections_per_host = 0;       // client connections from one address; 0 = no limit
   uint32_t wait_timeout_s = 28800;             // an idle logged-in session is closed after this
+  uint32_t interactive_timeout_s = 28800;      // the same, for clients that log in with CLIENT_INTERACTIVE
   std::string log_level = "info";         // trace|debug|info|warn|error|critical|off
+  // TLS for clients (application and admin ports): PEM files, absolute after
+  // loading; both or neither. Re-read on SIGHUP (docs/security.md, "TLS").
+  std::string tls_cert;
+  std::string tls_key;
+  bool tlsEnabled() const { return !tls_cert.empty(); }
 };
 
 struct UserAccount {
@@ -46,11 +52,29 @@ struct UserAccount {
   std::string password_hash;
   bool allow_empty_password = false;  // else an empty or missing password is a config error
   std::string default_database;  // may be empty
+  bool require_tls = false;      // plaintext logins refused (1045, as MariaDB's REQUIRE SSL)
   uint32_t max_connections = 0;  // sessions of this user at once; 0 = no limit (users only)
+  // Backend connections this user's pinned sessions may hold at once (users
+  // only); nullopt = limits.max_pinned_connections_per_user; 0 = no limit.
+  std::optional<uint32_t> max_pinned_connections;
   // Statement policy (docs/security.md); `users` only, not `admin_users`.
   bool privileged = false;       // DBA account: no statement policy, physical tables allowed
   bool allow_ddl = false;        // CREATE / ALTER / DROP / TRUNCATE / RENAME of tables, views, routines, ...
   bool physical_tables = false;  // may name physical shard tables (msg_05) directly
+  // Allow lists (docs/security.md): absent = no restriction. Schemas by
+  // name; tables as `table` or `schema.table`; `*` matches any characters.
+  std::optional<std::vector<std::string>> allow_schemas;
+  std::optional<std::vector<std::string>> allow_tables;
+};
+
+// TLS from the proxy to one backend (backends[].tls). Paths absolute after loading.
+struct BackendTls {
+  std::string ca;           // PEM CA bundle the server certificate must chain to; empty = system store
+  bool verify = true;       // check the chain and the host name; false = encrypt only
+  std::string server_name;  // name the certificate must carry; empty = the address' host
+  std::string cert;         // optional client certificate (PEM), with `key`
+  std::string key;
+  bool operator==(const BackendTls&) const = default;
 };
 
 struct BackendConfig {
@@ -65,6 +89,7 @@ struct BackendConfig {
   uint32_t idle_timeout_ms = 60000;  // idle connections above min are closed after this
   uint32_t ping_interval_ms = 10000; // idle connections are health-pinged this often
   uint32_t query_timeout_ms = 0;     // 0 = none
+  std::optional<BackendTls> tls;     // absent = plaintext
 };
 
 // Statements spanning shards (docs/configuration.md, section `scatter`).
@@ -76,6 +101,7 @@ enum class MultiShardWrites : uint8_t {
 struct ScatterConfig {
   MultiShardWrites multi_shard_writes = MultiShardWrites::kRefuse;
   uint64_t max_merge_bytes = 256ull << 20;  // rows/groups a merge may buffer per statement
+  uint64_t max_merge_bytes_total = 1ull << 30;  // all concurrent scatter merges of the process together
   uint32_t shard_timeout_ms = 0;            // longest wait for a shard's next packet; 0 = none
 };
 
@@ -89,6 +115,10 @@ struct LimitsConfig {
   uint64_t max_long_data_bytes_per_session = 64ull << 20;  // COM_STMT_SEND_LONG_DATA bytes held
   // All worker threads' plan caches together (each gets an equal share).
   uint64_t max_plan_cache_bytes = 64ull << 20;
+  // Backend connections one user's pinned sessions (transactions, user
+  // variables, temporary tables, locks) may hold at once, all workers
+  // together; 0 = no limit. users[].max_pinned_connections overrides it.
+  uint32_t max_pinned_connections_per_user = 0;
 };
 
 // Observability (docs/observability.md): query digests and the slow-query log.
@@ -134,6 +164,8 @@ struct Config {
 
   const BackendConfig* findBackend(std::string_view name) const;
   const UserAccount* findUser(std::string_view name) const;
+  // users[].max_pinned_connections, else limits.max_pinned_connections_per_user (0 = no limit).
+  uint32_t pinnedConnectionLimit(std::string_view user) const;
 };
 
 // One problem found in a config file: the key path (e.g. "backends[1].address"),

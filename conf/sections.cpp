@@ -47,12 +47,6 @@ void readName(Walker& w, const YAML::Node& v, const std::string& path, std::stri
   out = std::move(*name);
 }
 
-std::string resolvePath(const std::string& base_dir, const std::string& text) {
-  if (text.empty()) return text;
-  std::filesystem::path p(text);
-  if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
-  return p.lexically_normal().string();
-}
 
 // ---- server ----
 
@@ -117,6 +111,19 @@ const FieldSpec<ServerConfig> kServerFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.wait_timeout_s);
      }},
+    {"interactive_timeout_s", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.interactive_timeout_s);
+     }},
+    // Paths are made absolute by resolveTlsPaths (tls_fields.cpp), which has the base directory.
+    {"tls_cert", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       readStringInto(w, v, p, s.tls_cert, NullIs::kEmpty, false);
+     }},
+    {"tls_key", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       readStringInto(w, v, p, s.tls_key, NullIs::kEmpty, false);
+     }},
 };
 
 // ---- limits ----
@@ -155,6 +162,10 @@ const FieldSpec<LimitsConfig> kLimitsFields[] = {
     {"max_plan_cache_bytes", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
        assign(w.readUInt(v, p, 0, kMaxPlanCacheBytes), l.max_plan_cache_bytes);
+     }},
+    {"max_pinned_connections_per_user", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
+       assign(w.readUInt(v, p, 0, kMaxPoolConnections), l.max_pinned_connections_per_user);
      }},
 };
 
@@ -274,6 +285,10 @@ const FieldSpec<ScatterConfig> kScatterFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
        assign(w.readUInt(v, p, kMinMergeBytes, kMaxMergeBytes), s.max_merge_bytes);
      }},
+    {"max_merge_bytes_total", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
+       assign(w.readUInt(v, p, kMinMergeBytes, kMaxMergeBytes), s.max_merge_bytes_total);
+     }},
     {"shard_timeout_ms", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ScatterConfig& s) {
        assign(w.readUInt(v, p, 0, kMaxTimeoutMs), s.shard_timeout_ms);
@@ -290,9 +305,34 @@ struct UserEntry {
   bool bad_hash = false;  // reported already
 };
 
-void readBool(Walker& w, const YAML::Node& v, const std::string& p, bool& out) {
-  static constexpr std::string_view kBools[] = {"true", "false"};
-  if (auto word = w.readChoice(v, p, kBools)) out = *word == "true";
+
+// A list of allow-list patterns: names of letters, digits, `_`, `$`, `-`
+// and `*`; table patterns may hold one `.` (`schema.table`).
+void readPatternList(Walker& w, const YAML::Node& v, const std::string& p, bool qualified,
+                     std::optional<std::vector<std::string>>& out) {
+  if (!w.expectSequence(v, p)) return;
+  std::vector<std::string> patterns;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string item_path = p + "[" + std::to_string(i) + "]";
+    auto text = w.readString(v[i], item_path, NullIs::kMissing, false);
+    if (!text) continue;
+    size_t dots = 0;
+    bool ok = true;
+    for (char c : *text) {
+      if (c == '.') ++dots;
+      else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                 c == '$' || c == '-' || c == '*')) {
+        ok = false;
+      }
+    }
+    if (!ok || dots > (qualified ? 1u : 0u) || text->front() == '.' || text->back() == '.') {
+      w.report(item_path, v[i], qualified ? "expected a table pattern: table or schema.table (letters, digits, _ $ -, * as wildcard)"
+                                          : "expected a schema pattern (letters, digits, _ $ -, * as wildcard)");
+      continue;
+    }
+    patterns.push_back(std::move(*text));
+  }
+  out = std::move(patterns);
 }
 
 // "*" + 40 hex digits (either case; kept upper-case, as PASSWORD() prints it).
@@ -346,6 +386,10 @@ const FieldSpec<UserEntry> kCredentialFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        assign(w.readUInt(v, p, 0, kMaxClientConnections), u.account.max_connections);
      }},
+    {"require_tls", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readBool(w, v, p, u.account.require_tls);
+     }},
 };
 
 // Keys of `users` only: the statement policy (docs/security.md).
@@ -361,6 +405,18 @@ const FieldSpec<UserEntry> kPolicyFields[] = {
     {"physical_tables", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        readBool(w, v, p, u.account.physical_tables);
+     }},
+    {"allow_schemas", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readPatternList(w, v, p, false, u.account.allow_schemas);
+     }},
+    {"allow_tables", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readPatternList(w, v, p, true, u.account.allow_tables);
+     }},
+    {"max_pinned_connections", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       if (auto n = w.readUInt(v, p, 0, kMaxPoolConnections)) u.account.max_pinned_connections = static_cast<uint32_t>(*n);
      }},
 };
 
@@ -449,6 +505,10 @@ const FieldSpec<BackendEntry> kBackendFields[] = {
     {"idle_timeout_ms", false, readBackendUInt<&BackendConfig::idle_timeout_ms, 0, kMaxTimeoutMs>},
     {"ping_interval_ms", false, readBackendUInt<&BackendConfig::ping_interval_ms, 0, kMaxTimeoutMs>},
     {"query_timeout_ms", false, readBackendUInt<&BackendConfig::query_timeout_ms, 0, kMaxTimeoutMs>},
+    {"tls", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+       readBackendTls(w, v, p, b.backend.tls);
+     }},
 };
 
 void readBackends(Walker& w, const YAML::Node& list, const std::string& path, Document& doc) {
@@ -469,6 +529,7 @@ void readBackends(Walker& w, const YAML::Node& list, const std::string& path, Do
 const FieldSpec<Document> kTopFields[] = {
     {"server", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       d.server_line = lineOf(v);
        if (v.IsNull()) return;
        if (v.IsMap() && v["admin_listen"]) d.admin_listen_line = lineOf(v["admin_listen"]);
        if (v.IsMap() && v["metrics_listen"]) d.metrics_listen_line = lineOf(v["metrics_listen"]);

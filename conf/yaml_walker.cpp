@@ -1,21 +1,13 @@
 #include "conf/yaml_walker.hpp"
 
+#include <filesystem>
+
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
 
 namespace sp::conf::detail {
 namespace {
-
-const char* kindName(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null: return "nothing";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    default: return "an undefined value";
-  }
-}
 
 // Optimal string alignment distance: insertions, deletions, substitutions and
 // swaps of adjacent characters each cost one (a swap is the commonest typo).
@@ -48,6 +40,16 @@ std::string joinWords(std::span<const std::string_view> words) {
 
 }  // namespace
 
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null: return "nothing";
+    case YAML::NodeType::Scalar: return node.Tag() == "!" ? "a quoted string" : fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    default: return "an undefined value";
+  }
+}
+
 int lineOf(const YAML::Node& node) {
   if (!node.IsDefined()) return 0;
   const YAML::Mark mark = node.Mark();
@@ -67,7 +69,12 @@ std::optional<std::string_view> closestMatch(std::string_view word,
       best = candidate;
     }
   }
-  return best;
+  if (best || word.size() < 3) return best;
+  // A word cut short or run on ("max_span" for "max_span_months").
+  for (auto candidate : candidates) {
+    if (candidate.starts_with(word) || word.starts_with(candidate)) return candidate;
+  }
+  return std::nullopt;
 }
 
 std::string joinPath(const std::string& parent, std::string_view key) {
@@ -81,13 +88,13 @@ void Walker::report(std::string path, int line, std::string message) {
 
 bool Walker::expectMap(const YAML::Node& node, const std::string& path) {
   if (node.IsMap()) return true;
-  report(path, node, fmt::format("must be a mapping (key: value), got {}", kindName(node)));
+  report(path, node, fmt::format("must be a mapping (key: value), got {}", describe(node)));
   return false;
 }
 
 bool Walker::expectSequence(const YAML::Node& node, const std::string& path) {
   if (node.IsSequence()) return true;
-  report(path, node, fmt::format("must be a list, got {}", kindName(node)));
+  report(path, node, fmt::format("must be a list, got {}", describe(node)));
   return false;
 }
 
@@ -99,7 +106,7 @@ std::optional<std::string> Walker::readString(const YAML::Node& value, const std
     return std::nullopt;
   }
   if (!value.IsScalar()) {
-    report(path, value, fmt::format("must be a string, got {}", kindName(value)));
+    report(path, value, fmt::format("must be a string, got {}", describe(value)));
     return std::nullopt;
   }
   std::string text = value.Scalar();
@@ -111,9 +118,9 @@ std::optional<std::string> Walker::readString(const YAML::Node& value, const std
 }
 
 std::optional<uint64_t> Walker::readUInt(const YAML::Node& value, const std::string& path,
-                                         uint64_t min, uint64_t max) {
-  if (!value.IsScalar()) {
-    report(path, value, fmt::format("must be an integer, got {}", kindName(value)));
+                                         uint64_t min, uint64_t max, Quoted quoted) {
+  if (!value.IsScalar() || (quoted == Quoted::kRefused && value.Tag() == "!")) {
+    report(path, value, fmt::format("must be an integer in [{}, {}], got {}", min, max, describe(value)));
     return std::nullopt;
   }
   const std::string& text = value.Scalar();
@@ -154,25 +161,31 @@ std::optional<std::string> Walker::readChoice(const YAML::Node& value, const std
   return std::nullopt;
 }
 
-std::vector<MapEntry> checkKeys(Walker& walker, const YAML::Node& map, const std::string& path,
-                                std::span<const std::string_view> keys) {
-  std::vector<MapEntry> accepted;
-  std::vector<std::string> seen;
+std::vector<MapEntry> entries(Walker& walker, const YAML::Node& map, const std::string& path) {
+  std::vector<MapEntry> out;
   for (const auto& entry : map) {
     // Copies: yaml-cpp's iterator yields a temporary; Node itself is a cheap handle.
     const YAML::Node key = entry.first;
     const YAML::Node value = entry.second;
     if (!key.IsScalar()) {
-      walker.report(path, key, "keys must be plain words");
+      walker.report(path, key, fmt::format("keys must be plain words, got {}", describe(key)));
       continue;
     }
     const std::string& name = key.Scalar();
-    const std::string key_path = joinPath(path, name);
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
-      walker.report(key_path, key, "duplicate key");
+    if (std::any_of(out.begin(), out.end(), [&](const MapEntry& e) { return e.name() == name; })) {
+      walker.report(joinPath(path, name), key, fmt::format("duplicate key '{}'", name));
       continue;
     }
-    seen.push_back(name);
+    out.push_back(MapEntry{MapEntry::kAnyKey, key, value});
+  }
+  return out;
+}
+
+std::vector<MapEntry> checkKeys(Walker& walker, const YAML::Node& map, const std::string& path,
+                                std::span<const std::string_view> keys) {
+  std::vector<MapEntry> accepted;
+  for (MapEntry& e : entries(walker, map, path)) {
+    const std::string& name = e.name();
     auto found = std::find(keys.begin(), keys.end(), name);
     if (found == keys.end()) {
       std::string message = fmt::format("unknown key '{}'", name);
@@ -181,17 +194,37 @@ std::vector<MapEntry> checkKeys(Walker& walker, const YAML::Node& map, const std
       } else {
         message += fmt::format(" (expected one of: {})", joinWords(keys));
       }
-      walker.report(key_path, key, std::move(message));
+      walker.report(joinPath(path, name), e.key, std::move(message));
       continue;
     }
-    accepted.push_back(MapEntry{static_cast<size_t>(found - keys.begin()), key, value});
+    e.field = static_cast<size_t>(found - keys.begin());
+    accepted.push_back(std::move(e));
   }
   return accepted;
+}
+
+const MapEntry* findEntry(std::span<const MapEntry> entries, std::string_view key) {
+  for (const auto& e : entries) {
+    if (e.name() == key) return &e;
+  }
+  return nullptr;
 }
 
 void reportMissing(Walker& walker, const YAML::Node& map, const std::string& path,
                    std::string_view key) {
   walker.report(joinPath(path, key), map, fmt::format("missing required key '{}'", key));
+}
+
+void readBool(Walker& w, const YAML::Node& v, const std::string& p, bool& out) {
+  static constexpr std::string_view kBools[] = {"true", "false"};
+  if (auto word = w.readChoice(v, p, kBools)) out = *word == "true";
+}
+
+std::string resolvePath(const std::string& base_dir, const std::string& text) {
+  if (text.empty()) return text;
+  std::filesystem::path p(text);
+  if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
+  return p.lexically_normal().string();
 }
 
 }  // namespace sp::conf::detail

@@ -390,7 +390,10 @@ void classifyStatement(std::string_view sql, Tokens tokens, StatementInfo& info)
     info.kind = select ? StatementKind::kSelect : StatementKind::kOther;
     return;
   }
-  if (first.isKeyword(Keyword::kSET)) return classifySet(sql, tokens, info);
+  if (first.isKeyword(Keyword::kSET)) {
+    info.set_statement_for = tokens.size() > 1 && wordIs(tokens[1], sql, "statement");
+    return classifySet(sql, tokens, info);
+  }
   if (first.isKeyword(Keyword::kUSE)) return classifyUse(sql, tokens, info);
   if (first.isKeyword(Keyword::kCREATE)) return classifyCreate(tokens, info);
   if (wordIs(first, sql, "kill")) return classifyKill(sql, tokens, info);

@@ -83,6 +83,9 @@ struct StatementInfo {
   bool uses_user_variable = false;       // @name read or written anywhere (not @@system)
   bool uses_found_rows = false;          // SQL_CALC_FOUND_ROWS or FOUND_ROWS()
   bool multiple_statements = false;      // more than one statement separated by ';'
+  // SET STATEMENT var = value FOR ...: the variables hold for that statement
+  // only (the server reports them as changed; they are not session state).
+  bool set_statement_for = false;
   // LAST_INSERT_ID() / @@identity / @@last_insert_id: reads the session's
   // last generated id, which the proxy carries across backend connections.
   bool uses_last_insert_id = false;

@@ -401,6 +401,13 @@ std::vector<Token> tokenize(std::string_view sql, const Dialect& dialect) {
   return tokens;
 }
 
+uint64_t countTokens(std::string_view sql, uint64_t limit, const Dialect& dialect) {
+  Lexer lexer(sql, dialect);
+  uint64_t n = 0;
+  while (n <= limit && lexer.nextSignificant().kind != TokenKind::kEnd) ++n;
+  return n;
+}
+
 std::string_view tokenKindName(TokenKind kind) {
   static constexpr std::array<std::string_view, 48> kNames = {
       "End", "Whitespace", "Comment", "Hint", "VersionCommentBegin", "VersionCommentEnd",

@@ -118,6 +118,10 @@ void tokenizeInto(std::string_view sql, const Dialect& dialect, std::vector<Toke
 // Lexers started on this thread so far: tests count the passes over a
 // statement (parser/analysis.hpp: a plan-cache hit lexes once).
 uint64_t lexerRuns();
+// How many significant tokens `sql` has, counting no further than `limit + 1`;
+// memory O(1), so a 20 MB statement can be measured before anything holds
+// its tokens.
+uint64_t countTokens(std::string_view sql, uint64_t limit, const Dialect& dialect = {});
 
 std::string_view tokenKindName(TokenKind kind);
 

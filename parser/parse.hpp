@@ -29,6 +29,11 @@ struct ParseLimits {
   uint32_t max_in_values = 100'000;  // values in one IN (...) list
 };
 
+// Tokens a statement may have under `limits` (every node takes at least one
+// token, real statements a few per node): past it parse() refuses it as
+// too complex before holding all its tokens.
+inline uint64_t maxStatementTokens(const ParseLimits& limits) { return uint64_t(limits.max_nodes) * 4 + 1024; }
+
 enum class ParseErrorKind : uint8_t {
   kSyntax,      // not SQL the parser understands
   kTooComplex,  // over a ParseLimits budget: refuse, never pass on

@@ -215,7 +215,7 @@ namespace {
 // holding all of them (12 bytes each) first.
 std::expected<std::vector<Token>, ParseError> tokenizeWithin(std::string_view sql, const ParseLimits& limits,
                                                              const Dialect& dialect) {
-  const uint64_t max_tokens = uint64_t(limits.max_nodes) * 4 + 1024;
+  const uint64_t max_tokens = maxStatementTokens(limits);
   std::vector<Token> tokens;
   tokens.reserve(std::min<uint64_t>(sql.size() / 4 + 8, max_tokens + 1));
   Lexer lexer(sql, dialect);

@@ -49,25 +49,71 @@ struct Level {
   bool expect = false;   // the next word is a name
 };
 
-}  // namespace
+std::string upperWord(const Token& t, std::string_view sql) {
+  std::string word(t.text(sql));
+  for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return word;
+}
 
-std::vector<std::string> tableNamePositions(std::string_view sql, const Dialect& dialect) {
+// What SHOW names (SHOW is one statement; its FROM / IN may name a schema):
+// SHOW [FULL|EXTENDED] COLUMNS|FIELDS|INDEX|INDEXES|KEYS FROM t [FROM db],
+// SHOW CREATE TABLE|VIEW t, SHOW CREATE DATABASE|SCHEMA db,
+// SHOW [FULL] TABLES | TABLE STATUS | OPEN TABLES | TRIGGERS | EVENTS FROM db.
+// `take(i, schema_only)` records the name at tokens[i]; returns the end.
+template <class Take>
+size_t scanShow(const std::vector<Token>& tokens, std::string_view sql, size_t i, Take take) {
+  auto at = [&](size_t k) -> const Token& { return tokens[k < tokens.size() ? k : tokens.size() - 1]; };
+  auto fromOrIn = [&](size_t k) { return spells(at(k), sql, "FROM") || spells(at(k), sql, "IN"); };
+  size_t k = i + 1;
+  while (spells(at(k), sql, "FULL") || spells(at(k), sql, "EXTENDED")) ++k;
+  if (spells(at(k), sql, "CREATE")) {
+    ++k;
+    if ((spells(at(k), sql, "TABLE") || spells(at(k), sql, "VIEW")) && isWord(at(k + 1))) return take(k + 1, false);
+    if ((spells(at(k), sql, "DATABASE") || spells(at(k), sql, "SCHEMA")) && isWord(at(k + 1))) {
+      while (spells(at(k + 1), sql, "IF") || spells(at(k + 1), sql, "NOT") || spells(at(k + 1), sql, "EXISTS")) ++k;
+      return take(k + 1, true);
+    }
+    return k;
+  }
+  const bool of_table = spells(at(k), sql, "COLUMNS") || spells(at(k), sql, "FIELDS") ||
+                        spells(at(k), sql, "INDEX") || spells(at(k), sql, "INDEXES") || spells(at(k), sql, "KEYS");
+  const bool of_schema = spells(at(k), sql, "TABLES") || spells(at(k), sql, "TABLE") || spells(at(k), sql, "OPEN") ||
+                         spells(at(k), sql, "TRIGGERS") || spells(at(k), sql, "EVENTS");
+  if (!of_table && !of_schema) return k;
+  while (k < tokens.size() && isWord(at(k)) && !fromOrIn(k)) ++k;
+  if (!fromOrIn(k) || !isWord(at(k + 1))) return k;
+  k = take(k + 1, of_schema);
+  if (of_table && fromOrIn(k + 1) && isWord(at(k + 2))) k = take(k + 2, true);
+  return k;
+}
+
+void scanTables(std::string_view sql, const Dialect& dialect, std::vector<TableReference>& refs) {
   const std::vector<Token> tokens = tokenize(sql, dialect);
-  std::vector<std::string> names;
   std::vector<Level> levels(1);
   bool after_name = false;  // the previous significant token ended a name
   size_t statement_start = 0;
+  size_t statement_refs = 0;  // refs.size() when the statement started
 
   // The name at tokens[i] (qualified or not): returns the index of its last part.
-  auto takeName = [&](size_t i) -> size_t {
+  auto takeQualified = [&](size_t i, bool schema_only) -> size_t {
     size_t last = i;
     while (last + 2 < tokens.size() && tokens[last + 1].is(TokenKind::kDot) && isWord(tokens[last + 2])) last += 2;
     if (last + 2 < tokens.size() && tokens[last + 1].is(TokenKind::kDot) && tokens[last + 2].is(TokenKind::kStar)) {
       return last + 2;  // db.* (a database, not a table)
     }
-    names.push_back(unquoteIdentifier(tokens[last].text(sql)));
+    TableReference ref;
+    if (schema_only) {
+      ref.schema = unquoteIdentifier(tokens[last].text(sql));
+    } else {
+      ref.name = unquoteIdentifier(tokens[last].text(sql));
+      if (last > i) ref.schema = unquoteIdentifier(tokens[last - 2].text(sql));
+    }
+    ref.verb = isWord(tokens[statement_start]) ? upperWord(tokens[statement_start], sql) : std::string();
+    ref.first = refs.size() == statement_refs;
+    refs.push_back(std::move(ref));
     return last;
   };
+  auto takeName = [&](size_t i) { return takeQualified(i, false); };
 
   for (size_t i = 0; i < tokens.size() && !tokens[i].is(TokenKind::kEnd); ++i) {
     const Token& t = tokens[i];
@@ -78,7 +124,30 @@ std::vector<std::string> tableNamePositions(std::string_view sql, const Dialect&
     if (t.is(TokenKind::kSemicolon)) {
       levels.assign(1, Level{});
       statement_start = i + 1;
+      statement_refs = refs.size();
       continue;
+    }
+    if (i == statement_start && spells(t, sql, "SHOW")) {
+      const size_t before = refs.size();
+      const bool show_create = i + 1 < tokens.size() && spells(tokens[i + 1], sql, "CREATE");
+      i = scanShow(tokens, sql, i, takeQualified);
+      // MariaDB names the privilege SHOW for SHOW CREATE TABLE, SELECT for SHOW COLUMNS / INDEX.
+      if (show_create && refs.size() > before) refs.back().verb = "SHOW CREATE";
+      continue;
+    }
+    if (i == statement_start && spells(t, sql, "USE") && i + 1 < tokens.size() && isWord(tokens[i + 1])) {
+      i = takeQualified(i + 1, true);
+      continue;
+    }
+    if (i == statement_start && (spells(t, sql, "INSERT") || spells(t, sql, "REPLACE"))) {
+      // INSERT [modifiers] t ...: INTO is optional.
+      size_t j = i + 1;
+      while (j < tokens.size() && spellsAny(tokens[j], sql, kInsertVerbs)) ++j;
+      if (j < tokens.size() && isWord(tokens[j]) && !spells(tokens[j], sql, "INTO")) {
+        i = takeName(j);
+        after_name = true;
+        continue;
+      }
     }
     if (t.is(TokenKind::kLeftParen)) {
       level.expect = false;
@@ -170,6 +239,21 @@ std::vector<std::string> tableNamePositions(std::string_view sql, const Dialect&
       continue;  // an alias, AS, a lock type: the list goes on
     }
     level.in_list = false;
+  }
+}
+
+}  // namespace
+
+std::vector<TableReference> tableReferences(std::string_view sql, const Dialect& dialect) {
+  std::vector<TableReference> refs;
+  scanTables(sql, dialect, refs);
+  return refs;
+}
+
+std::vector<std::string> tableNamePositions(std::string_view sql, const Dialect& dialect) {
+  std::vector<std::string> names;
+  for (auto& ref : tableReferences(sql, dialect)) {
+    if (!ref.name.empty()) names.push_back(std::move(ref.name));
   }
   return names;
 }

@@ -29,4 +29,17 @@ namespace sp::parser {
 
 std::vector<std::string> tableNamePositions(std::string_view sql, const Dialect& dialect = {});
 
+// The same names with their qualifier (`db.t`: schema "db"; empty when
+// unqualified) and the verb of the statement naming them, for per-user allow
+// lists (routing/allow_list.hpp). Also names the table of `INSERT t ...` /
+// `REPLACE t ...` written without INTO, and the schema of `USE db` and
+// `SHOW ... FROM|IN db` (as a TableReference with an empty name).
+struct TableReference {
+  std::string schema;  // unquoted; empty when not qualified
+  std::string name;    // unquoted; empty for a schema alone (USE db, SHOW TABLES FROM db)
+  std::string verb;    // the statement's first word, upper case (SELECT, INSERT, ... SHOW, DESCRIBE; SHOW CREATE)
+  bool first = false;  // the first table of its statement (the one an INSERT/UPDATE/DELETE writes)
+};
+std::vector<TableReference> tableReferences(std::string_view sql, const Dialect& dialect = {});
+
 }  // namespace sp::parser

@@ -183,6 +183,15 @@ bool isSslRequest(ByteView payload) {
   return (caps & cap::kSsl) && (caps & cap::kProtocol41);
 }
 
+void encode(const SslRequest& m, Bytes& out) {
+  Writer w(out);
+  w.u32(m.capabilities | cap::kSsl);
+  w.u32(m.max_packet_size);
+  w.u8(m.character_set);
+  w.zeros(kResponseFillerBytes);
+  w.u32(carriesMariadbCaps(m.capabilities) ? m.mariadb_capabilities : 0);
+}
+
 void encode(const AuthSwitchRequest& m, Bytes& out) {
   Writer w(out);
   w.u8(kAuthSwitchHeader);
@@ -212,6 +221,12 @@ DecodeResult<std::string_view> decodeAuthMoreData(ByteView payload) {
   SP_TRY(header, r.u8());
   if (header != kAuthMoreDataHeader) return std::unexpected(DecodeError::kProtocolValue);
   return r.restString();
+}
+
+void encodeAuthMoreData(std::string_view data, Bytes& out) {
+  Writer w(out);
+  w.u8(kAuthMoreDataHeader);
+  w.raw(data);
 }
 
 }  // namespace sp::protocol

@@ -44,6 +44,16 @@ DecodeResult<HandshakeResponse41> decodeHandshakeResponse41(ByteView payload);
 // An SSLRequest is exactly 32 bytes: the fixed part of HandshakeResponse41 with CLIENT_SSL set.
 bool isSslRequest(ByteView payload);
 
+// What a client sends before its TLS handshake: the first 32 bytes of a
+// HandshakeResponse41. The full response follows over TLS.
+struct SslRequest {
+  uint32_t capabilities = 0;          // int<4>, CLIENT_SSL among them
+  uint32_t max_packet_size = 0;       // int<4>
+  uint8_t character_set = 0;          // int<1>
+  uint32_t mariadb_capabilities = 0;  // last 4 of the 23-byte filler (when !CLIENT_LONG_PASSWORD)
+};
+void encode(const SslRequest& m, Bytes& out);
+
 struct AuthSwitchRequest {
   std::string plugin_name;  // string<NUL> after the 0xfe header
   std::string plugin_data;  // string<EOF>: decode strips the trailing NUL, encode adds it (once)
@@ -54,5 +64,10 @@ DecodeResult<AuthSwitchRequest> decodeAuthSwitchRequest(ByteView payload);
 
 // AuthMoreData: 0x01 header + plugin-specific bytes (string<EOF>).
 DecodeResult<std::string_view> decodeAuthMoreData(ByteView payload);
+void encodeAuthMoreData(std::string_view data, Bytes& out);
+
+// caching_sha2_password's one-byte AuthMoreData answers to the scramble.
+inline constexpr uint8_t kCachingSha2FastAuthOk = 0x03;       // OK follows
+inline constexpr uint8_t kCachingSha2FullAuthNeeded = 0x04;  // send the password (over TLS: in clear)
 
 }  // namespace sp::protocol

@@ -13,7 +13,9 @@ enum class AbuseKind : uint8_t {
   kPerHost,            // refused: server.max_connections_per_host reached
   kHandshakeTimeout,   // closed: login not done within server.handshake_timeout_ms
   kHandshakeTooLarge,  // closed: packet over server.max_handshake_packet_bytes before login
-  kIdleTimeout,        // closed: idle past server.wait_timeout_s
+  kIdleTimeout,        // closed: idle past its wait_timeout (server.wait_timeout_s, or the session's SET)
+  kPinnedPerUser,      // refused: users[].max_pinned_connections reached
+  kMergeMemory,        // refused: scatter.max_merge_bytes_total reached
   kCount,
 };
 

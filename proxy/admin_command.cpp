@@ -70,7 +70,7 @@ std::string unknownCommand(std::string_view sql) {
   std::string shown(sql.substr(0, 80));
   return "shardproxy admin: unknown command '" + shown +
          "'; commands: SHOW SHARD MAP [HISTORY|ERRORS], RELOAD SHARD MAP, ROLLBACK SHARD MAP TO <version>, "
-         "SHOW BACKENDS, SHOW SESSIONS, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, HELP";
+         "SHOW BACKENDS, SHOW SESSIONS, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, SHOW SCHEMA DRIFT, HELP";
 }
 
 // SELECT @@var | name() [, ...] [LIMIT n]
@@ -168,6 +168,7 @@ std::expected<AdminCommand, std::string> parseAdminCommand(std::string_view sql)
   if (w.startsWith({"show", "digests"})) return parseShowDigests(w, 2);
   if (w.startsWith({"show", "query", "digest"})) return parseShowDigests(w, 3);
   if (w.is({"show", "stats"})) return simple(K::kShowStats);
+  if (w.is({"show", "schema", "drift"})) return simple(K::kShowSchemaDrift);
   if (w.is({"reset", "digests"}) || w.is({"reset", "query", "digest"})) return simple(K::kResetDigests);
   if (w.startsWith({"show", "route"})) {
     if (w.size() < 3) return std::unexpected("shardproxy admin: expected SHOW ROUTE <statement>");
@@ -194,6 +195,7 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
       {"SHOW DIGESTS [LIMIT <n>]", "statistics per normalized statement, largest total time first"},
       {"RESET DIGESTS", "forget every query digest"},
       {"SHOW STATS", "the /metrics series (counters, gauges, histogram sums and counts), one row each"},
+      {"SHOW SCHEMA DRIFT", "physical tables whose columns or indexes differ from their logical table's first one, on every backend"},
       {"HELP", "this list"},
   };
   for (auto& line : lifecycleCommandHelp()) help.push_back(std::move(line));

@@ -22,6 +22,7 @@ enum class AdminCommandKind : uint8_t {
   kShowDigests,          // SHOW DIGESTS [LIMIT n] (also SHOW QUERY DIGEST [LIMIT n])
   kResetDigests,         // RESET DIGESTS (also RESET QUERY DIGEST)
   kShowStats,            // SHOW STATS: the metrics endpoint's series, one row each (no histogram buckets)
+  kShowSchemaDrift,      // SHOW SCHEMA DRIFT: physical tables that differ from their logical table's first one
   kHelp,                 // HELP
   kSelectVariables,      // SELECT @@x[, ...] [LIMIT n], DATABASE(), USER(): client start-up probes
   kIgnoredSet,           // SET ... (drivers send SET NAMES / autocommit at connect): answered OK

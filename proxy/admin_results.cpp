@@ -107,12 +107,15 @@ LocalResult showSessions(AdminEnv& env) {
   const auto& c = env.context;
   r.columns = {"sessions",           "in_transaction",      "statements",         "admin_sessions",
                "refused_max_connections", "refused_per_host", "handshake_timeouts", "handshake_too_large",
-               "idle_timeouts"};
+               "idle_timeouts", "tls_sessions", "tls_handshake_failures", "refused_pinned", "refused_merge_memory",
+               "merge_memory_in_use"};
   r.rows.push_back(Row{std::to_string(c.sessions.load()), std::to_string(c.sessions_in_transaction.load()),
                        std::to_string(c.statements.load()), std::to_string(env.admin_sessions),
                        std::to_string(c.refused_max_connections.load()), std::to_string(c.refused_per_host.load()),
                        std::to_string(c.handshake_timeouts.load()), std::to_string(c.handshake_too_large.load()),
-                       std::to_string(c.idle_timeouts.load())});
+                       std::to_string(c.idle_timeouts.load()), std::to_string(c.tls_sessions.load()),
+                       std::to_string(c.tls_handshake_failures.load()), std::to_string(c.refused_pinned.load()),
+                       std::to_string(c.refused_merge_memory.load()), std::to_string(c.merge_budget.used())});
   return r;
 }
 
@@ -141,6 +144,22 @@ std::string isoMillis(int64_t ms) {
                      tm.tm_min, tm.tm_sec);
 }
 
+// A scatter digest's shards, slowest average first: "shard@backend avg/max ms (n, slowest k times)".
+std::string digestShardTimes(const DigestStats& d) {
+  if (d.shard_stats.empty()) return "-";
+  std::vector<const DigestShardStats*> order;
+  for (const auto& s : d.shard_stats) order.push_back(&s);
+  auto avg = [](const DigestShardStats* s) { return static_cast<double>(s->total_us) / static_cast<double>(std::max<uint64_t>(s->count, 1)); };
+  std::stable_sort(order.begin(), order.end(), [&](auto* a, auto* b) { return avg(a) > avg(b); });
+  std::string out;
+  for (const auto* s : order) {
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{}@{} avg {:.3f} max {:.3f} ms (n {}, slowest {})", s->shard, s->backend, avg(s) / 1000.0,
+                       static_cast<double>(s->max_us) / 1000.0, s->count, s->slowest);
+  }
+  return out;
+}
+
 AdminReply showDigests(AdminEnv& env, uint64_t limit) {
   if (env.context.config.digests.max_entries == 0) {
     return AdminError{1105, "HY000", "shardproxy admin: query digests are off (digests.max_entries: 0)"};
@@ -151,18 +170,19 @@ AdminReply showDigests(AdminEnv& env, uint64_t limit) {
     if (runOnWorker(*w, [w, copy] { *copy = w->observer().digests().snapshot(); })) per_worker.push_back(*copy);
   }
   LocalResult r;
-  r.columns = {"digest", "count", "errors", "rows", "avg_shards", "total_ms", "avg_ms", "p50_ms", "p99_ms", "max_ms",
-               "first_seen", "last_seen"};
+  r.columns = {"digest",       "count",         "errors",        "rows",      "avg_shards", "total_ms",
+               "avg_ms",       "p50_ms",        "p99_ms",        "max_ms",    "first_seen", "last_seen",
+               "slowest_shard", "slowest_shard_p99_ms", "shard_times"};
+  auto ms = [](uint64_t us) { return fmt::format("{:.3f}", static_cast<double>(us) / 1000.0); };
   for (const auto& d : mergeDigests(per_worker, limit)) {
     const double count = static_cast<double>(std::max<uint64_t>(d.count, 1));
+    const DigestShardStats* slowest = d.slowestShard();
     r.rows.push_back(Row{d.text, std::to_string(d.count), std::to_string(d.errors), std::to_string(d.rows),
-                         fmt::format("{:.1f}", static_cast<double>(d.shards) / count),
-                         fmt::format("{:.3f}", static_cast<double>(d.total_us) / 1000.0),
+                         fmt::format("{:.1f}", static_cast<double>(d.shards) / count), ms(d.total_us),
                          fmt::format("{:.3f}", static_cast<double>(d.total_us) / 1000.0 / count),
-                         fmt::format("{:.3f}", static_cast<double>(d.percentileUs(0.5)) / 1000.0),
-                         fmt::format("{:.3f}", static_cast<double>(d.percentileUs(0.99)) / 1000.0),
-                         fmt::format("{:.3f}", static_cast<double>(d.max_us) / 1000.0), isoMillis(d.first_seen_ms),
-                         isoMillis(d.last_seen_ms)});
+                         ms(d.percentileUs(0.5)), ms(d.percentileUs(0.99)), ms(d.max_us), isoMillis(d.first_seen_ms),
+                         isoMillis(d.last_seen_ms), slowest ? slowest->shard + "@" + slowest->backend : "-",
+                         d.scatters ? ms(d.slowestShardPercentileUs(0.99)) : "-", digestShardTimes(d)});
   }
   return r;
 }
@@ -259,6 +279,8 @@ AdminReply executeAdminCommand(const AdminCommand& command, AdminEnv& env) {
     case K::kShowDigests: return showDigests(env, command.limit);
     case K::kResetDigests: return resetDigests(env);
     case K::kShowStats: return showStats(env);
+    case K::kShowSchemaDrift:  // reads the backends: run by the admin session itself (queueSchemaDrift)
+      return AdminError{1105, "HY000", "shardproxy admin: SHOW SCHEMA DRIFT runs asynchronously"};
     case K::kHelp: return help();
     case K::kSelectVariables: return selectVariables(command, env);
     case K::kIgnoredSet:

@@ -1,5 +1,7 @@
 #include "proxy/admin_session.hpp"
 
+#include "proxy/schema_drift_check.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -9,8 +11,10 @@
 #include "proxy/admin_results.hpp"
 #include "proxy/admin_server.hpp"
 #include "proxy/client_errors.hpp"
+#include "proxy/login_deadline.hpp"
 #include "proxy/lifecycle_admin.hpp"
 #include "proxy/server_handshake.hpp"
+#include "proxy/tls_contexts.hpp"
 
 namespace sp::proxy {
 
@@ -52,20 +56,27 @@ awaitable<bool> AdminSession::login() {
     co_await client_.flush();
     co_return false;
   }
-  LoginRequest request{connection_id_, context_.server_version, &context_.config.admin_users, peer_};
+  // The admin port offers TLS with the application port's certificate.
+  LoginRequest request{connection_id_, context_.server_version, &context_.config.admin_users, peer_,
+                       context_.tls ? context_.tls->current() : nullptr};
   // The admin port reads only small packets before login, like the application port.
   const size_t max_message = client_.maxMessageBytes();
   client_.setMaxMessageBytes(std::min<size_t>(context_.config.server.max_handshake_packet_bytes, max_message));
+  // And within the same deadline (a TLS handshake that stalls included).
+  LoginDeadline deadline(client_, std::chrono::milliseconds(context_.config.server.handshake_timeout_ms));
   auto result = co_await acceptLogin(client_, request);
   client_.setMaxMessageBytes(max_message);
   if (!result) {
+    if (result.error() == LoginFailure::kTlsFailed) context_.tls_handshake_failures.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("admin port: login refused from {}", peer_);
     co_return false;
   }
   capabilities_ = result->capabilities;
+  mariadb_capabilities_ = result->mariadb_capabilities;
   user_ = result->account->name;
   queueOk(result->next_seq);
-  spdlog::info("admin port: {} logged in from {}", user_, peer_);
+  spdlog::info("admin port: {} logged in from {}{}{}", user_, peer_, client_.isTls() ? " over " : "",
+               client_.tlsDescription());
   co_return co_await client_.flush();
 }
 
@@ -93,6 +104,10 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
                  command->kind == AdminCommandKind::kRollbackShardMap;
   spdlog::log(changes ? spdlog::level::info : spdlog::level::debug, "admin {}@{}: {}", user_, peer_,
               sql.substr(0, 200));
+  if (command->kind == AdminCommandKind::kShowSchemaDrift) {
+    co_await queueSchemaDrift(seq);  // reads the backends: awaited
+    co_return;
+  }
   AdminEnv env{context_, maps_, user_, peer_, connection_id_, server_.sessionCount()};
   queueReply(executeAdminCommand(*command, env), seq);
 }
@@ -100,7 +115,7 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
 void AdminSession::queueReply(const AdminReply& reply, uint8_t seq) {
   if (auto* result = std::get_if<LocalResult>(&reply)) {
     protocol::Bytes out;
-    appendLocalResult(out, *result, capabilities_, kStatus, seq);
+    appendLocalResult(out, *result, capabilities_, kStatus, seq, false, mariadb_capabilities_);
     client_.appendFramedBytes(out);
   } else if (auto* err = std::get_if<AdminError>(&reply)) {
     context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
@@ -108,6 +123,20 @@ void AdminSession::queueReply(const AdminReply& reply, uint8_t seq) {
   } else {
     queueOk(seq);
   }
+}
+
+awaitable<void> AdminSession::queueSchemaDrift(uint8_t seq) {
+  LocalResult result;
+  result.columns = {"table", "physical_table", "backend", "difference", "reference"};
+  if (auto map = context_.shard_map.load()) {
+    for (auto& r : co_await checkSchemaDrift(context_.config, *map)) {
+      result.rows.push_back({std::move(r.table), std::move(r.physical_table), std::move(r.backend),
+                             std::move(r.difference), std::move(r.reference)});
+    }
+  }
+  protocol::Bytes out;
+  appendLocalResult(out, result, capabilities_, kStatus, seq);
+  client_.appendFramedBytes(out);
 }
 
 awaitable<bool> AdminSession::dispatch(protocol::ByteView payload, uint8_t seq) {

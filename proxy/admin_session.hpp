@@ -29,6 +29,8 @@ class AdminSession {
   void queueError(uint8_t seq, uint16_t code, const char* sql_state, const std::string& message);
   awaitable<void> queueQuery(std::string_view sql, uint8_t seq);
   void queueReply(const AdminReply& reply, uint8_t seq);
+  // SHOW SCHEMA DRIFT: reads every backend (proxy/schema_drift_check.hpp).
+  awaitable<void> queueSchemaDrift(uint8_t seq);
 
   ProxyContext& context_;
   ShardMapManager& maps_;
@@ -36,6 +38,7 @@ class AdminSession {
   PacketStream client_;
   uint32_t connection_id_;
   uint32_t capabilities_ = 0;
+  uint32_t mariadb_capabilities_ = 0;  // column definitions carry extended type info when set
   std::string user_;
   std::string peer_;
   bool loopback_ = false;

@@ -1,5 +1,8 @@
 #include "proxy/backend_connection.hpp"
 
+#include <atomic>
+#include <charconv>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <fmt/format.h>
@@ -12,6 +15,8 @@
 #include "protocol/prepared.hpp"
 #include "protocol/response_tracker.hpp"
 #include "protocol/resultset.hpp"
+#include "proxy/global_defaults.hpp"
+#include "proxy/tls_contexts.hpp"
 
 namespace sp::proxy {
 
@@ -50,8 +55,16 @@ BackendError serverError(protocol::ByteView err_payload) {
   return e;
 }
 
+namespace {
+std::atomic<uint64_t> next_connection_serial{1};
+std::atomic<bool> extended_types_everywhere{true};
+}  // namespace
+
+bool backendsOfferExtendedTypes() { return extended_types_everywhere.load(std::memory_order_relaxed); }
+
 BackendConnection::BackendConnection(tcp::socket socket, size_t max_packet_bytes)
-    : stream_(std::move(socket), max_packet_bytes, PacketStream::kBackendReadBuffer) {}
+    : stream_(std::move(socket), max_packet_bytes, PacketStream::kBackendReadBuffer),
+      serial_(next_connection_serial.fetch_add(1, std::memory_order_relaxed)) {}
 
 BackendError BackendConnection::ioError(std::string_view what) const {
   return makeError(BackendError::Kind::kIo,
@@ -60,6 +73,9 @@ BackendError BackendConnection::ioError(std::string_view what) const {
 
 awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> BackendConnection::open(
     const conf::BackendConfig& config, uint32_t flavour, size_t max_packet_bytes) {
+  // Read before logging in: a SET GLOBAL racing the login makes this
+  // connection count as older than it is, never newer.
+  const uint64_t epoch = currentGlobalsEpoch();
   auto ex = co_await asio::this_coro::executor;
   tcp::resolver resolver(ex);
   asio::steady_timer timer(ex);
@@ -81,6 +97,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
   auto conn = std::make_unique<BackendConnection>(std::move(socket), max_packet_bytes);
   conn->flavour_ = flavour & kPoolFlavourMask;
   conn->backend_name_ = config.name;
+  conn->globals_epoch_ = epoch;
   timer.expires_after(timeout);
   auto login = co_await (conn->login(config) || timer.async_wait(kNoThrow));
   if (login.index() == 1) {
@@ -114,9 +131,30 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   if (config.database.empty() || (flavour_ & kNoDatabase)) wanted &= ~cap::kConnectWithDb;
   capabilities_ = wanted & (hs->capabilities | cap::kLongPassword);
 
+  if (!(hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo)) {
+    extended_types_everywhere.store(false, std::memory_order_relaxed);
+  }
+  // What the login packets announce (the SSLRequest too: the server takes
+  // MariaDB's extended capabilities from the first packet it reads).
+  uint32_t announced = capabilities_;
+  if ((flavour_ & kExtendedTypesFlavour) && !(hs->capabilities & cap::kLongPassword)) {
+    // A MariaDB server: ask for extended type info (clearing CLIENT_MYSQL says
+    // the extended capabilities follow).
+    mariadb_capabilities_ = hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo;
+    announced &= ~cap::kLongPassword;
+  }
+
+  uint8_t seq = greeting->sequence_id + 1;
+  if (config.tls) {
+    if (auto tls = co_await startTls(config, hs->capabilities, announced, seq); !tls) {
+      co_return std::unexpected(tls.error());
+    }
+    announced |= cap::kSsl;
+  }
   std::string scramble = hs->auth_plugin_data.substr(0, protocol::kScrambleLength);
   protocol::HandshakeResponse41 resp;
-  resp.capabilities = capabilities_;
+  resp.capabilities = announced;
+  resp.mariadb_capabilities = mariadb_capabilities_;
   resp.max_packet_size = 1u << 30;
   resp.character_set = kBackendCollation;
   resp.username = config.user;
@@ -128,7 +166,7 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   resp.attributes = {{"_client_name", "shardproxy"}, {"program_name", "shardproxy"}};
   protocol::Bytes out;
   protocol::encode(resp, out);
-  uint8_t seq = stream_.append(out, greeting->sequence_id + 1);
+  seq = stream_.append(out, seq);
   if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending login"));
 
   for (int round = 0; round < 4; ++round) {
@@ -161,14 +199,45 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
       continue;
     }
     if (!p.empty() && p[0] == protocol::kAuthMoreDataHeader) {
-      // caching_sha2_password: 0x03 = fast auth succeeded (OK follows); 0x04 = full auth needs TLS/RSA.
-      if (p.size() == 2 && p[1] == 0x03) continue;
+      // caching_sha2_password: 0x03 = fast auth succeeded (OK follows); 0x04 =
+      // full authentication: the password itself, which only TLS may carry.
+      if (p.size() == 2 && p[1] == protocol::kCachingSha2FastAuthOk) continue;
+      if (p.size() == 2 && p[1] == protocol::kCachingSha2FullAuthNeeded && stream_.isTls()) {
+        std::string password = config.password;
+        password.push_back('\0');
+        stream_.append(protocol::asBytes(password), seq);
+        if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending password"));
+        continue;
+      }
       co_return std::unexpected(makeError(BackendError::Kind::kConnect,
-          "backend requires caching_sha2_password full authentication (TLS/RSA), which the proxy does not do; use mysql_native_password for the proxy's account"));
+          "backend requires caching_sha2_password full authentication, which needs TLS (backends[].tls) or "
+          "mysql_native_password for the proxy's account"));
     }
     co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "unexpected packet during login"));
   }
   co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "too many authentication rounds"));
+}
+
+// SSLRequest, then the TLS handshake (certificate checked per backends[].tls).
+awaitable<std::expected<void, BackendError>> BackendConnection::startTls(const conf::BackendConfig& config,
+                                                                         uint32_t server_capabilities,
+                                                                         uint32_t announced, uint8_t& seq) {
+  if (!(server_capabilities & cap::kSsl)) {
+    co_return std::unexpected(makeError(BackendError::Kind::kConnect,
+        "backends[].tls is set but the server does not offer TLS (its have_ssl is not YES: ssl_cert/ssl_key)"));
+  }
+  auto ctx = backendTlsContext(*config.tls);
+  if (!ctx) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "TLS: " + ctx.error()));
+  capabilities_ |= cap::kSsl;
+  protocol::SslRequest request{announced | cap::kSsl, 1u << 30, kBackendCollation, mariadb_capabilities_};
+  protocol::Bytes out;
+  protocol::encode(request, out);
+  seq = stream_.append(out, seq);
+  if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending SSL request"));
+  const std::string verify_host = config.tls->verify ? backendTlsName(config) : std::string();
+  auto started = co_await stream_.startTls(*ctx, TlsRole::kClient, verify_host);
+  if (!started) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "TLS to the backend: " + started.error()));
+  co_return std::expected<void, BackendError>{};
 }
 
 awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::command(
@@ -184,17 +253,27 @@ awaitable<std::expected<BackendConnection::TextRows, BackendError>> BackendConne
   co_return rows;
 }
 
+awaitable<std::expected<BackendConnection::TextResult, BackendError>> BackendConnection::queryResult(
+    std::string_view sql) {
+  TextResult result;
+  auto done = co_await exchange(protocol::Command::kQuery, sql, &result.rows, &result.columns);
+  if (!done) co_return std::unexpected(std::move(done.error()));
+  co_return result;
+}
+
 // One command of the proxy's own and its whole response; result-set rows
-// are decoded into `rows` when given, else drained.
+// are decoded into `rows` when given (column definitions into `columns`),
+// else drained.
 awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::exchange(
-    protocol::Command cmd, std::string_view argument, TextRows* rows) {
+    protocol::Command cmd, std::string_view argument, TextRows* rows,
+    std::vector<protocol::ColumnDefinition41>* column_defs) {
   const uint8_t command = static_cast<uint8_t>(cmd);
   stream_.append(protocol::ByteView(&command, 1), protocol::asBytes(argument), 0);
   if (!co_await stream_.flush()) {
     broken_ = true;
     co_return std::unexpected(ioError("sending command"));
   }
-  protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, capabilities_);
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, capabilities_, mariadb_capabilities_);
   std::optional<BackendError> server_err;
   size_t columns = 0;
   auto malformed = [this](const char* what) {
@@ -215,6 +294,11 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::ex
       auto count = protocol::decodeColumnCount(msg->payload);
       if (!count) co_return malformed("malformed column count");
       columns = static_cast<size_t>(*count);
+    } else if (*ev == protocol::ResponseEvent::kColumnDef && column_defs) {
+      // The backend sends extended type info when it was negotiated (MariaDB capabilities).
+      auto def = protocol::decodeColumnDefinition41(msg->payload, mariadb_capabilities_);
+      if (!def) co_return malformed("malformed column definition");
+      column_defs->push_back(std::move(*def));
     } else if (*ev == protocol::ResponseEvent::kRow) {
       auto row = protocol::decodeTextRow(msg->payload, columns);
       if (!row) co_return malformed("malformed row");
@@ -245,16 +329,29 @@ awaitable<std::expected<void, BackendError>> BackendConnection::enableTracking()
   }
   tracks_session_ = true;
   // What a session starts with (lexing depends on it: parser/dialect.hpp).
-  auto mode = co_await queryRows("SELECT @@session.sql_mode");
+  // How it compares table names (routing/name_scope.hpp), in the same round trip.
+  auto mode = co_await queryRows("SELECT @@session.sql_mode, @@lower_case_table_names");
   if (!mode) {
     if (mode.error().kind == BackendError::Kind::kServer) co_return std::expected<void, BackendError>{};
     co_return std::unexpected(mode.error());
   }
-  if (mode->size() == 1 && mode->front().size() == 1 && mode->front()[0]) default_sql_mode_ = *mode->front()[0];
+  if (mode->size() == 1 && mode->front().size() == 2 && mode->front()[0]) {
+    default_sql_mode_ = *mode->front()[0];
+    // Known state: a session whose sql_mode (the global default when it
+    // started) differs, after a SET GLOBAL, gets its own on this connection.
+    if (auto literal = replayLiteral("sql_mode", default_sql_mode_)) applied_.variables["sql_mode"] = *literal;
+    if (const auto& lctn = mode->front()[1]) {
+      int value = 0;
+      if (std::from_chars(lctn->data(), lctn->data() + lctn->size(), value).ec == std::errc{}) {
+        lower_case_table_names_ = value;
+      }
+    }
+  }
   co_return std::expected<void, BackendError>{};
 }
 
 awaitable<bool> BackendConnection::resetSession() {
+  const uint64_t epoch = currentGlobalsEpoch();
   auto r = co_await command(protocol::Command::kResetConnection, {});
   if (!r) {
     broken_ = true;
@@ -268,6 +365,7 @@ awaitable<bool> BackendConnection::resetSession() {
     broken_ = true;
     co_return false;
   }
+  globals_epoch_ = epoch;  // the reset re-read the global defaults
   co_return true;
 }
 
@@ -291,7 +389,7 @@ awaitable<std::expected<BackendStatement, BackendError>> BackendConnection::prep
     broken_ = true;
     co_return std::unexpected(ioError("sending prepare"));
   }
-  protocol::ResponseTracker tracker(protocol::ResponseKind::kPrepare, capabilities_);
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kPrepare, capabilities_, mariadb_capabilities_);
   std::optional<BackendError> server_err;
   while (!tracker.done()) {
     auto msg = co_await stream_.read();

@@ -13,8 +13,10 @@
 #include "conf/config.hpp"
 #include "protocol/constants.hpp"
 #include "protocol/generic_packets.hpp"
+#include "protocol/resultset.hpp"
 #include "proxy/backend_error.hpp"
 #include "proxy/backend_statements.hpp"
+#include "proxy/connection_loan.hpp"
 #include "proxy/net.hpp"
 #include "proxy/packet_stream.hpp"
 #include "proxy/session_state.hpp"
@@ -30,7 +32,11 @@ inline constexpr uint32_t kFlavourMask =
 // unselected, so such a session must never get a connection that has one
 // (`SELECT DATABASE()` would answer it, unqualified names would resolve in it).
 inline constexpr uint32_t kNoDatabase = 1u << 31;
-inline constexpr uint32_t kPoolFlavourMask = kFlavourMask | kNoDatabase;
+// A pseudo flavour bit: logged in with MariaDB's extended type info (when the
+// server offers it), for clients that negotiated it: their column definitions
+// carry one more field, forwarded byte for byte, which other clients cannot read.
+inline constexpr uint32_t kExtendedTypesFlavour = 1u << 30;
+inline constexpr uint32_t kPoolFlavourMask = kFlavourMask | kNoDatabase | kExtendedTypesFlavour;
 
 class BackendConnection {
  public:
@@ -42,8 +48,21 @@ class BackendConnection {
 
   PacketStream& stream() { return stream_; }
   uint32_t capabilities() const { return capabilities_; }
+  // MariaDB extended capabilities negotiated at login (protocol::mariadb_cap).
+  uint32_t mariadbCapabilities() const { return mariadb_capabilities_; }
   uint32_t flavour() const { return flavour_; }
   uint32_t serverThreadId() const { return thread_id_; }
+  // Which connection and which loan of it (the pool counts loans): tells a
+  // session whether the connection it borrows again is still as it left it
+  // (nobody else borrowed it meanwhile), e.g. still holding its LAST_INSERT_ID.
+  uint64_t serial() const { return serial_; }
+  uint64_t loans() const { return loans_; }
+  void noteLoan() { ++loans_; }
+  ConnectionLoan loan() const { return {serial_, loans_}; }
+  // The global-variables epoch (proxy_context.hpp) this connection's session
+  // started in: it has the global defaults of that moment.
+  uint64_t globalsEpoch() const { return globals_epoch_; }
+  void setGlobalsEpoch(uint64_t epoch) { globals_epoch_ = epoch; }
   const std::string& serverVersion() const { return server_version_; }
   SessionState& applied() { return applied_; }
 
@@ -55,6 +74,13 @@ class BackendConnection {
   // results only: SHOW WARNINGS after a statement that had warnings).
   using TextRows = std::vector<std::vector<std::optional<std::string>>>;
   awaitable<std::expected<TextRows, BackendError>> queryRows(std::string_view sql);
+  // The same with the result's column definitions (catalog answers, the
+  // schema-drift check: results of a few thousand rows at most).
+  struct TextResult {
+    std::vector<protocol::ColumnDefinition41> columns;
+    TextRows rows;
+  };
+  awaitable<std::expected<TextResult, BackendError>> queryResult(std::string_view sql);
   // The backend statement for `sql` on this connection, preparing it first if
   // needed (statements evicted from the bounded cache are closed).
   awaitable<std::expected<BackendStatement, BackendError>> prepared(const std::string& sql);
@@ -76,6 +102,9 @@ class BackendConnection {
   // The sql_mode a fresh session has on this server (its global default),
   // read at login and after each reset.
   const std::string& defaultSqlMode() const { return default_sql_mode_; }
+  // @@lower_case_table_names (read with the sql_mode): 0 compares table
+  // names byte for byte; nullopt when it could not be read.
+  std::optional<int> lowerCaseTableNames() const { return lower_case_table_names_; }
   // Status flags of the last complete response (command(), forwarded
   // responses, login): the state this connection's session is in.
   uint16_t status() const { return status_; }
@@ -93,15 +122,25 @@ class BackendConnection {
 
  private:
   awaitable<std::expected<void, BackendError>> login(const conf::BackendConfig& config);
+  // `announced`: the capability flags the login response will carry (and
+  // MariaDB's extended ones, mariadb_capabilities_), sent in the SSLRequest too.
+  awaitable<std::expected<void, BackendError>> startTls(const conf::BackendConfig& config,
+                                                        uint32_t server_capabilities, uint32_t announced,
+                                                        uint8_t& seq);
   BackendError ioError(std::string_view what) const;
   awaitable<std::expected<void, BackendError>> enableTracking();
   awaitable<std::expected<protocol::OkPacket, BackendError>> exchange(protocol::Command cmd,
-                                                                      std::string_view argument, TextRows* rows);
+                                                                      std::string_view argument, TextRows* rows,
+                                                                      std::vector<protocol::ColumnDefinition41>* columns = nullptr);
 
   PacketStream stream_;
   uint32_t capabilities_ = 0;
+  uint32_t mariadb_capabilities_ = 0;
   uint32_t flavour_ = 0;
   uint32_t thread_id_ = 0;
+  uint64_t serial_;
+  uint64_t loans_ = 0;
+  uint64_t globals_epoch_ = 0;
   std::string server_version_;
   std::string backend_name_;
   SessionState applied_;
@@ -109,9 +148,15 @@ class BackendConnection {
   bool broken_ = false;
   bool tracks_session_ = false;
   std::string default_sql_mode_;
+  std::optional<int> lower_case_table_names_;
   uint16_t status_ = 0;
   Clock::time_point last_used_ = Clock::now();
 };
+
+// False once a backend logged in without MariaDB's extended type info (a
+// MySQL server): the proxy then stops offering it to clients, whose column
+// definitions would otherwise lack the field they expect.
+bool backendsOfferExtendedTypes();
 
 // Server ERR packet -> BackendError{kServer}.
 BackendError serverError(protocol::ByteView err_payload);

@@ -25,7 +25,16 @@ BackendPool::BackendPool(asio::any_io_executor executor, conf::BackendConfig con
 
 BackendPool::~BackendPool() { *alive_ = false; }
 
-std::unique_ptr<BackendConnection> BackendPool::takeIdle(uint32_t flavour) {
+std::unique_ptr<BackendConnection> BackendPool::takeIdle(uint32_t flavour, uint64_t preferred) {
+  if (preferred != 0) {
+    for (size_t i = idle_.size(); i-- > 0;) {
+      if (idle_[i]->serial() == preferred && idle_[i]->flavour() == flavour) {
+        auto conn = std::move(idle_[i]);
+        idle_.erase(idle_.begin() + static_cast<ptrdiff_t>(i));
+        return conn;
+      }
+    }
+  }
   for (size_t i = idle_.size(); i-- > 0;) {
     if (idle_[i]->flavour() == flavour) {
       auto conn = std::move(idle_[i]);
@@ -56,6 +65,7 @@ std::unique_ptr<BackendConnection> BackendPool::lend(std::unique_ptr<BackendConn
                                                      Clock::time_point asked) {
   counters_.wait_seconds.observe(std::chrono::duration<double>(Clock::now() - asked).count());
   lent_[conn.get()] = Lent{owner, conn->serverThreadId(), false};
+  conn->noteLoan();
   return conn;
 }
 
@@ -70,14 +80,15 @@ std::vector<uint32_t> BackendPool::markLentForKill(uint32_t owner) {
 }
 
 awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> BackendPool::acquire(uint32_t flavour,
-                                                                                                uint32_t owner) {
+                                                                                                uint32_t owner,
+                                                                                                uint64_t preferred) {
   flavour &= kPoolFlavourMask;
   const auto asked = Clock::now();
   const auto deadline = asked + kMaxWait;
   bool waited = false;
   for (;;) {
     if (stopped_) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "proxy is shutting down"});
-    if (auto conn = takeIdle(flavour)) {
+    if (auto conn = takeIdle(flavour, preferred)) {
       auto idle_for = Clock::now() - conn->lastUsed();
       // Hot connections (reused within milliseconds) skip the check; one that
       // sat idle is peeked so a server restart is noticed before a statement

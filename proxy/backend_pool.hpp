@@ -45,8 +45,12 @@ class BackendPool {
   const std::string& name() const { return config_.name; }
 
   // `owner` is the client connection id the connection is lent to (for KILL).
+  // `preferred`: the serial of an idle connection to lend rather than the
+  // most recently used one, when it is idle (0: none) — a session's own
+  // connection that still holds its state (LAST_INSERT_ID).
   awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> acquire(uint32_t flavour,
-                                                                                     uint32_t owner);
+                                                                                     uint32_t owner,
+                                                                                     uint64_t preferred = 0);
   // Returns a connection. Broken connections, and connections a KILL aimed
   // at, are closed instead of pooled.
   void release(std::unique_ptr<BackendConnection> conn);
@@ -70,7 +74,7 @@ class BackendPool {
  private:
   awaitable<void> maintain();
   awaitable<void> pingIdle(Clock::time_point now);
-  std::unique_ptr<BackendConnection> takeIdle(uint32_t flavour);
+  std::unique_ptr<BackendConnection> takeIdle(uint32_t flavour, uint64_t preferred);
   void noteConnectFailure(const BackendError& e);
   void wakeOneWaiter();
   void closeIdleAndWakeAll();

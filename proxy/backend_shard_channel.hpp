@@ -22,7 +22,7 @@ class BackendShardChannel : public ShardChannel {
  public:
   BackendShardChannel(BackendConnection& conn, const conf::BackendConfig& backend,
                       std::chrono::milliseconds timeout = std::chrono::milliseconds(0))
-      : ShardChannel(conn.capabilities()), conn_(conn), backend_(backend), timeout_(timeout) {}
+      : ShardChannel(conn.capabilities(), conn.mariadbCapabilities()), conn_(conn), backend_(backend), timeout_(timeout) {}
 
   BackendConnection& connection() { return conn_; }
 

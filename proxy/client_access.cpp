@@ -7,10 +7,19 @@
 #include "proxy/client_session.hpp"
 #include "proxy/worker.hpp"
 #include "routing/access_check.hpp"
+#include "routing/allow_list.hpp"
 
 namespace sp::proxy {
 
 namespace {
+
+routing::AllowLists allowListsOf(const conf::UserAccount* account) {
+  routing::AllowLists lists;
+  if (!account) return lists;
+  if (account->allow_schemas) lists.schemas = &*account->allow_schemas;
+  if (account->allow_tables) lists.tables = &*account->allow_tables;
+  return lists;
+}
 
 routing::AccessRights rightsOf(const conf::UserAccount* account) {
   if (!account) return {};  // unknown (cannot happen after login): least privilege
@@ -50,12 +59,37 @@ protocol::ErrPacket privilegeError(const parser::PrivilegeNeed& need, std::strin
 
 }  // namespace
 
+std::string_view ClientSession::peerHost() const { return std::string_view(peer_).substr(0, peer_.rfind(':')); }
+
+std::optional<protocol::ErrPacket> ClientSession::schemaRefusal(std::string_view database) {
+  const routing::AllowLists lists = allowListsOf(worker_.context().config.findUser(user_));
+  if (database.empty() || routing::schemaAllowed(lists, database)) return std::nullopt;
+  spdlog::info("session {}: user {}: schema refused by allow_schemas", connection_id_, user_);
+  return protocol::ErrPacket{1044, "42000", fmt::format("Access denied for user '{}'@'{}' to database '{}'", user_,
+                                                        peerHost(), database)};
+}
+
 std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view sql,
                                                                std::span<const parser::Token> tokens) {
   const auto& config = worker_.context().config;
-  const routing::AccessRights rights = rightsOf(config.findUser(user_));
-  if (rights.privileged) return std::nullopt;
+  const conf::UserAccount* account = config.findUser(user_);
+  const routing::AccessRights rights = rightsOf(account);
   auto map = mapSnapshot();
+  if (const routing::AllowLists lists = allowListsOf(account); lists.restricts()) {
+    // Explicit lists bind every user that has them, privileged ones too.
+    if (auto out = routing::checkAllowLists(sql, lists, desired_.database, map.get(), dialect_)) {
+      spdlog::info("session {}: user {}: {} refused by the allow lists", connection_id_, user_,
+                   out->schema ? "schema" : "table");
+      if (out->schema) {
+        return protocol::ErrPacket{1044, "42000", fmt::format("Access denied for user '{}'@'{}' to database '{}'",
+                                                              user_, peerHost(), out->database)};
+      }
+      return protocol::ErrPacket{1142, "42000", fmt::format("{} command denied to user '{}'@'{}' for table `{}`.`{}`",
+                                                            out->command, user_, peerHost(), out->database,
+                                                            out->table)};
+    }
+  }
+  if (rights.privileged) return std::nullopt;
   auto denial = routing::checkAccess(sql, rights, map.get(), !txn_.noBackslashEscapes(), tokens);
   if (!denial) return std::nullopt;
   // The statement text is not logged: it may hold a password.
@@ -66,8 +100,7 @@ std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view
   }
   const auto& need = std::get<parser::PrivilegeNeed>(*denial);
   spdlog::info("session {}: user {}: {} refused by the statement policy", connection_id_, user_, need.statement);
-  const std::string_view host = std::string_view(peer_).substr(0, peer_.rfind(':'));
-  return privilegeError(need, user_, host, desired_.database);
+  return privilegeError(need, user_, peerHost(), desired_.database);
 }
 
 }  // namespace sp::proxy

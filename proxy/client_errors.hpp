@@ -16,6 +16,7 @@ struct Code {
 inline constexpr Code kAccessDenied{1045, "28000"};       // ER_ACCESS_DENIED_ERROR
 inline constexpr Code kTooManyConnections{1040, "08004"}; // ER_CON_COUNT_ERROR
 inline constexpr Code kTooManyUserConnections{1203, "42000"}; // ER_TOO_MANY_USER_CONNECTIONS
+inline constexpr Code kUserLimitReached{1226, "42000"};   // ER_USER_LIMIT_REACHED
 inline constexpr Code kUnknownCommand{1047, "08S01"};     // ER_UNKNOWN_COM_ERROR
 inline constexpr Code kHandshake{1043, "08S01"};          // ER_HANDSHAKE_ERROR
 inline constexpr Code kPacketTooLarge{1153, "08S01"};     // ER_NET_PACKET_TOO_LARGE
@@ -29,6 +30,10 @@ inline constexpr Code kShardTimeout{9003, "HY000"};       // a shard did not ans
 // 40001 (serialization failure, as for a deadlock): drivers and frameworks
 // treat it as "the transaction was rolled back, retry it".
 inline constexpr Code kTransactionLost{9004, "40001"};    // the session's transaction died with its backend connection
+inline constexpr Code kShardColumnsDiffer{9005, "HY000"}; // shards answered a scatter with different columns (schema drift)
+// Retryable: the memory every concurrent scatter merge holds together is
+// spent (scatter.max_merge_bytes_total); the statement freed what it held.
+inline constexpr Code kMergeMemoryExhausted{9006, "HY000"};
 inline constexpr Code kNotSupported{1235, "42000"};       // ER_NOT_SUPPORTED_YET
 inline constexpr Code kServerShutdown{1053, "08S01"};     // ER_SERVER_SHUTDOWN
 inline constexpr Code kGeneric{1105, "HY000"};            // ER_UNKNOWN_ERROR
@@ -38,9 +43,16 @@ inline constexpr Code kNoSuchThread{1094, "HY000"};       // ER_NO_SUCH_THREAD (
 inline constexpr Code kKillDenied{1095, "HY000"};         // ER_KILL_DENIED_ERROR
 inline constexpr Code kQueryInterrupted{1317, "70100"};   // ER_QUERY_INTERRUPTED
 inline constexpr Code kConnectionKilled{1927, "70100"};   // ER_CONNECTION_KILLED
+inline constexpr Code kTooManyStatements{1461, "42000"};  // ER_MAX_PREPARED_STMT_COUNT_REACHED
 
 inline protocol::ErrPacket make(Code code, std::string message) {
   return protocol::ErrPacket{code.number, code.sql_state, std::move(message)};
+}
+
+// limits.max_prepared_statements_per_session reached, as the server words its own limit.
+inline protocol::ErrPacket tooManyStatements(uint32_t limit) {
+  return make(kTooManyStatements,
+              "Can't create more than max_prepared_stmt_count statements (current value: " + std::to_string(limit) + ")");
 }
 
 }  // namespace sp::proxy::client_error

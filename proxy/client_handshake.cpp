@@ -12,7 +12,10 @@
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/global_defaults.hpp"
+#include "proxy/login_deadline.hpp"
 #include "proxy/server_handshake.hpp"
+#include "proxy/tls_contexts.hpp"
 #include "proxy/worker.hpp"
 
 namespace sp::proxy {
@@ -23,39 +26,6 @@ namespace {
 constexpr uint16_t kCarriedStatus = protocol::status::kAutocommit | protocol::status::kNoBackslashEscapes |
                                     protocol::status::kAnsiQuotes;
 
-// Closes the client socket if the login is not done by the deadline
-// (server.handshake_timeout_ms): a peer that connects and sends nothing, or
-// trickles its bytes, would otherwise hold the socket and a max_connections
-// slot forever. Closing aborts the pending read, so the login fails as if
-// the client had left. MariaDB (connect_timeout) also just closes.
-class LoginDeadline {
- public:
-  LoginDeadline(PacketStream& client, std::chrono::milliseconds timeout)
-      : timer_(client.socket().get_executor()), state_(std::make_shared<State>()) {
-    timer_.expires_after(timeout);
-    // The handler may run after this object is gone (a cancelled or already
-    // queued wait): it only touches `client` while `done` is false, that is
-    // while the handshake, and so the session, is alive.
-    timer_.async_wait([state = state_, stream = &client](const error_code& ec) {
-      if (ec || state->done) return;
-      state->expired = true;
-      stream->close();
-    });
-  }
-  ~LoginDeadline() {
-    state_->done = true;
-    timer_.cancel();
-  }
-  bool expired() const { return state_->expired; }
-
- private:
-  struct State {
-    bool done = false;
-    bool expired = false;
-  };
-  asio::steady_timer timer_;
-  std::shared_ptr<State> state_;
-};
 }  // namespace
 
 awaitable<bool> ClientSession::handshake() {
@@ -64,7 +34,7 @@ awaitable<bool> ClientSession::handshake() {
   LoginDeadline deadline(client_, std::chrono::milliseconds(server.handshake_timeout_ms));
   // Nobody is authenticated yet: accept only packets a login needs.
   client_.setMaxMessageBytes(std::min(server.max_handshake_packet_bytes, server.max_packet_bytes));
-  LoginRequest request{connection_id_, ctx.server_version, &ctx.config.users, peer_};
+  LoginRequest request{connection_id_, ctx.server_version, &ctx.config.users, peer_, ctx.tls ? ctx.tls->current() : nullptr};
   auto login = co_await acceptLogin(client_, request);
   if (deadline.expired()) {
     ctx.handshake_timeouts.fetch_add(1, std::memory_order_relaxed);
@@ -72,6 +42,7 @@ awaitable<bool> ClientSession::handshake() {
     co_return false;
   }
   if (!login) {
+    if (login.error() == LoginFailure::kTlsFailed) ctx.tls_handshake_failures.fetch_add(1, std::memory_order_relaxed);
     if (login.error() == LoginFailure::kTooLarge) {
       ctx.handshake_too_large.fetch_add(1, std::memory_order_relaxed);
       noteAbuse(AbuseKind::kHandshakeTooLarge, fmt::format("connection {} from {}", connection_id_, peer_));
@@ -79,7 +50,12 @@ awaitable<bool> ClientSession::handshake() {
     co_return false;
   }
   client_.setMaxMessageBytes(server.max_packet_bytes);
+  if (client_.isTls()) {
+    counted_tls_ = true;
+    ctx.tls_sessions.fetch_add(1, std::memory_order_relaxed);
+  }
   capabilities_ = login->capabilities;
+  mariadb_capabilities_ = login->mariadb_capabilities;
   scramble_ = std::move(login->scramble);
   user_ = login->account->name;
   uint8_t seq = login->next_seq;
@@ -102,7 +78,8 @@ awaitable<bool> ClientSession::handshake() {
     co_await client_.flush();
     co_return false;
   }
-  spdlog::debug("session {} user {} from {} logged in (db '{}')", connection_id_, user_, peer_, db);
+  spdlog::debug("session {} user {} from {} logged in (db '{}'{}{})", connection_id_, user_, peer_, db,
+                client_.isTls() ? ", " : "", client_.tlsDescription());
   const bool ok = co_await sendOk(seq);
   co_return ok && !deadline.expired();
 }
@@ -113,20 +90,41 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
   desired_.database = std::move(database);
   initial_ = desired_;
   initial_status_ = TransactionState::kDefaultStatus;
+  idle_timeout_.onLogin(worker_.context().config.server, capabilities_ & protocol::cap::kInteractive);
+  if (auto refused = schemaRefusal(desired_.database)) co_return refused;
   // A backend connection brought to the session's state tells the status
   // flags the session starts with (autocommit and NO_BACKSLASH_ESCAPES follow
   // the server's global defaults); like MySQL, a login to a database that
   // does not exist is refused. A backend that is down does not block the
   // login: statements will report it.
   std::optional<protocol::ErrPacket> refusal;
+  globals_epoch_ = currentGlobalsEpoch();
   auto acquired = co_await defaultPool().acquire(poolFlavour(), connection_id_);
   if (acquired) {
     auto conn = std::move(*acquired);
-    auto r = co_await conn->sync(desired_);
+    std::expected<void, BackendError> r;
+    if (!co_await refreshGlobalDefaults(*conn, globals_epoch_)) {
+      r = std::unexpected(BackendError{BackendError::Kind::kIo, 0, "", "reset failed"});
+    } else {
+      // The session keeps the sql_mode it starts with (the server's global
+      // default as this connection read it), as a server session does: every
+      // connection it borrows later, one opened before or after a SET GLOBAL
+      // sql_mode, is brought to it, so the proxy and the server read its
+      // statements alike (COM_RESET_CONNECTION returns to it too).
+      // (defaultSqlMode(): read when the connection opened or was last reset,
+      // not what an earlier session set on it.)
+      if (auto literal = replayLiteral("sql_mode", conn->defaultSqlMode()); literal && !conn->defaultSqlMode().empty()) {
+        desired_.variables["sql_mode"] = *literal;
+        initial_.variables["sql_mode"] = *literal;
+      }
+      r = co_await conn->sync(desired_);
+    }
     if (r) {
       initial_status_ = conn->status() & kCarriedStatus;
       server_sql_mode_ = conn->defaultSqlMode();
+
       server_version_ = parser::serverVersionFromString(conn->serverVersion());
+      if (auto lctn = conn->lowerCaseTableNames()) names_case_sensitive_ = *lctn == 0;
     } else if (r.error().kind == BackendError::Kind::kServer) {
       refusal = r.error().toErrPacket();
     } else {
@@ -135,6 +133,7 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
     defaultPool().release(std::move(conn));
   }
   txn_.reset(initial_status_);
+  syncPinSlot();  // COM_CHANGE_USER: the previous user's slot goes with its state
   updateDialect();
   co_return refusal;
 }
@@ -146,7 +145,7 @@ awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   auto& ctx = worker_.context();
-  LoginRequest request{connection_id_, ctx.server_version, &ctx.config.users, peer_};
+  LoginRequest request{connection_id_, ctx.server_version, &ctx.config.users, peer_, nullptr};
   uint8_t seq = reply_seq_;
   auto account = co_await acceptChangeUser(client_, request, *change, scramble_, seq);
   if (!account) {
@@ -159,7 +158,7 @@ awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
   sticky_ = tables_locked_ = false;
   statements_.clear();
   diagnostics_ = SessionDiagnostics{};
-  last_insert_id_ = 0;
+  last_insert_id_.reset();
   transaction_map_.reset();
   user_ = (*account)->name;
   std::string names = change->character_set ? namesForCollation(*change->character_set) : initial_.names;

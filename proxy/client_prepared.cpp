@@ -178,17 +178,23 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   std::string sql(request->query);
+  if (auto refused = tokenBudgetRefusal(sql, worker_.context().config, dialect_)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   if (auto refused = accessRefusal(sql)) {
     queueError(reply_seq_, *refused);
     co_return co_await client_.flush();
   }
   parser::StatementInfo info = parser::classify(sql, dialect_);
+  if (answersDiagnosticsLocally(sql, info)) co_return co_await prepareDiagnostics(std::move(sql));
   auto map = mapSnapshot();
   routing::Plan plan;
   plan.kind = routing::PlanKind::kPassthrough;
   if (map) {
     routing::PlannerInput input{*map, worker_.context().config.default_backend};
     input.dialect = dialect_;
+    input.names = nameScope();
     input.limits = parseLimits(worker_.context().config);
     // Inside a transaction, on the transaction's backend when the table has a
     // shard there; elsewhere on a connection of its own (a prepare reads
@@ -210,11 +216,13 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
   protocol::encode(protocol::StmtPrepare{physical}, out);
   conn->stream().append(out, 0);
   bool sent = co_await conn->stream().flush();
-  protocol::ResponseTracker tracker(protocol::ResponseKind::kPrepare, conn->capabilities());
+  protocol::ResponseTracker tracker(protocol::ResponseKind::kPrepare, conn->capabilities(), conn->mariadbCapabilities());
   const bool drop_eof = capabilities_ & protocol::cap::kDeprecateEof;
   uint8_t seq = reply_seq_;
   bool backend_failed = !sent;
   uint32_t client_id = 0;
+  uint16_t prepare_warnings = 0;
+  std::optional<protocol::ErrPacket> prepare_error;  // the server refused the prepare
   while (!backend_failed && !tracker.done()) {
     auto msg = co_await conn->stream().read();
     if (!msg) {
@@ -228,6 +236,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
     }
     if (*ev == ResponseEvent::kPrepareOk) {
       const auto& ok = tracker.prepareOk();
+      prepare_warnings = ok.warnings;
       // The statement stays cached on this connection for executes that land here.
       for (uint32_t evicted : conn->statements().insert(physical, {ok.statement_id, ok.num_params, ok.num_columns})) {
         out.clear();
@@ -242,8 +251,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
       if (!statements_.add(std::move(statement), client_id, max_statements)) {
         // Too many statements (limits.max_prepared_statements_per_session):
         // the server's own error (ER_MAX_PREPARED_STMT_COUNT_REACHED).
-        queueError(seq, protocol::ErrPacket{1461, "42000", fmt::format("Can't create more than max_prepared_stmt_count "
-                                                                       "statements (current value: {})", max_statements)});
+        queueError(seq, client_error::tooManyStatements(max_statements));
         backend_failed = false;
         while (!tracker.done()) {
           auto rest = co_await conn->stream().read();
@@ -263,12 +271,22 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
       continue;
     }
     if (drop_eof && (*ev == ResponseEvent::kParamsEof || *ev == ResponseEvent::kColumnsEof)) continue;
+    if (*ev == ResponseEvent::kErr) {
+      if (auto err = protocol::decodeErrPacket(msg->payload)) prepare_error = std::move(*err);
+    }
     seq = client_.append(msg->payload, seq);
   }
   if (backend_failed) {
     conn->markBroken();
     if (client_id) statements_.erase(client_id);
     reportBackendFailure(pool, seq, true);
+  } else if (prepare_error || (prepare_warnings > 0 && diagnostics_.onSuccess(prepare_warnings))) {
+    // The prepare's own error or notes are the session's diagnostics area now
+    // (SHOW WARNINGS / SHOW COUNT(*) ERRORS answer from it): read whole on the
+    // connection that has them.
+    if (prepare_error) diagnostics_.onError(*prepare_error);
+    auto rows = co_await conn->queryRows("SHOW WARNINGS");
+    if (rows && !rows->empty()) diagnostics_.setConditions(*rows);
   }
   giveBack(std::move(conn), pool, std::nullopt);
   co_return co_await client_.flush();
@@ -287,6 +305,7 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
     queueError(reply_seq_, unknownStatement(id, "mysqld_stmt_execute"));
     co_return co_await client_.flush();
   }
+  if (stmt->local_diagnostics) co_return co_await executeDiagnostics(*stmt);
   LongDataConsumed consumed(statements_, id);
   if (stmt->long_data_too_large) {
     queueError(reply_seq_, longDataTooLarge(worker_.context().config));

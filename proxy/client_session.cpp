@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <span>
 #include <spdlog/spdlog.h>
 
 #include "protocol/constants.hpp"
@@ -13,6 +14,7 @@
 #include "parser/local_queries.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
+#include "proxy/global_defaults.hpp"
 #include "proxy/local_result.hpp"
 #include "proxy/backend_shard_channel.hpp"
 #include "proxy/route_execution.hpp"
@@ -49,6 +51,7 @@ ClientSession::ClientSession(Worker& worker, tcp::socket socket, uint32_t connec
 ClientSession::~ClientSession() {
   worker_.remove(this);
   worker_.context().sessions.fetch_sub(1);
+  if (counted_tls_) worker_.context().tls_sessions.fetch_sub(1);
   if (counted_in_transaction_) worker_.context().sessions_in_transaction.fetch_sub(1);
 }
 
@@ -114,6 +117,7 @@ awaitable<void> ClientSession::run() {
   }
   co_await releasePinned();
   client_.close();
+  pin_slot_.reset();
   user_slot_.reset();  // users[].max_connections counts sessions until they end
 }
 
@@ -135,7 +139,7 @@ awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
     case Command::kInitDb:
       co_return co_await onInitDb(payload);
     case Command::kFieldList:
-      co_return co_await onPassthrough(payload, protocol::ResponseKind::kFieldList, true);
+      co_return co_await onFieldList(payload);
     case Command::kStatistics:
       co_return co_await onPassthrough(payload, protocol::ResponseKind::kStatistics, false);
     case Command::kResetConnection:
@@ -209,8 +213,19 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
   if (tracked) {
     // The server said what changed: exact values, whatever the statement's spelling.
     const bool set_or_use = info.kind == StatementKind::kSet || info.kind == StatementKind::kUse;
-    if (changes_unreadable || !adoptTrackedChanges(changes, set_or_use, desired_, conn.applied())) sticky_ = true;
+    // SET STATEMENT sql_mode=... FOR INSERT ...: MariaDB reports the
+    // statement's temporary values as changes, but the session keeps its own.
+    protocol::SessionChanges kept;
+    if (info.set_statement_for) {
+      kept.schema_changed = changes.schema_changed;
+      kept.schema = changes.schema;
+    }
+    const protocol::SessionChanges& adopted = info.set_statement_for ? kept : changes;
+    if (changes_unreadable || !adoptTrackedChanges(adopted, set_or_use, desired_, conn.applied())) sticky_ = true;
   }
+  const auto settings = info.kind == StatementKind::kSet ? std::span<const parser::SessionSetting>(info.settings)
+                                                         : std::span<const parser::SessionSetting>();
+  idle_timeout_.onStatement(settings, changes, tracked && !changes_unreadable, worker_.context().config.server);
   if (info.kind == StatementKind::kSet) {
     for (const auto& s : info.settings) {
       // A variable the server reported is carried as reported (above); one
@@ -318,6 +333,7 @@ routing::Plan ClientSession::choosePlan(std::string_view sql, const parser::Stat
   if (!map) return passthrough;
   routing::PlannerInput input{*map, worker_.context().config.default_backend, params};
   input.dialect = dialect_;
+  input.names = nameScope();
   input.multi_shard_writes = multiShardWrites(worker_.context().config);
   input.limits = parseLimits(worker_.context().config);
   if (info.kind == parser::StatementKind::kPrepareSql) return routing::planSqlPrepare(sql, input);
@@ -381,6 +397,11 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
 
 awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   std::string_view sql = protocol::asText(payload.subspan(1));
+  // Before anything holds its tokens: a 20 MB statement is measured in O(1) memory.
+  if (auto refused = tokenBudgetRefusal(sql, worker_.context().config, dialect_)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   // One lexing pass: every reader below takes its tokens and kind from here.
   parser::analyze(sql, dialect_, analysis_);
   if (auto inner = routing::explainShardsStatement(sql, analysis_.tokens)) co_return co_await onExplainShards(*inner);
@@ -407,10 +428,18 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     if (auto local = diagnostics_.answer(sql)) co_return co_await sendLocalResult(*local);
   }
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
+  if (info.multiple_statements && (capabilities_ & protocol::cap::kMultiStatements)) {
+    co_return co_await onMultiStatement(payload, sql);
+  }
+  if (auto catalog = catalogPlan(sql, info)) co_return co_await runCatalog(*catalog);
   if (!pinned_ && !info.multiple_statements) {
     // WITH CONSISTENT SNAPSHOT takes its snapshot when it runs: deferring it
     // to the first statement would let that statement see later commits.
     if (info.kind == K::kBegin && !info.consistent_snapshot) {
+      if (auto refused = reservePin(info)) {
+        queueError(reply_seq_, *refused);
+        co_return co_await client_.flush();
+      }
       diagnostics_.onSuccess(0);
       txn_.deferBegin(std::string(sql));
       transaction_map_.reset();
@@ -421,6 +450,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
       // Nothing ran since BEGIN: there is nothing to commit or roll back.
       diagnostics_.onSuccess(0);
       txn_.clearPendingBegin();
+      syncPinSlot();
       transaction_map_.reset();
       co_return co_await sendOk(reply_seq_);
     }
@@ -447,7 +477,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
 
 awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result) {
   protocol::Bytes out;
-  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_);
+  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_, false, mariadb_capabilities_);
   client_.appendFramedBytes(out);
   co_return co_await client_.flush();
 }
@@ -462,6 +492,7 @@ awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
   } else {
     routing::PlannerInput input{*map, default_backend};
     input.dialect = dialect_;
+    input.names = nameScope();
     input.multi_shard_writes = multiShardWrites(worker_.context().config);
     input.limits = parseLimits(worker_.context().config);
     for (auto& row : routing::explainRows(routing::planQuery(statement, input))) {
@@ -477,8 +508,10 @@ awaitable<bool> ClientSession::onResetConnection() {
   txn_.reset(initial_status_);
   diagnostics_ = SessionDiagnostics{};
   statements_.clear();
-  last_insert_id_ = 0;
+  last_insert_id_.reset();
   desired_ = initial_;
+  idle_timeout_.onReset(worker_.context().config.server);
+  syncPinSlot();
   co_return co_await sendOk(reply_seq_);
 }
 

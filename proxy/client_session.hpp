@@ -19,6 +19,8 @@
 #include "protocol/prepared.hpp"
 #include "proxy/client_statements.hpp"
 #include "proxy/host_limits.hpp"
+#include "proxy/idle_timeout.hpp"
+#include "routing/catalog.hpp"
 #include "routing/plan.hpp"
 #include "routing/shard_map.hpp"
 #include "protocol/response_tracker.hpp"
@@ -29,6 +31,7 @@
 #include "proxy/session_state.hpp"
 #include "proxy/local_result.hpp"
 #include "proxy/session_diagnostics.hpp"
+#include "proxy/session_last_insert_id.hpp"
 #include "proxy/transaction_state.hpp"
 
 namespace sp::proxy {
@@ -50,8 +53,10 @@ class ClientSession {
   const std::string& user() const { return user_; }
   bool idle() const { return idle_; }  // waiting for the client's next command
   bool pinned() const { return pinned_ != nullptr; }  // holds a backend connection between statements
-  // Since when it has waited, when idle() (server.wait_timeout_s: worker.cpp).
+  // Since when it has waited, when idle(), and how long it may (the
+  // session's wait_timeout, idle_timeout.hpp): the worker's sweep closes it after that.
   std::chrono::steady_clock::time_point idleSince() const { return client_.readStartedAt(); }
+  std::chrono::seconds idleLimit() const { return idle_timeout_.limit(); }
   // KILL CONNECTION from another session (Worker::aimKill, on this worker's
   // thread): closes the client connection; the session ends after the
   // statement it may be running, which the killer interrupts on the backends.
@@ -67,11 +72,17 @@ class ClientSession {
   awaitable<bool> onChangeUser(protocol::ByteView payload);
   // dialect_ from the session's sql_mode and client charset (session_dialect.cpp).
   void updateDialect();
+  // How the backends resolve this session's table names (session_dialect.cpp).
+  routing::NameScope nameScope();
 
   // client_access.cpp: the ERR refusing `sql` for this user (statement
   // policy, private physical tables; docs/security.md), or nullopt.
   // `tokens`: tokenize(sql) under the default dialect when at hand, else empty.
   std::optional<protocol::ErrPacket> accessRefusal(std::string_view sql, std::span<const parser::Token> tokens = {});
+  // MariaDB's 1044 when users[].allow_schemas leaves `database` out (login,
+  // COM_INIT_DB, COM_CHANGE_USER), or nullopt.
+  std::optional<protocol::ErrPacket> schemaRefusal(std::string_view database);
+  std::string_view peerHost() const;  // the client's address without its port
 
   // client_session.cpp
   awaitable<bool> dispatch(protocol::ByteView payload);
@@ -90,6 +101,16 @@ class ClientSession {
     std::string execute_sql;
     const protocol::StmtExecute* execute = nullptr;
     bool clear_diagnostics = false;  // reset the connection's diagnostics area first
+    // A statement of a multi-statement packet run on its own with more to
+    // follow: its response ends with SERVER_MORE_RESULTS_EXIST.
+    bool more_results = false;
+  };
+  // How runOn's statement ended: the sequence id after its response, and
+  // whether it ended the command (an ERR, a lost backend): a multi-statement
+  // packet stops there, as the server stops at a failing statement.
+  struct RunOutcome {
+    uint8_t next_seq = 0;
+    bool stopped = true;
   };
   awaitable<bool> sendLocalResult(const LocalResult& result);
   // The statement's conditions into diagnostics_: its error, or its warnings
@@ -100,16 +121,34 @@ class ClientSession {
   // one backend connection (route_execution.hpp forwards the answer).
   awaitable<bool> runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info);
   awaitable<bool> onInitDb(protocol::ByteView payload);
-  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state);
-  awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
+  // `target`: another backend than the default one (ignored when pinned).
+  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state,
+                                BackendPool* target = nullptr);
+  RunOutcome last_run_;  // of the latest runOn
 
-  // `SELECT LAST_INSERT_ID(n)`: re-establishes the session's insert id on a connection.
-  std::string lastInsertIdRestore() const { return "SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_) + ")"; }
+  // multi_statement.cpp: a COM_QUERY holding several statements
+  // (CLIENT_MULTI_STATEMENTS): each statement planned, the packet sent whole
+  // when all go to one place, else run statement by statement.
+  awaitable<bool> onMultiStatement(protocol::ByteView payload, std::string_view sql);
+  awaitable<bool> runStatementByStatement(std::string_view sql);
+  // The ERR refusing statement `index` (0-based) of a packet, or nullopt
+  // with its target (an Outbound over `storage`) filled in.
+  struct PacketStatement;
+  std::optional<protocol::ErrPacket> planPacketStatement(PacketStatement& st);
+  awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
 
   // session_scatter.cpp: statements that span shards (scatter_execution.hpp runs them).
   // binary_rows: answer a COM_STMT_EXECUTE (binary result rows built from the
   // shards' text rows and the merged column definitions).
   awaitable<bool> runScatter(const routing::ScatterPlan& plan, bool binary_rows = false);
+
+  // catalog_executor.cpp: the logical catalog (routing/catalog.hpp) for
+  // users without physical_tables / privileged.
+  bool usesLogicalCatalog() const;
+  std::optional<routing::CatalogPlan> catalogPlan(std::string_view sql, const parser::StatementInfo& info);
+  awaitable<bool> runCatalog(const routing::CatalogPlan& plan);
+  awaitable<std::expected<BackendConnection::TextResult, protocol::ErrPacket>> catalogQuery(BackendPool& pool,
+                                                                                          const std::string& sql);
 
   // session_split_write.cpp: an INSERT / REPLACE split per shard
   // (routing::PlanKind::kMultiWrite; split_write_execution.hpp runs the parts).
@@ -132,7 +171,14 @@ class ClientSession {
   awaitable<bool> onStmtExecute(protocol::ByteView payload);
   void onStmtSendLongData(protocol::ByteView payload);
   awaitable<bool> onStmtReset(protocol::ByteView payload);
+  // prepared_diagnostics.cpp: SHOW WARNINGS and kin prepared, answered from diagnostics_.
+  bool answersDiagnosticsLocally(std::string_view sql, const parser::StatementInfo& info) const;
+  awaitable<bool> prepareDiagnostics(std::string sql);
+  awaitable<bool> executeDiagnostics(const ClientStatement& statement);
   void onStmtClose(protocol::ByteView payload);
+  // catalog_executor.cpp: COM_FIELD_LIST, checked as SHOW COLUMNS and
+  // pointed at a logical table's first physical table.
+  awaitable<bool> onFieldList(protocol::ByteView payload);
   // client_session.cpp
   awaitable<bool> onResetConnection();
   awaitable<bool> onSetOption(protocol::ByteView payload);
@@ -145,6 +191,16 @@ class ClientSession {
   // COM_RESET_CONNECTION on the pinned connection (rolls back, clears its
   // state) and returns it to its pool; closes it if the reset fails.
   awaitable<void> releasePinned();
+  // users[].max_pinned_connections (session_lending.cpp). Before a statement
+  // that will make the session hold a connection between statements (a
+  // transaction, user variables, temporary tables, locks): the ERR refusing
+  // it when the user's pinned sessions hold their limit already, else
+  // nullopt (a slot is reserved). syncPinSlot() afterwards keeps the slot
+  // exactly while the session holds a connection (or a deferred BEGIN); a
+  // pin nothing foretold (a procedure creating a temporary table) is
+  // counted too, so the user's next one is refused.
+  std::optional<protocol::ErrPacket> reservePin(const parser::StatementInfo& info);
+  void syncPinSlot();
   void recordEffects(const parser::StatementInfo& info, BackendConnection& conn,
                      const protocol::SessionChanges& changes, bool changes_unreadable);
   // A statement while the session's transaction is lost (transaction_state.hpp):
@@ -165,7 +221,8 @@ class ClientSession {
   // What a backend connection must match to serve this session: the
   // semantic capability bits, and no database at all when it has none.
   uint32_t poolFlavour() const {
-    return (capabilities_ & kFlavourMask) | (desired_.database.empty() ? kNoDatabase : 0);
+    return (capabilities_ & kFlavourMask) | (desired_.database.empty() ? kNoDatabase : 0) |
+           ((mariadb_capabilities_ & protocol::mariadb_cap::kExtendedTypeInfo) ? kExtendedTypesFlavour : 0);
   }
 
   // Where a statement goes (routing.md): a pool and the SQL to send there
@@ -192,9 +249,11 @@ class ClientSession {
   PacketStream client_;
   uint32_t connection_id_;
   uint32_t capabilities_ = 0;  // negotiated with the client
+  uint32_t mariadb_capabilities_ = 0;  // MariaDB extended capabilities negotiated with the client
   uint8_t reply_seq_ = 1;      // sequence id of the first packet answering the current command
   std::string user_;
   std::optional<HostConnectionLimiter::Slot> user_slot_;  // users[].max_connections, held while logged in
+  std::optional<HostConnectionLimiter::Slot> pin_slot_;   // users[].max_pinned_connections, held while pinned
   std::string peer_;
   std::string scramble_;  // of the greeting; COM_CHANGE_USER is answered against it
   SessionState desired_;
@@ -213,18 +272,23 @@ class ClientSession {
   parser::Dialect dialect_;
   std::string server_sql_mode_;
   uint32_t server_version_ = parser::kDefaultServerVersion;
+  bool names_case_sensitive_ = false;  // the backends' lower_case_table_names is 0
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
   ClientStatements statements_;
   // The current COM_QUERY's analysis (parser/analysis.hpp); kept to reuse its buffers.
   parser::StatementAnalysis analysis_;
-  // LAST_INSERT_ID() of this session: the backend connection that generated
-  // it may be lent to someone else, so it is re-established (SELECT
-  // LAST_INSERT_ID(n)) on the connection of a statement that reads it.
-  uint64_t last_insert_id_ = 0;
+  // LAST_INSERT_ID() of this session and the backend connection holding it
+  // (session_last_insert_id.hpp).
+  SessionLastInsertId last_insert_id_;
+  // The global-variables epoch of the login (global_defaults.hpp): pooled
+  // connections that started before it are reset when borrowed.
+  uint64_t globals_epoch_ = 0;
   bool sticky_ = false;        // state that lives on one connection: keep it for the session
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;
   bool counted_in_transaction_ = false;
+  IdleTimeout idle_timeout_;  // this session's wait_timeout
+  bool counted_tls_ = false;  // in ProxyContext::tls_sessions
   // What the current statement did, for metrics, digests and the slow-query
   // log (statement_observer.hpp); inactive when none of them is configured.
   StatementRecord record_;

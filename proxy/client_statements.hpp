@@ -21,6 +21,9 @@ struct ClientStatement {
   // Long data past a limit was dropped: the next execute is answered with an
   // error (the server, too, reports long-data errors at execute).
   bool long_data_too_large = false;
+  // A diagnostics statement the session answers from its own area
+  // (prepared_diagnostics.cpp): never prepared on a backend.
+  bool local_diagnostics = false;
 };
 
 class ClientStatements {

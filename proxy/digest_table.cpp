@@ -15,9 +15,82 @@ void DigestStats::add(const DigestStats& o) {
   if (first_seen_ms == 0 || (o.first_seen_ms != 0 && o.first_seen_ms < first_seen_ms)) first_seen_ms = o.first_seen_ms;
   last_seen_ms = std::max(last_seen_ms, o.last_seen_ms);
   for (size_t i = 0; i < buckets.size(); ++i) buckets[i] += o.buckets[i];
+  scatters += o.scatters;
+  slowest_shard_max_us = std::max(slowest_shard_max_us, o.slowest_shard_max_us);
+  for (size_t i = 0; i < slowest_shard_buckets.size(); ++i) slowest_shard_buckets[i] += o.slowest_shard_buckets[i];
+  for (const auto& theirs : o.shard_stats) {
+    auto mine = std::find_if(shard_stats.begin(), shard_stats.end(), [&](const DigestShardStats& s) {
+      return s.shard == theirs.shard && s.backend == theirs.backend;
+    });
+    if (mine == shard_stats.end()) {
+      if (shard_stats.size() < kMaxShards) shard_stats.push_back(theirs);
+      continue;
+    }
+    mine->count += theirs.count;
+    mine->total_us += theirs.total_us;
+    mine->max_us = std::max(mine->max_us, theirs.max_us);
+    mine->slowest += theirs.slowest;
+  }
 }
 
-uint64_t DigestStats::percentileUs(double q) const {
+namespace {
+size_t bucketOf(uint64_t micros) {
+  size_t bucket = 0;
+  while (bucket < kDigestBucketsUs.size() && micros > kDigestBucketsUs[bucket]) ++bucket;
+  return bucket;
+}
+}  // namespace
+
+void DigestStats::addShards(std::span<const ShardTiming> shards) {
+  if (shards.empty()) return;
+  ++scatters;
+  size_t slowest = 0;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const auto& s = shards[i];
+    if (s.micros > shards[slowest].micros) slowest = i;
+    // A digest's scatters list their shards in the same order (the plan's):
+    // the entry at the same position is almost always the one.
+    DigestShardStats* entry = nullptr;
+    if (i < shard_stats.size() && shard_stats[i].shard == s.shard && shard_stats[i].backend == s.backend) {
+      entry = &shard_stats[i];
+    } else {
+      for (auto& e : shard_stats) {
+        if (e.shard == s.shard && e.backend == s.backend) entry = &e;
+      }
+      if (!entry) {
+        if (shard_stats.size() >= kMaxShards) continue;
+        entry = &shard_stats.emplace_back(DigestShardStats{s.shard, s.backend});
+      }
+    }
+    ++entry->count;
+    entry->total_us += s.micros;
+    entry->max_us = std::max(entry->max_us, s.micros);
+  }
+  const auto& last = shards[slowest];
+  for (auto& e : shard_stats) {
+    if (e.shard == last.shard && e.backend == last.backend) {
+      ++e.slowest;
+      break;
+    }
+  }
+  slowest_shard_max_us = std::max(slowest_shard_max_us, last.micros);
+  ++slowest_shard_buckets[bucketOf(last.micros)];
+}
+
+const DigestShardStats* DigestStats::slowestShard() const {
+  const DigestShardStats* best = nullptr;
+  for (const auto& s : shard_stats) {
+    // Compare averages without division: a/b > c/d  <=>  a*d > c*b.
+    if (s.count == 0) continue;
+    if (!best || static_cast<double>(s.total_us) * static_cast<double>(best->count) >
+                     static_cast<double>(best->total_us) * static_cast<double>(s.count)) {
+      best = &s;
+    }
+  }
+  return best;
+}
+
+uint64_t DigestStats::percentileOf(const Buckets& buckets, double q, uint64_t max_us) {
   uint64_t total = 0;
   for (auto n : buckets) total += n;
   if (total == 0) return 0;
@@ -33,7 +106,7 @@ uint64_t DigestStats::percentileUs(double q) const {
 }
 
 void DigestTable::record(std::string_view text, bool error, uint64_t rows, uint32_t shards, uint64_t micros,
-                         int64_t now_ms) {
+                         int64_t now_ms, std::span<const ShardTiming> shard_times) {
   if (capacity_ == 0) return;
   std::string cut;
   if (text.size() > kMaxTextBytes) {
@@ -61,9 +134,8 @@ void DigestTable::record(std::string_view text, bool error, uint64_t rows, uint3
   d.total_us += micros;
   d.max_us = std::max(d.max_us, micros);
   d.last_seen_ms = now_ms;
-  size_t bucket = 0;
-  while (bucket < kDigestBucketsUs.size() && micros > kDigestBucketsUs[bucket]) ++bucket;
-  ++d.buckets[bucket];
+  ++d.buckets[bucketOf(micros)];
+  d.addShards(shard_times);
 }
 
 std::vector<DigestStats> DigestTable::snapshot() const { return {lru_.begin(), lru_.end()}; }

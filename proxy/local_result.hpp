@@ -18,8 +18,21 @@ struct LocalResult {
   std::vector<std::vector<std::optional<std::string>>> rows;
 };
 
-// Appends the whole result set as framed packets starting at `seq`; returns the next seq.
+// Appends the whole result set as framed packets starting at `seq`; returns
+// the next seq. `binary_rows`: the rows of a COM_STMT_EXECUTE answer (each
+// value converted from its text per its column definition).
+// `mariadb_capabilities`: the client's (extended type info adds a field to
+// every column definition).
 uint8_t appendLocalResult(protocol::Bytes& out, const LocalResult& result, uint32_t client_capabilities,
-                          uint16_t status_flags, uint8_t seq);
+                          uint16_t status_flags, uint8_t seq, bool binary_rows = false,
+                          uint32_t mariadb_capabilities = 0);
+
+// The COM_STMT_PREPARE answer for a statement the proxy answers itself
+// (prepared_diagnostics.cpp): the prepare OK (no parameters) with `result`'s
+// columns, their definitions and, unless the client negotiated
+// DEPRECATE_EOF, an EOF. Returns the next seq.
+uint8_t appendLocalPrepareOk(protocol::Bytes& out, const LocalResult& result, uint32_t statement_id,
+                             uint32_t client_capabilities, uint16_t status_flags, uint8_t seq,
+                             uint32_t mariadb_capabilities = 0);
 
 }  // namespace sp::proxy

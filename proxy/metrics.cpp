@@ -9,6 +9,8 @@ const std::array<double, 16> kLatencyBounds = {0.0001, 0.00025, 0.0005, 0.001, 0
 const std::array<double, 12> kPoolWaitBounds = {0.00001, 0.0001, 0.0005, 0.001, 0.005, 0.01,
                                                 0.05,    0.1,    0.5,    1,     5,     10};
 const std::array<double, 8> kFanoutBounds = {1, 2, 4, 8, 16, 32, 64, 128};
+const std::array<double, 10> kMergeBufferBounds = {1024,    4096,     16384,    65536,     262144,
+                                                   1048576, 4194304, 16777216, 67108864, 268435456};
 
 std::string_view planLabelName(PlanLabel label) {
   switch (label) {
@@ -58,12 +60,15 @@ void StatementRecord::begin(std::chrono::steady_clock::time_point now) {
   plan = PlanLabel::kLocal;
   table.clear();
   backends.clear();
+  shard_names.clear();
   fanout = 0;
   sql = {};
   normalized.clear();
   error_code = 0;
   rows = 0;
   shards.clear();
+  merge_bytes = 0;
+  merge_peak_bytes = 0;
 }
 
 void StatementRecord::onPlan(const routing::Plan& p, std::string_view default_backend) {
@@ -71,9 +76,11 @@ void StatementRecord::onPlan(const routing::Plan& p, std::string_view default_ba
   if (p.table) table.assign(p.table->name);
   else table.clear();
   backends.clear();
+  shard_names.clear();
   const auto& targets = p.scatter ? p.scatter->targets : p.targets;
   for (const auto& t : targets) {
     if (std::find(backends.begin(), backends.end(), t.backend) == backends.end()) backends.push_back(t.backend);
+    if (!t.shard.empty()) shard_names.push_back(t.shard);
   }
   if (backends.empty() && p.kind == routing::PlanKind::kPassthrough) backends.emplace_back(default_backend);
   const bool spans = p.kind == routing::PlanKind::kScatter || p.kind == routing::PlanKind::kMultiRoute ||
@@ -95,6 +102,12 @@ WorkerMetrics::TableCounters& WorkerMetrics::table(std::string_view name) {
   return tables.back();
 }
 
+WorkerMetrics::ShardCounters& WorkerMetrics::shard(TableCounters& t, std::string_view name) {
+  auto it = t.shards.find(name);
+  if (it == t.shards.end()) it = t.shards.emplace(std::string(name), ShardCounters{}).first;
+  return it->second;
+}
+
 WorkerMetrics::BackendCounters& WorkerMetrics::backend(std::string_view name) {
   for (auto& b : backends) {
     if (b.backend == name) return b;
@@ -106,7 +119,8 @@ WorkerMetrics::BackendCounters& WorkerMetrics::backend(std::string_view name) {
 void WorkerMetrics::record(const StatementRecord& r, double seconds) {
   const auto plan = static_cast<size_t>(r.plan);
   const bool failed = r.error_code != 0;
-  ++table(r.table).statements[plan][failed ? 1 : 0];
+  auto& t = table(r.table);
+  ++t.statements[plan][failed ? 1 : 0];
   latency[plan].observe(seconds);
   if (failed) {
     ++errors[r.error_code];
@@ -122,8 +136,28 @@ void WorkerMetrics::record(const StatementRecord& r, double seconds) {
   } else if (r.backends.size() == 1) {
     backend(r.backends.front()).rows += r.rows;
   }
+  // A scatter's timings list its shards in plan order: one lookup per shard
+  // serves the statement and its rows.
+  const bool same_order = r.shards.size() == r.shard_names.size();
+  for (size_t i = 0; i < r.shard_names.size(); ++i) {
+    auto& c = shard(t, r.shard_names[i]);
+    ++c.statements;
+    if (failed) ++c.errors;
+    if (!same_order) continue;
+    if (r.shards[i].shard == r.shard_names[i]) c.rows += r.shards[i].rows;
+    else shard(t, r.shards[i].shard).rows += r.shards[i].rows;
+  }
+  if (!r.shards.empty() && !same_order) {
+    for (const auto& s : r.shards) shard(t, s.shard).rows += s.rows;
+  } else if (r.shards.empty() && r.shard_names.size() == 1) {
+    shard(t, r.shard_names.front()).rows += r.rows;
+  }
   if (r.fanout > 0) fanout.observe(static_cast<double>(r.fanout));
-  if (r.plan == PlanLabel::kScatter || r.plan == PlanLabel::kInPruned) merge_rows += r.rows;
+  if (r.plan == PlanLabel::kScatter || r.plan == PlanLabel::kInPruned) {  // merged by the scatter executor
+    merge_rows += r.rows;
+    merge_bytes += r.merge_bytes;
+    merge_buffer.observe(static_cast<double>(r.merge_peak_bytes));
+  }
 }
 
 void WorkerMetrics::addAdminCommands(uint64_t ok, uint64_t errors) {
@@ -139,6 +173,12 @@ void WorkerMetrics::add(const WorkerMetrics& o) {
       mine.statements[p][0] += t.statements[p][0];
       mine.statements[p][1] += t.statements[p][1];
     }
+    for (const auto& [name, c] : t.shards) {
+      auto& m = shard(mine, name);
+      m.statements += c.statements;
+      m.errors += c.errors;
+      m.rows += c.rows;
+    }
   }
   for (const auto& b : o.backends) {
     auto& mine = backend(b.backend);
@@ -151,6 +191,8 @@ void WorkerMetrics::add(const WorkerMetrics& o) {
   for (auto [code, n] : o.refusals) refusals[code] += n;
   fanout.add(o.fanout);
   merge_rows += o.merge_rows;
+  merge_bytes += o.merge_bytes;
+  merge_buffer.add(o.merge_buffer);
   kills += o.kills;
   shard_timeouts += o.shard_timeouts;
   slow_queries += o.slow_queries;

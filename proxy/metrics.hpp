@@ -14,8 +14,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "proxy/digest_table.hpp"
 #include "routing/plan.hpp"
 
 namespace sp::proxy {
@@ -59,15 +61,11 @@ class Histogram {
 extern const std::array<double, 16> kLatencyBounds;
 extern const std::array<double, 12> kPoolWaitBounds;
 extern const std::array<double, 8> kFanoutBounds;
+extern const std::array<double, 10> kMergeBufferBounds;
 
 // What one statement did, filled by the session while it runs.
 struct StatementRecord {
-  struct Shard {
-    std::string shard;
-    std::string backend;
-    uint64_t micros = 0;
-    uint64_t rows = 0;
-  };
+  using Shard = ShardTiming;
   std::chrono::steady_clock::time_point started{};
   bool active = false;           // a command that is a statement (not COM_QUIT / COM_STMT_CLOSE)
   PlanLabel plan = PlanLabel::kLocal;
@@ -75,12 +73,15 @@ struct StatementRecord {
   // the next, so recording allocates nothing once warm.
   std::string table;             // logical table routed; empty when none
   std::vector<std::string> backends;  // backends the statement ran on
+  std::vector<std::string> shard_names;  // shards of `table` it ran on (plan order)
   uint32_t fanout = 0;           // shards a scatter / split write queried
   std::string_view sql;          // the statement as the client sent it (valid until the next command)
   std::string normalized;        // from the plan cache, when it planned the statement
   uint16_t error_code = 0;       // the ERR sent to the client (0: none)
   uint64_t rows = 0;             // rows sent to the client
   std::vector<Shard> shards;     // a scatter: each shard's time and rows
+  uint64_t merge_bytes = 0;      // a scatter: bytes of the merged rows sent to the client
+  uint64_t merge_peak_bytes = 0; // a scatter: most bytes its merge held at once (scatter.max_merge_bytes)
 
   void begin(std::chrono::steady_clock::time_point now);
   void onPlan(const routing::Plan& plan, std::string_view default_backend);
@@ -89,13 +90,29 @@ struct StatementRecord {
     rows += forwarded_rows;
     if (code != 0) onError(code);
   }
+  void onMergedRow(size_t bytes) {
+    ++rows;
+    merge_bytes += bytes;
+  }
 };
 
 // Counters of one worker thread.
 struct WorkerMetrics {
+  struct ShardCounters {
+    uint64_t statements = 0;
+    uint64_t errors = 0;
+    uint64_t rows = 0;  // result rows the shard returned
+  };
+  // Heterogeneous lookup: a shard name as string_view finds its entry without a copy.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using ShardMap = std::unordered_map<std::string, ShardCounters, NameHash, std::equal_to<>>;
   struct TableCounters {
     std::string table;  // "" when the statement named no sharded table
     std::array<std::array<uint64_t, 2>, kPlanLabelCount> statements{};  // [plan][0 ok, 1 error]
+    ShardMap shards;    // by shard name (bounded by the shard map)
   };
   struct BackendCounters {
     std::string backend;
@@ -110,6 +127,8 @@ struct WorkerMetrics {
   std::map<uint16_t, uint64_t> refusals;  // planner refusals, by code
   Histogram fanout{kFanoutBounds};
   uint64_t merge_rows = 0;                // rows a scatter sent to clients
+  uint64_t merge_bytes = 0;               // bytes of those rows
+  Histogram merge_buffer{kMergeBufferBounds};  // per scatter: most bytes its merge held at once
   uint64_t kills = 0;                     // KILL / COM_PROCESS_KILL carried out
   uint64_t shard_timeouts = 0;            // shards past scatter.shard_timeout_ms
   uint64_t slow_queries = 0;
@@ -123,6 +142,7 @@ struct WorkerMetrics {
   static std::array<Histogram, kPlanLabelCount> makeLatency();
   TableCounters& table(std::string_view name);
   BackendCounters& backend(std::string_view name);
+  static ShardCounters& shard(TableCounters& t, std::string_view name);
 };
 
 }  // namespace sp::proxy

@@ -1,6 +1,8 @@
 #include "proxy/metrics_text.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <fmt/format.h>
 
 namespace sp::proxy {
@@ -134,6 +136,11 @@ void renderStatements(ExpositionWriter& w, const WorkerMetrics& m) {
   w.histogram("shardproxy_scatter_fanout_shards", {}, m.fanout);
   w.family("shardproxy_scatter_merge_rows_total", "counter", "Merged rows scatters sent to clients.");
   w.sample("shardproxy_scatter_merge_rows_total", {}, m.merge_rows);
+  w.family("shardproxy_scatter_merge_bytes_total", "counter", "Bytes of the merged rows scatters sent to clients.");
+  w.sample("shardproxy_scatter_merge_bytes_total", {}, m.merge_bytes);
+  w.family("shardproxy_scatter_merge_buffer_bytes", "histogram",
+           "Most bytes one scatter's merge held at once (sorting, grouping, DISTINCT; capped by scatter.max_merge_bytes).");
+  w.histogram("shardproxy_scatter_merge_buffer_bytes", {}, m.merge_buffer);
   w.family("shardproxy_kills_total", "counter", "KILL statements carried out.");
   w.sample("shardproxy_kills_total", {}, m.kills);
   w.family("shardproxy_shard_timeouts_total", "counter", "Shards that did not answer within scatter.shard_timeout_ms.");
@@ -147,6 +154,31 @@ const WorkerMetrics::BackendCounters* countersOf(const WorkerMetrics& m, std::st
     if (b.backend == backend) return &b;
   }
   return nullptr;
+}
+
+// Per shard of each sharded table: statements, errors, rows (sorted by table, then shard).
+void renderShards(ExpositionWriter& w, const WorkerMetrics& m) {
+  struct Line {
+    std::string_view table, shard;
+    const WorkerMetrics::ShardCounters* c;
+  };
+  std::vector<Line> lines;
+  for (const auto& t : m.tables) {
+    for (const auto& [name, c] : t.shards) lines.push_back({t.table, name, &c});
+  }
+  std::sort(lines.begin(), lines.end(),
+            [](const Line& a, const Line& b) { return std::tie(a.table, a.shard) < std::tie(b.table, b.shard); });
+  auto perShard = [&](std::string_view name, std::string_view help, auto value) {
+    w.family(name, "counter", help);
+    for (const auto& l : lines) w.sample(name, {{"table", l.table}, {"shard", l.shard}}, uint64_t{value(*l.c)});
+  };
+  using C = WorkerMetrics::ShardCounters;
+  perShard("shardproxy_shard_statements_total", "Statements that ran on the shard (a scatter counts on each of its shards).",
+           [](const C& c) { return c.statements; });
+  perShard("shardproxy_shard_statement_errors_total", "Statements on the shard that ended in an error.",
+           [](const C& c) { return c.errors; });
+  perShard("shardproxy_shard_rows_total", "Result rows the shard returned (before any merge).",
+           [](const C& c) { return c.rows; });
 }
 
 void renderBackends(ExpositionWriter& w, const MetricsSnapshot& s) {
@@ -275,6 +307,7 @@ std::string renderMetrics(const MetricsSnapshot& s) {
   w.family("shardproxy_start_time_seconds", "gauge", "Unix time the proxy started.");
   w.sample("shardproxy_start_time_seconds", {}, s.start_time_seconds);
   renderStatements(w, s.statements);
+  renderShards(w, s.statements);
   renderBackends(w, s);
   renderClients(w, s);
   renderCaches(w, s);

@@ -1,8 +1,10 @@
 #include "proxy/packet_stream.hpp"
 
 #include <boost/asio/read.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <cstring>
+#include <fmt/format.h>
 #include <optional>
 
 #include "protocol/packet.hpp"
@@ -29,10 +31,16 @@ PacketStream::PacketStream(tcp::socket socket, size_t max_message_bytes, size_t 
   socket_.non_blocking(true, ec);
 }
 
+PacketStream::~PacketStream() = default;
+
+tcp::socket& PacketStream::socket() { return tls_ ? tls_->next_layer() : socket_; }
+const tcp::socket& PacketStream::socket() const { return tls_ ? tls_->next_layer() : socket_; }
+
 void PacketStream::close() {
+  // No TLS close_notify: the peer sees the TCP close, as from MariaDB.
   error_code ec;
-  socket_.shutdown(tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  socket().shutdown(tcp::socket::shutdown_both, ec);
+  socket().close(ec);
 }
 
 bool PacketStream::hasBufferedPacket() const {
@@ -72,7 +80,9 @@ bool PacketStream::noteReadError(const error_code& ec) {
 }
 
 bool PacketStream::tryFill() {
-  if (eof_ || !socket_.is_open()) return false;
+  // TLS: bytes on the socket may be an incomplete record; only the
+  // asynchronous read can tell. Callers then just flush what they have.
+  if (tls_ || eof_ || !socket_.is_open()) return false;
   // Read a whole packet's worth at least: a header alone would not help.
   reserveRead(end_ - begin_ + protocol::kHeaderSize + 1);
   if (end_ == in_.size()) return false;  // full buffer: the caller has packets to consume first
@@ -101,9 +111,17 @@ awaitable<bool> PacketStream::fill(size_t needed_total) {
   if (in_.size() < read_buffer_) in_.resize(read_buffer_);
   while (end_ - begin_ < needed_total) {
     if (end_ == in_.size()) growReadBuffer(needed_total);
+    size_t room = in_.size() - end_;
+    if (read_exactly_) room = std::min(room, needed_total - (end_ - begin_));
+    auto buffer = asio::buffer(in_.data() + end_, room);
+    error_code ec;
+    size_t n = 0;
     // async_read_some first tries a non-blocking recv itself, then waits in epoll.
-    auto [ec, n] = co_await socket_.async_read_some(
-        asio::buffer(in_.data() + end_, in_.size() - end_), kNoThrow);
+    if (tls_) {
+      std::tie(ec, n) = co_await tls_->async_read_some(buffer, kNoThrow);
+    } else {
+      std::tie(ec, n) = co_await socket_.async_read_some(buffer, kNoThrow);
+    }
     if (ec) co_return noteReadError(ec);
     end_ += n;
   }
@@ -163,7 +181,14 @@ awaitable<std::expected<StreamMessage, StreamError>> PacketStream::readJoined() 
       const size_t step = std::min(remaining, std::max(joined_.size(), kJoinChunk));
       const size_t old = joined_.size();
       joined_.resize(old + step);
-      auto [ec, n] = co_await asio::async_read(socket_, asio::buffer(joined_.data() + old, step), kNoThrow);
+      auto buffer = asio::buffer(joined_.data() + old, step);
+      error_code ec;
+      size_t n = 0;
+      if (tls_) {
+        std::tie(ec, n) = co_await asio::async_read(*tls_, buffer, kNoThrow);
+      } else {
+        std::tie(ec, n) = co_await asio::async_read(socket_, buffer, kNoThrow);
+      }
       if (ec) {
         last_error_ = ec;
         eof_ = (ec == asio::error::eof);
@@ -182,6 +207,7 @@ uint8_t PacketStream::append(protocol::ByteView payload, uint8_t seq) {
 
 awaitable<bool> PacketStream::flush() {
   if (out_.empty()) co_return true;
+  if (tls_) co_return co_await flushTls();
   // Usually the kernel takes everything at once: send without suspending.
   // Only what it could not take (a full socket buffer) waits for epoll.
   error_code ec;
@@ -195,13 +221,66 @@ awaitable<bool> PacketStream::flush() {
     auto [wec, n] = co_await asio::async_write(socket_, rest, kNoThrow);
     ec = wec;
   }
+  co_return flushed(ec);
+}
+
+awaitable<bool> PacketStream::flushTls() {
+  auto [ec, n] = co_await asio::async_write(*tls_, asio::buffer(out_), kNoThrow);
+  co_return flushed(ec);
+}
+
+bool PacketStream::flushed(const error_code& ec) {
   out_.clear();
   if (out_.capacity() > kShrinkAbove) out_.shrink_to_fit();
+  if (ec) last_error_ = ec;
+  return !ec;
+}
+
+bool PacketStream::startTlsStream(std::shared_ptr<asio::ssl::context> context, TlsRole role,
+                                  std::string_view verify_host) {
+  if (tls_ || begin_ != end_) return false;
+  tls_context_ = std::move(context);
+  tls_ = std::make_unique<TlsStream>(std::move(socket_), *tls_context_);
+  if (role == TlsRole::kClient && !verify_host.empty()) {
+    const std::string host(verify_host);
+    // OpenSSL's own check (a DNS name or an IP address against the
+    // subjectAltName), so a mismatch has its own verify result to report.
+    SSL_set1_host(tls_->native_handle(), host.c_str());
+    error_code ec;
+    asio::ip::make_address(host, ec);
+    // SNI carries host names only, never addresses (RFC 6066).
+    if (ec) SSL_set_tlsext_host_name(tls_->native_handle(), host.c_str());
+  }
+  return true;
+}
+
+std::string PacketStream::tlsFailure(const error_code& ec) const {
+  if (tls_) {
+    const long verify = SSL_get_verify_result(tls_->native_handle());
+    if (verify != X509_V_OK) return fmt::format("certificate verification failed: {}", X509_verify_cert_error_string(verify));
+  }
+  if (ec == asio::error::eof) return "the peer closed the connection during the TLS handshake";
+  return fmt::format("TLS handshake failed: {}", ec.message());
+}
+
+awaitable<std::expected<void, std::string>> PacketStream::startTls(std::shared_ptr<asio::ssl::context> context,
+                                                                   TlsRole role, std::string_view verify_host) {
+  if (!startTlsStream(std::move(context), role, verify_host)) {
+    co_return std::unexpected(std::string(tls_ ? "TLS already started" : "bytes after the SSL request"));
+  }
+  const auto type = role == TlsRole::kServer ? asio::ssl::stream_base::server : asio::ssl::stream_base::client;
+  auto [ec] = co_await tls_->async_handshake(type, kNoThrow);
   if (ec) {
     last_error_ = ec;
-    co_return false;
+    co_return std::unexpected(tlsFailure(ec));
   }
-  co_return true;
+  co_return std::expected<void, std::string>{};
+}
+
+std::string PacketStream::tlsDescription() const {
+  if (!tls_) return {};
+  SSL* ssl = const_cast<TlsStream&>(*tls_).native_handle();
+  return fmt::format("{} {}", SSL_get_version(ssl), SSL_get_cipher_name(ssl));
 }
 
 }  // namespace sp::proxy

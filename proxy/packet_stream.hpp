@@ -9,9 +9,18 @@
 // already buffered) completes without suspending the coroutine. An Asio
 // operation that completes at once still posts its completion through the
 // io_context, which costs an extra epoll_wait(0) and a trip through the queue.
+//
+// TLS: startTls() moves the socket into an OpenSSL stream (Asio ssl::stream)
+// after the plaintext SSLRequest. From then on reads and writes go through it
+// with Asio's asynchronous operations only (OpenSSL may need to read to write
+// and vice versa, which the synchronous shortcuts above cannot do on a
+// non-blocking socket). A plaintext stream pays one predictable branch per
+// read and flush (docs/benchmarks.md, "TLS").
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <expected>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -19,7 +28,15 @@
 #include "protocol/wire.hpp"
 #include "proxy/net.hpp"
 
+namespace boost::asio::ssl {
+class context;
+template <typename Stream>
+class stream;
+}  // namespace boost::asio::ssl
+
 namespace sp::proxy {
+
+enum class TlsRole : uint8_t { kServer, kClient };
 
 enum class StreamError : uint8_t {
   kClosed,    // the peer closed the connection (EOF)
@@ -41,6 +58,9 @@ class PacketStream {
   // Memory follows the bytes that actually arrive: a header announcing 16 MiB
   // makes the buffer grow (doubling) only as those bytes come in.
   PacketStream(tcp::socket socket, size_t max_message_bytes, size_t read_buffer = kClientReadBuffer);
+  ~PacketStream();
+  PacketStream(const PacketStream&) = delete;
+  PacketStream& operator=(const PacketStream&) = delete;
 
   static constexpr size_t kClientReadBuffer = 4096;
   static constexpr size_t kBackendReadBuffer = 64 * 1024;
@@ -80,21 +100,48 @@ class PacketStream {
   // Bytes held by the read buffers now (tests and stats).
   size_t bufferedCapacity() const { return in_.capacity() + joined_.capacity(); }
 
-  tcp::socket& socket() { return socket_; }
+  // Reads no byte past the message asked for: set while the peer may start
+  // TLS right after its SSLRequest (its ClientHello must reach OpenSSL, not
+  // this buffer). Costs a recv per header and payload; only used before login.
+  void setReadExactly(bool exact) { read_exactly_ = exact; }
+  // Switches to TLS (nothing may be buffered). kClient with `verify_host`
+  // non-empty also checks the peer's certificate names it (the context
+  // decides whether the chain is verified). On failure, a message saying why
+  // (the certificate check's own reason when that failed); the stream is then unusable.
+  // (Arguments are lvalues at every call: GCC 12 destroys temporaries
+  // passed to a coroutine twice.)
+  awaitable<std::expected<void, std::string>> startTls(std::shared_ptr<asio::ssl::context> context, TlsRole role,
+                                                       std::string_view verify_host);
+  bool isTls() const { return tls_ != nullptr; }
+  // "TLSv1.3 TLS_AES_256_GCM_SHA384"; empty for plaintext.
+  std::string tlsDescription() const;
+
+  // The TCP socket (under the TLS layer, once there is one).
+  tcp::socket& socket();
+  const tcp::socket& socket() const;
   void close();
-  bool isOpen() const { return socket_.is_open(); }
+  bool isOpen() const { return socket().is_open(); }
   // The last socket error, for logs.
   const error_code& lastError() const { return last_error_; }
 
  private:
   awaitable<bool> fill(size_t needed_total);
+  awaitable<bool> flushTls();
+  bool flushed(const error_code& ec);  // after a send: empties the output, notes an error
   void reserveRead(size_t needed_total);
   void growReadBuffer(size_t needed_total);
   bool noteReadError(const error_code& ec);
   awaitable<std::expected<StreamMessage, StreamError>> readJoined();
   void compact();
 
-  tcp::socket socket_;
+  using TlsStream = asio::ssl::stream<tcp::socket>;
+  bool startTlsStream(std::shared_ptr<asio::ssl::context> context, TlsRole role, std::string_view verify_host);
+  std::string tlsFailure(const error_code& ec) const;
+
+  tcp::socket socket_;  // moved into tls_ by startTls()
+  std::shared_ptr<asio::ssl::context> tls_context_;  // declared first: outlives tls_ (a reload replaces the server's)
+  std::unique_ptr<TlsStream> tls_;
+  bool read_exactly_ = false;
   size_t max_;
   size_t read_buffer_;
   protocol::Bytes in_;

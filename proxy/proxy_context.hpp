@@ -11,12 +11,14 @@
 #include "conf/config.hpp"
 #include "proxy/host_limits.hpp"
 #include "proxy/lifecycle_stats.hpp"
+#include "routing/merge_budget.hpp"
 #include "routing/shard_map.hpp"
 
 namespace sp::proxy {
 
 class Worker;
 class SlowQueryLog;
+class ServerTls;
 struct ArchivedMonths;
 
 struct ProxyContext {
@@ -34,6 +36,12 @@ struct ProxyContext {
   std::atomic<uint64_t> handshake_timeouts{0};       // server.handshake_timeout_ms
   std::atomic<uint64_t> handshake_too_large{0};      // server.max_handshake_packet_bytes
   std::atomic<uint64_t> idle_timeouts{0};            // server.wait_timeout_s
+  // TLS (server.tls_cert): the certificate clients see (never null once the
+  // server started; off when not configured), sessions that are encrypted
+  // now, and TLS handshakes that failed.
+  std::shared_ptr<ServerTls> tls;
+  std::atomic<uint32_t> tls_sessions{0};
+  std::atomic<uint64_t> tls_handshake_failures{0};
   // Observability (docs/observability.md): admin-port commands, shard-map
   // reloads (set by ShardMapManager), and the slow-query log (null: off).
   std::atomic<uint64_t> admin_commands{0};
@@ -50,6 +58,14 @@ struct ProxyContext {
   // counter keyed by user instead of address.
   HostConnectionLimiter users;
   std::atomic<uint64_t> refused_per_user{0};         // users[].max_connections
+  // Sessions holding a backend connection between statements (pinned), per
+  // user (users[].max_pinned_connections), and statements refused for it.
+  HostConnectionLimiter pinned_by_user;
+  std::atomic<uint64_t> refused_pinned{0};
+  // Scatter statements refused because every concurrent merge together
+  // reached scatter.max_merge_bytes_total (merge_budget.hpp).
+  std::atomic<uint64_t> refused_merge_memory{0};
+  routing::MergeBudget merge_budget;  // its total set from the config at start-up
   // Every worker, set once before they start (KILL finds a session on any of them).
   std::vector<Worker*> workers;
 

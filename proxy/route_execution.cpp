@@ -13,14 +13,34 @@ constexpr size_t kFlushThreshold = 256 * 1024;
 // `result` and the OK re-encoded as the client expects it (the proxy does not
 // offer CLIENT_SESSION_TRACK to clients). False when it does not decode.
 bool takeSessionChanges(protocol::ByteView payload, uint32_t backend_capabilities, uint32_t client_capabilities,
-                        ForwardResult& result, protocol::Bytes& reencoded) {
+                        uint16_t extra_status, ForwardResult& result, protocol::Bytes& reencoded) {
   auto ok = protocol::decodeOkPacket(payload, backend_capabilities);
   if (!ok || !protocol::decodeSessionChanges(protocol::asBytes(ok->session_state_info), result.changes)) {
     return false;
   }
-  ok->status_flags &= ~protocol::status::kSessionStateChanged;
+  ok->status_flags = (ok->status_flags & ~protocol::status::kSessionStateChanged) | extra_status;
   ok->session_state_info.clear();
   reencoded.clear();
+  protocol::encode(*ok, client_capabilities, reencoded, payload[0]);
+  return true;
+}
+
+// The packet ending an answer with `extra_status` added to its status
+// flags: an OK (also the 0xfe OK ending rows under DEPRECATE_EOF) or a
+// classic EOF. False when it does not decode (it is then forwarded as is).
+bool withExtraStatus(protocol::ByteView payload, uint32_t backend_capabilities, uint32_t client_capabilities,
+                     uint16_t extra_status, protocol::Bytes& reencoded) {
+  reencoded.clear();
+  if (protocol::isEofPacket(payload)) {
+    auto eof = protocol::decodeEofPacket(payload);
+    if (!eof) return false;
+    eof->status_flags |= extra_status;
+    protocol::encode(*eof, reencoded);
+    return true;
+  }
+  auto ok = protocol::decodeOkPacket(payload, backend_capabilities);
+  if (!ok) return false;
+  ok->status_flags |= extra_status;
   protocol::encode(*ok, client_capabilities, reencoded, payload[0]);
   return true;
 }
@@ -28,7 +48,7 @@ bool takeSessionChanges(protocol::ByteView payload, uint32_t backend_capabilitie
 }  // namespace
 
 awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, uint32_t client_capabilities,
-                                       uint8_t first_client_seq) {
+                                       uint8_t first_client_seq, uint16_t final_extra_status) {
   using protocol::ResponseEvent;
   ForwardResult result;
   const uint32_t backend_capabilities = shard.capabilities();
@@ -73,7 +93,8 @@ awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, 
     }
     if (ev == ResponseEvent::kOk && (shard.answer().statusFlags() & protocol::status::kSessionStateChanged) &&
         (backend_capabilities & protocol::cap::kSessionTrack)) {
-      if (takeSessionChanges(payload, backend_capabilities, client_capabilities, result, scratch)) {
+      const uint16_t extra = shard.done() ? final_extra_status : 0;
+      if (takeSessionChanges(payload, backend_capabilities, client_capabilities, extra, result, scratch)) {
         seq = client.append(scratch, seq);
         continue;
       }
@@ -83,10 +104,15 @@ awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, 
     if (translate_eof && ev == ResponseEvent::kRowsEnd) {
       // Classic EOF -> the OK packet with a 0xfe header that ends rows under DEPRECATE_EOF.
       protocol::OkPacket ok;
-      ok.status_flags = shard.answer().statusFlags();
+      ok.status_flags = shard.answer().statusFlags() | (shard.done() ? final_extra_status : 0);
       ok.warnings = shard.answer().warnings();
       scratch.clear();
       protocol::encode(ok, client_capabilities, scratch, protocol::kEofHeader);
+      seq = client.append(scratch, seq);
+      continue;
+    }
+    if (final_extra_status && shard.done() && (ev == ResponseEvent::kOk || ev == ResponseEvent::kRowsEnd) &&
+        withExtraStatus(payload, backend_capabilities, client_capabilities, final_extra_status, scratch)) {
       seq = client.append(scratch, seq);
       continue;
     }
@@ -108,7 +134,7 @@ awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, 
 namespace {
 
 awaitable<ForwardResult> flushAndForward(ShardChannel& shard, ClientSink& client, uint32_t client_capabilities,
-                                         uint8_t first_client_seq) {
+                                         uint8_t first_client_seq, uint16_t final_extra_status) {
   const bool sent = co_await shard.flush();
   if (!sent) {
     ForwardResult failed;
@@ -116,22 +142,24 @@ awaitable<ForwardResult> flushAndForward(ShardChannel& shard, ClientSink& client
     failed.next_client_seq = first_client_seq;
     co_return failed;
   }
-  co_return co_await forwardAnswer(shard, client, client_capabilities, first_client_seq);
+  co_return co_await forwardAnswer(shard, client, client_capabilities, first_client_seq, final_extra_status);
 }
 
 }  // namespace
 
 // Not coroutines: the command is queued at once, the returned awaitable sends it.
 awaitable<ForwardResult> routeCommand(ShardChannel& shard, protocol::ByteView payload, protocol::ResponseKind kind,
-                                      ClientSink& client, uint32_t client_capabilities, uint8_t first_client_seq) {
+                                      ClientSink& client, uint32_t client_capabilities, uint8_t first_client_seq,
+                                      uint16_t final_extra_status) {
   shard.sendCommand(payload, kind);
-  return flushAndForward(shard, client, client_capabilities, first_client_seq);
+  return flushAndForward(shard, client, client_capabilities, first_client_seq, final_extra_status);
 }
 
 awaitable<ForwardResult> routeQuery(ShardChannel& shard, std::string_view sql, ClientSink& client,
-                                    uint32_t client_capabilities, uint8_t first_client_seq) {
+                                    uint32_t client_capabilities, uint8_t first_client_seq,
+                                    uint16_t final_extra_status) {
   shard.sendQuery(sql);
-  return flushAndForward(shard, client, client_capabilities, first_client_seq);
+  return flushAndForward(shard, client, client_capabilities, first_client_seq, final_extra_status);
 }
 
 }  // namespace sp::proxy

@@ -37,13 +37,20 @@ struct ForwardResult {
 
 // Sends the command `payload` (answered as `kind`) and forwards the answer.
 // A send that fails is a backend failure with nothing forwarded.
+// final_extra_status: status flags added to the packet that ends the answer
+// (its last OK or rows-ending EOF), e.g. SERVER_MORE_RESULTS_EXIST when the
+// session runs a multi-statement packet one statement at a time and more
+// results follow, as the server would flag them (multi_statement.cpp).
+// ForwardResult::status_flags stays the server's.
 awaitable<ForwardResult> routeCommand(ShardChannel& shard, protocol::ByteView payload, protocol::ResponseKind kind,
-                                      ClientSink& client, uint32_t client_capabilities, uint8_t first_client_seq);
+                                      ClientSink& client, uint32_t client_capabilities, uint8_t first_client_seq,
+                                      uint16_t final_extra_status = 0);
 // The same for a COM_QUERY of `sql`.
 awaitable<ForwardResult> routeQuery(ShardChannel& shard, std::string_view sql, ClientSink& client,
-                                    uint32_t client_capabilities, uint8_t first_client_seq);
+                                    uint32_t client_capabilities, uint8_t first_client_seq,
+                                    uint16_t final_extra_status = 0);
 // Forwards the answer to what was sent on `shard` (and flushed).
 awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, uint32_t client_capabilities,
-                                       uint8_t first_client_seq);
+                                       uint8_t first_client_seq, uint16_t final_extra_status = 0);
 
 }  // namespace sp::proxy

@@ -63,6 +63,10 @@ class Scatter {
   bool takeRow(size_t i, protocol::ByteView payload);
   void sendEnd();
   void noteDone(size_t i);
+  ScatterOutcome finish() {
+    outcome_.merge_peak_bytes = merger_.peakBufferedBytes();
+    return outcome_;
+  }
   bool fail(protocol::ErrPacket error) {
     outcome_.error = std::move(error);
     outcome_.error_seq = seq_;
@@ -106,13 +110,13 @@ awaitable<ScatterOutcome> Scatter::run() {
   column_counts_.assign(shards_.size(), 0);
   for (size_t i = 0; i < shards_.size(); ++i) {
     const bool read = co_await readColumns(i);
-    if (!read) co_return outcome_;
+    if (!read) co_return finish();
   }
   sendHeader();
   const bool pumped = co_await pumpRows();
-  if (!pumped) co_return outcome_;
+  if (!pumped) co_return finish();
   sendEnd();
-  co_return outcome_;
+  co_return finish();
 }
 
 // 1. Column definitions from shard i (or its whole answer, when it has no rows).
@@ -125,7 +129,7 @@ awaitable<bool> Scatter::readColumns(size_t i) {
     const auto ev = packet->event;
     if (ev == ResponseEvent::kErr) co_return fail(relabelShardError(*s.target, decodeServerError(packet->payload)));
     if (ev == ResponseEvent::kColumnDef) {
-      auto def = protocol::decodeColumnDefinition41(packet->payload);
+      auto def = protocol::decodeColumnDefinition41(packet->payload, s.channel->mariadbCapabilities());
       if (!def) {
         s.channel->markBroken();
         co_return fail(shardFailure(*s.target, "malformed column definition"));
@@ -135,7 +139,11 @@ awaitable<bool> Scatter::readColumns(size_t i) {
     if (ev == ResponseEvent::kColumnsEof || ev == ResponseEvent::kOk || ev == ResponseEvent::kRowsEnd) break;
   }
   column_counts_[i] = columns.size();
-  if (auto r = merger_.setColumns(i, std::move(columns)); !r) co_return fail(shardFailure(*s.target, r.error()));
+  // Shards whose tables drifted apart (other names, count or types): 9005,
+  // never one shard's values under another's labels.
+  if (auto r = merger_.setColumns(i, std::move(columns)); !r) {
+    co_return fail(shardFailure(*s.target, r.error(), client_error::kShardColumnsDiffer));
+  }
   if (s.channel->done()) noteDone(i);
   co_return true;
 }
@@ -148,7 +156,7 @@ void Scatter::sendHeader() {
   seq_ = client_.append(scratch_, seq_);
   for (const auto& c : columns) {
     scratch_.clear();
-    protocol::encode(c, scratch_);
+    protocol::encode(c, scratch_, options_.client_mariadb_capabilities);
     seq_ = client_.append(scratch_, seq_);
   }
   if (!(options_.client_capabilities & protocol::cap::kDeprecateEof)) {
@@ -190,6 +198,11 @@ bool Scatter::takeRow(size_t i, protocol::ByteView payload) {
         "shardproxy: the merge of this statement needs more than {} bytes (scatter.max_merge_bytes); narrow "
         "it (fewer groups, a key, a LIMIT)", options_.max_merge_bytes)));
   }
+  if (options_.merge_memory && !options_.merge_memory->cover(merger_.bufferedBytes())) {
+    outcome_.merge_memory_exhausted = true;
+    outcome_.error_seq = seq_;
+    return false;
+  }
   return true;
 }
 
@@ -205,6 +218,7 @@ awaitable<bool> Scatter::pumpRows() {
       }
       seq_ = client_.append(scratch_, seq_);
       ++outcome_.rows;
+      outcome_.row_bytes += scratch_.size();
       if (client_.pendingOutput() >= kClientFlushBytes) {
         const bool sent = co_await client_.flush();
         if (!sent) {

@@ -14,6 +14,7 @@
 #include "protocol/generic_packets.hpp"
 #include "proxy/client_sink.hpp"
 #include "proxy/shard_channel.hpp"
+#include "routing/merge_budget.hpp"
 #include "routing/merge_spec.hpp"
 #include "routing/plan.hpp"
 
@@ -36,6 +37,10 @@ struct ScatterOptions {
   size_t max_merge_bytes = 0;      // scatter.max_merge_bytes
   std::chrono::milliseconds shard_timeout{0};  // scatter.shard_timeout_ms (for messages; channels enforce it)
   bool timed = false;              // measure each shard (ScatterShard::micros)
+  uint32_t client_mariadb_capabilities = 0;  // MariaDB's extended flags of the client (column definitions)
+  // This statement's share of scatter.max_merge_bytes_total (the caller's:
+  // it words the refusal and frees the share); null: no global budget.
+  routing::MergeBudget::Reservation* merge_memory = nullptr;
 };
 
 struct ScatterOutcome {
@@ -44,6 +49,11 @@ struct ScatterOutcome {
   uint8_t error_seq = 0;
   bool shard_timed_out = false;
   uint64_t rows = 0;                         // merged rows sent
+  uint64_t row_bytes = 0;                    // bytes of the merged rows sent
+  uint64_t merge_peak_bytes = 0;             // most bytes the merge held at once
+  // The global merge budget could not cover this merge: the caller sends
+  // its refusal (9006) at error_seq; nothing more was sent after the rows so far.
+  bool merge_memory_exhausted = false;
 };
 
 awaitable<ScatterOutcome> executeScatter(std::span<ScatterShard> shards, const routing::MergeSpec& merge,

@@ -1,10 +1,13 @@
 #include "proxy/server.hpp"
 
+#include "proxy/schema_drift_check.hpp"
+
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
 #include "proxy/archived_months.hpp"
 #include "proxy/slow_log.hpp"
+#include "proxy/tls_contexts.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -40,7 +43,10 @@ unsigned autoThreads(const conf::Config& cfg) {
 
 }  // namespace
 
-Server::Server(conf::Config config) { context_.config = std::move(config); }
+Server::Server(conf::Config config) {
+  context_.config = std::move(config);
+  context_.merge_budget.setTotal(context_.config.scatter.max_merge_bytes_total);
+}
 
 Server::~Server() {
   if (upkeep_) upkeep_->stop();
@@ -54,6 +60,13 @@ std::string Server::start() {
   const auto& cfg = context_.config;
   // Until runUntilSignalled() handles it, a SIGHUP must not kill the process.
   std::signal(SIGHUP, SIG_IGN);
+  context_.tls = std::make_shared<ServerTls>();
+  if (auto err = context_.tls->load(cfg.server); !err.empty()) return err;
+  for (const auto& backend : cfg.backends) {
+    // A CA file that cannot be read is a start-up error, not a failure of every later connection.
+    if (!backend.tls) continue;
+    if (auto ctx = backendTlsContext(*backend.tls); !ctx) return fmt::format("backends {}: {}", backend.name, ctx.error());
+  }
   maps_ = std::make_unique<ShardMapManager>(context_);
   if (auto err = maps_->startup(); !err.empty()) return err;
   if (!cfg.log.slow_query_file.empty()) {
@@ -84,6 +97,9 @@ std::string Server::start() {
   std::vector<Worker*> workers;
   for (auto& w : workers_) workers.push_back(w.get());
   context_.workers = workers;
+  // The schema-drift check reads every backend: on a worker's loop, so a slow
+  // or down backend never delays start-up; differences are logged as warnings.
+  asio::co_spawn(workers_.front()->io(), logSchemaDrift(context_.config, context_.shard_map.load()), asio::detached);
   for (auto& w : workers_) w->start();
   maps_->attachWorkers(std::move(workers));
   if (cfg.server.admin_listen) {
@@ -99,8 +115,9 @@ std::string Server::start() {
   }
   upkeep_ = std::make_unique<PartitionUpkeep>(context_);
   upkeep_->start();  // only when partitions.check_every is set
-  spdlog::info("shardproxy listening on {}:{} with {} worker threads; default backend {}", cfg.server.listen.host,
-               cfg.server.listen.port, threads, cfg.default_backend);
+  spdlog::info("shardproxy listening on {}:{} with {} worker threads; default backend {}{}", cfg.server.listen.host,
+               cfg.server.listen.port, threads, cfg.default_backend,
+               context_.tls->enabled() ? "; TLS offered (" + cfg.server.tls_cert + ")" : "");
   return {};
 }
 
@@ -111,13 +128,23 @@ void Server::runUntilSignalled() {
     if (!ec) spdlog::info("received signal {}, shutting down", sig);
     io.stop();
   });
-  // SIGHUP: RELOAD SHARD MAP. Runs on this (otherwise idle) thread; the
-  // manager serializes it with admin reloads.
+  // SIGHUP: RELOAD SHARD MAP, the TLS certificate and key (new handshakes
+  // use them; sessions keep theirs), backend CA files (new connections).
+  // Runs on this (otherwise idle) thread; the manager serializes it with
+  // admin reloads.
   asio::signal_set hangup(io, SIGHUP);
   std::function<void(const error_code&, int)> onHangup = [&](const error_code& ec, int) {
     if (ec) return;
     auto outcome = maps_->reload("sighup");
     spdlog::info("SIGHUP reload: {}", outcome.message);
+    if (context_.tls->enabled()) {
+      if (auto err = context_.tls->reload(); !err.empty()) {
+        spdlog::error("SIGHUP: TLS certificate not reloaded, the previous one stays in force: {}", err);
+      } else {
+        spdlog::info("SIGHUP: TLS certificate reloaded from {}", context_.config.server.tls_cert);
+      }
+    }
+    forgetBackendTlsContexts();
     if (context_.slow_log) {
       // Log rotation: the file was moved away; write to a new one at the same path.
       if (auto err = context_.slow_log->reopen(); !err.empty()) spdlog::error("SIGHUP: {}", err);

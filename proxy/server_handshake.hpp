@@ -1,7 +1,11 @@
 // The server side of the MySQL connection phase, shared by the application
-// listener and the admin listener: greeting, HandshakeResponse41, switch to
-// mysql_native_password when the client offers another plugin, password check
-// against a list of accounts. On failure the ERR has been sent.
+// listener and the admin listener: greeting, SSLRequest and TLS when the
+// listener has a certificate, HandshakeResponse41, the password check against
+// a list of accounts, and users[].require_tls. Plugins: mysql_native_password;
+// caching_sha2_password over TLS (fast auth against a clear-text password,
+// else full authentication: the client sends its password through TLS); a
+// client offering anything else (or caching_sha2 in plaintext) is switched
+// to mysql_native_password. On failure the ERR has been sent.
 #pragma once
 #include <cstdint>
 #include <expected>
@@ -13,6 +17,7 @@
 #include "protocol/change_user.hpp"
 #include "proxy/net.hpp"
 #include "proxy/packet_stream.hpp"
+#include "proxy/tls_contexts.hpp"
 
 namespace sp::proxy {
 
@@ -21,11 +26,13 @@ struct LoginRequest {
   std::string_view server_version;
   const std::vector<conf::UserAccount>* accounts = nullptr;
   std::string_view peer;  // "host:port", for messages
+  TlsContextPtr tls;      // the listener's certificate; null: CLIENT_SSL not offered
 };
 
 struct LoginResult {
   const conf::UserAccount* account = nullptr;
   uint32_t capabilities = 0;  // negotiated
+  uint32_t mariadb_capabilities = 0;  // negotiated MariaDB extended capabilities (protocol::mariadb_cap)
   std::string database;       // from CONNECT_WITH_DB, may be empty
   uint8_t collation = 0;      // the client's handshake character set
   uint8_t next_seq = 0;       // sequence id for the OK (or ERR) that ends the login
@@ -35,10 +42,11 @@ struct LoginResult {
 enum class LoginFailure : uint8_t {
   kClientLeft,  // closed or broke the connection (or the handshake deadline closed it)
   kTooLarge,    // a packet over the stream's limit (ERR 1043 sent)
-  kRefused,     // bad handshake, TLS request, wrong password (ERR sent)
+  kRefused,     // bad handshake, TLS request without TLS, wrong password, require_tls (ERR sent)
+  kTlsFailed,   // the TLS handshake failed (nothing can be sent)
 };
 
-// The capabilities the proxy offers clients.
+// The capabilities the proxy offers clients (CLIENT_SSL added when the listener has TLS).
 uint32_t serverCapabilities();
 
 // Runs the exchange up to (not including) the final OK, which the caller

@@ -29,7 +29,7 @@ protocol::ColumnDefinition41 numberColumn(protocol::ColumnType type, uint32_t le
   c.character_set = kBinaryCollation;
   c.column_length = length;
   c.type = type;
-  c.flags = flags | flag::kUnsigned | flag::kBinary | flag::kNum;
+  c.flags = flags | flag::kUnsigned | flag::kBinary;  // as MariaDB sends them (NUM is set by client libraries)
   return c;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "proxy/backend_pool.hpp"
 #include "proxy/client_session.hpp"
 
 namespace sp::proxy {
@@ -49,6 +50,12 @@ void ClientSession::updateDialect() {
   if (lookup.status == parser::CharsetStatus::kOk) d.charset = lookup.charset;
   else d.unknown_charset = true;
   dialect_ = d;
+}
+
+// The sharded tables live in the backends' database (backends[].database;
+// the default backend's stands for all: docs/routing.md, "Table names").
+routing::NameScope ClientSession::nameScope() {
+  return routing::NameScope{defaultPool().config().database, desired_.database, names_case_sensitive_};
 }
 
 }  // namespace sp::proxy

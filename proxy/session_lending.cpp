@@ -6,9 +6,11 @@
 #include <spdlog/spdlog.h>
 
 #include "protocol/constants.hpp"
+#include "proxy/abuse_log.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/global_defaults.hpp"
 #include "proxy/worker.hpp"
 
 namespace sp::proxy {
@@ -21,7 +23,7 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
   if (pinned_) {
     conn = std::move(pinned_);
   } else {
-    auto r = co_await pool.acquire(poolFlavour(), connection_id_);
+    auto r = co_await pool.acquire(poolFlavour(), connection_id_, last_insert_id_.preferredConnection());
     if (!r) {
       const auto& cfg = pool.config();
       queueError(reply_seq_, client_error::make(
@@ -32,6 +34,13 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
       co_return nullptr;
     }
     conn = std::move(*r);
+    last_insert_id_.onBorrow(conn->loan());
+    if (!co_await refreshGlobalDefaults(*conn, globals_epoch_)) {
+      reportBackendFailure(pool, reply_seq_, false);
+      co_await client_.flush();
+      pool.release(std::move(conn));
+      co_return nullptr;
+    }
   }
   if (sync_state && !conn->inSync(desired_)) {
     auto s = co_await conn->sync(desired_);
@@ -80,6 +89,7 @@ void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPoo
       pool.release(std::move(conn));
     }
   }
+  syncPinSlot();
   const bool counted = inTransaction();
   if (!counted) transaction_map_.reset();
   if (counted != counted_in_transaction_) {
@@ -143,6 +153,66 @@ awaitable<void> ClientSession::releasePinned() {
   if (reset) txn_.onServerStatus(conn->status());
   else txn_.onConnectionLost();
   giveBack(std::move(conn), pool, std::nullopt);
+}
+
+namespace {
+
+// Statements that end or change session state without opening a
+// transaction, even under autocommit=0 (so `SET autocommit = 1` and COMMIT
+// are never refused for the pin they would not take).
+bool opensNoTransaction(parser::StatementKind kind) {
+  using K = parser::StatementKind;
+  switch (kind) {
+    case K::kEmpty:
+    case K::kSet:
+    case K::kUse:
+    case K::kCommit:
+    case K::kRollback:
+    case K::kSavepoint:
+    case K::kUnlockTables:
+    case K::kXa:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// What makes giveBack() keep the connection for the session, known before
+// the statement runs: a transaction (open, deferred or implicit under
+// autocommit=0, or begun by this statement) and connection-bound state.
+bool willPin(const parser::StatementInfo& info, const TransactionState& txn) {
+  using K = parser::StatementKind;
+  return (txn.transactional() && !opensNoTransaction(info.kind)) || info.kind == K::kBegin ||
+         info.kind == K::kLockTables || info.kind == K::kPrepareSql || info.uses_user_variable ||
+         info.creates_temporary_table || info.uses_named_lock || info.uses_found_rows || info.multiple_statements;
+}
+
+}  // namespace
+
+std::optional<protocol::ErrPacket> ClientSession::reservePin(const parser::StatementInfo& info) {
+  if (pinned_ || pin_slot_ || !willPin(info, txn_)) return std::nullopt;
+  auto& ctx = worker_.context();
+  const uint32_t limit = ctx.config.pinnedConnectionLimit(user_);
+  if (auto slot = ctx.pinned_by_user.tryAcquire(user_, limit)) {
+    pin_slot_.emplace(std::move(*slot));
+    return std::nullopt;
+  }
+  ctx.refused_pinned.fetch_add(1, std::memory_order_relaxed);
+  noteAbuse(AbuseKind::kPinnedPerUser, fmt::format("user {} holds {} pinned connections", user_, limit));
+  // MariaDB's wording for a per-account resource (max_queries_per_hour, ...).
+  return client_error::make(client_error::kUserLimitReached,
+                            fmt::format("User '{}' has exceeded the 'max_pinned_connections' resource (current value: {})",
+                                        user_, limit));
+}
+
+void ClientSession::syncPinSlot() {
+  const bool holds = pinned_ != nullptr || txn_.pendingBegin().has_value();
+  if (!holds) {
+    pin_slot_.reset();
+  } else if (!pin_slot_ && !user_.empty()) {
+    // Unforeseen (limit 0 never refuses): counted even over the limit.
+    if (auto slot = worker_.context().pinned_by_user.tryAcquire(user_, 0)) pin_slot_.emplace(std::move(*slot));
+  }
 }
 
 }  // namespace sp::proxy

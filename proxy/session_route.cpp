@@ -11,6 +11,7 @@
 #include "proxy/backend_shard_channel.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/global_defaults.hpp"
 #include "proxy/route_execution.hpp"
 #include "proxy/worker.hpp"
 
@@ -20,8 +21,16 @@ using protocol::Command;
 namespace status = protocol::status;
 
 awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info) {
+  last_run_ = RunOutcome{};
+  if (auto refused = reservePin(info)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   auto conn = co_await borrowFor(pool);
-  if (!conn) co_return true;
+  if (!conn) {
+    syncPinSlot();  // the reservation, when nothing ran
+    co_return true;
+  }
   if (txn_.pendingBegin()) {
     auto r = co_await conn->command(Command::kQuery, *txn_.pendingBegin());
     txn_.clearPendingBegin();
@@ -45,17 +54,21 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
       co_return co_await client_.flush();
     }
   }
-  if (info.uses_last_insert_id && last_insert_id_ != 0) {
-    auto r = co_await conn->command(Command::kQuery, lastInsertIdRestore());
+  if (auto restore = info.uses_last_insert_id ? last_insert_id_.restoreFor(conn->loan()) : std::nullopt) {
+    auto r = co_await conn->command(Command::kQuery, *restore);
     if (!r) {
       reportBackendFailure(pool, reply_seq_, false);
       giveBack(std::move(conn), pool, std::nullopt);
       co_return co_await client_.flush();
     }
+    last_insert_id_.onRestored(conn->loan());
   }
   BackendShardChannel channel(*conn, pool.config());
   PacketStreamSink client(client_);
   ForwardResult result;
+  const uint16_t more = out.more_results ? status::kMoreResultsExist : 0;
+  const bool changes_globals = changesGlobalDefaults(info);
+  if (changes_globals) advanceGlobalsEpoch();  // and again once answered: global_defaults.hpp
   if (out.execute) {
     // The physical statement, prepared on this connection the first time it is used.
     auto stmt = co_await conn->prepared(out.execute_sql);
@@ -74,13 +87,16 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
       giveBack(std::move(conn), pool, std::nullopt);
       co_return co_await client_.flush();
     }
-    result = co_await routeCommand(channel, execute, protocol::ResponseKind::kQuery, client, capabilities_, reply_seq_);
+    result = co_await routeCommand(channel, execute, protocol::ResponseKind::kQuery, client, capabilities_, reply_seq_,
+                                   more);
   } else if (!out.sql.empty()) {
-    result = co_await routeQuery(channel, out.sql, client, capabilities_, reply_seq_);
+    result = co_await routeQuery(channel, out.sql, client, capabilities_, reply_seq_, more);
   } else {
     result = co_await routeCommand(channel, out.payload, protocol::ResponseKind::kQuery, client, capabilities_,
-                                   reply_seq_);
+                                   reply_seq_, more);
   }
+  if (changes_globals) advanceGlobalsEpoch();
+  last_run_ = {result.next_client_seq, result.server_error || result.backend_failed || result.client_failed};
   record_.onResponse(result.rows, result.server_error ? result.error_code : 0);
   if (result.client_failed) {
     giveBack(std::move(conn), pool, std::nullopt);
@@ -100,13 +116,17 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     carryAutocommit(*server_status & status::kAutocommit, initial_status_ & status::kAutocommit, desired_,
                     conn->applied());
   }
-  if (result.last_insert_id != 0) last_insert_id_ = result.last_insert_id;
+  last_insert_id_.afterStatement(conn->loan(), result.last_insert_id);
   giveBack(std::move(conn), pool, server_status);
   co_return co_await client_.flush();
 }
 
 awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
   std::string db(protocol::asText(payload.subspan(1)));
+  if (auto refused = schemaRefusal(db)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
   BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
   auto conn = co_await borrow(pool, false);
   if (!conn) co_return true;
@@ -131,8 +151,9 @@ awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
   co_return co_await client_.flush();
 }
 
-awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state) {
-  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
+awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state,
+                                             BackendPool* target) {
+  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : target ? *target : defaultPool();
   auto conn = co_await borrow(pool, sync_state);
   if (!conn) co_return true;
   BackendShardChannel channel(*conn, pool.config());

@@ -4,6 +4,7 @@
 // (scatter_execution.hpp), and gives them back.
 #include <fmt/format.h>
 
+#include "proxy/abuse_log.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/backend_shard_channel.hpp"
 #include "proxy/client_errors.hpp"
@@ -14,6 +15,22 @@
 #include "proxy/worker.hpp"
 
 namespace sp::proxy {
+
+namespace {
+
+// scatter.max_merge_bytes_total is spent: counted, logged (rate-limited), and
+// worded so the client knows that retrying later may work.
+protocol::ErrPacket mergeMemoryRefusal(ProxyContext& context, uint64_t held) {
+  context.refused_merge_memory.fetch_add(1, std::memory_order_relaxed);
+  const auto& budget = context.merge_budget;
+  noteAbuse(AbuseKind::kMergeMemory, fmt::format("{} of {} bytes in use", budget.used(), budget.total()));
+  return client_error::make(client_error::kMergeMemoryExhausted, fmt::format(
+      "shardproxy: the statements spanning shards that run now hold all the merge memory "
+      "(scatter.max_merge_bytes_total {} bytes; this one held {}); retry later, or narrow it (fewer groups, a key, "
+      "a LIMIT)", budget.total(), held));
+}
+
+}  // namespace
 
 awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool binary_rows) {
   // The shards' warnings stay on their connections: the session's area is
@@ -75,16 +92,26 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
   options.max_merge_bytes = scatter_config.max_merge_bytes;
   options.shard_timeout = timeout;
   options.timed = record_.active;  // per-shard times for the slow-query log
+  options.client_mariadb_capabilities = mariadb_capabilities_;
+  // Every concurrent merge together (scatter.max_merge_bytes_total): freed when the statement ends.
+  routing::MergeBudget::Reservation merge_memory(worker_.context().merge_budget);
+  options.merge_memory = &merge_memory;
   PacketStreamSink client(client_);
   ScatterOutcome outcome = co_await executeScatter(shards, plan.merge, client, reply_seq_, options);
+  if (outcome.merge_memory_exhausted) {
+    queueError(outcome.error_seq, mergeMemoryRefusal(worker_.context(), merge_memory.held()));
+  }
+  merge_memory.release();
   releaseLent(borrowed);
   record_.rows += outcome.rows;
+  record_.merge_bytes += outcome.row_bytes;
   if (outcome.shard_timed_out) ++worker_.observer().metrics().shard_timeouts;
   if (outcome.client_failed) co_return false;
   if (outcome.error) {
     queueError(outcome.error_seq, *outcome.error);
-  } else if (record_.active) {
+  } else if (record_.active && !outcome.merge_memory_exhausted) {
     for (const auto& s : shards) record_.shards.push_back({s.target->shard, s.target->backend, s.micros, s.rows});
+    record_.merge_peak_bytes = outcome.merge_peak_bytes;
   }
   co_return co_await client_.flush();
 }

@@ -17,6 +17,7 @@
 #include "proxy/backend_shard_channel.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
+#include "proxy/global_defaults.hpp"
 #include "proxy/pool_capacity.hpp"
 #include "proxy/split_write_execution.hpp"
 #include "proxy/worker.hpp"
@@ -116,7 +117,9 @@ awaitable<bool> ClientSession::runMultiWriteOnOne(const routing::Plan& plan, con
   std::vector<std::string> preamble;
   if (txn_.pendingBegin()) preamble.push_back(*txn_.pendingBegin());
   txn_.clearPendingBegin();
-  if (info.uses_last_insert_id && last_insert_id_ != 0) preamble.push_back(lastInsertIdRestore());
+  if (auto restore = info.uses_last_insert_id ? last_insert_id_.restoreFor(conn->loan()) : std::nullopt) {
+    preamble.push_back(std::move(*restore));
+  }
   if (atomic) preamble.emplace_back(kSplitSavepoint);
   for (const auto& sql : preamble) {
     auto r = co_await conn->command(Command::kQuery, sql);
@@ -147,9 +150,14 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> Client
   auto r = co_await pool.acquire(poolFlavour(), connection_id_);
   if (!r) co_return std::unexpected(fmt::format("backend unavailable: {}", r.error().message));
   auto conn = std::move(*r);
+  if (!co_await refreshGlobalDefaults(*conn, globals_epoch_)) {
+    pool.release(std::move(conn));
+    co_return std::unexpected(std::string("cannot reset the connection to the global defaults"));
+  }
   auto synced = co_await conn->sync(desired_);
-  if (synced && info.uses_last_insert_id && last_insert_id_ != 0) {
-    auto restored = co_await conn->command(Command::kQuery, lastInsertIdRestore());
+  if (synced && info.uses_last_insert_id) {
+    std::string restore = "SELECT LAST_INSERT_ID(" + std::to_string(last_insert_id_.value()) + ")";
+    auto restored = co_await conn->command(Command::kQuery, restore);
     if (!restored) synced = std::unexpected(restored.error());
   }
   if (!synced) {
@@ -163,7 +171,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> Client
 
 awaitable<bool> ClientSession::sendWriteOk(const protocol::OkPacket& sum) {
   protocol::OkPacket ok = sum;
-  if (ok.last_insert_id != 0) last_insert_id_ = ok.last_insert_id;
+  if (ok.last_insert_id != 0) last_insert_id_.adopt(ok.last_insert_id);
   ok.status_flags = statusFlags();
   protocol::Bytes out;
   protocol::encode(ok, capabilities_, out);

@@ -70,6 +70,8 @@ bool isNumber(std::string_view v) {
   return digits;
 }
 
+}  // namespace
+
 // The literal that sets `name` back to the reported `value`: numbers as they
 // are (numeric variables refuse strings), NULL for an empty
 // character_set_results, everything else quoted. nullopt when the value
@@ -86,8 +88,6 @@ std::optional<std::string> replayLiteral(std::string_view name, std::string_view
   out += '\'';
   return out;
 }
-
-}  // namespace
 
 bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_use, SessionState& desired,
                          SessionState& applied) {
@@ -145,12 +145,36 @@ bool SessionState::apply(const parser::SessionSetting& s) {
   return false;
 }
 
+namespace {
+// Variables SET NAMES / SET CHARACTER SET set: a DEFAULT for them means the
+// server's global value, not the session's character set.
+bool isCharsetVariable(std::string_view name) {
+  return name == "character_set_client" || name == "character_set_connection" || name == "character_set_results" ||
+         name == "collation_connection";
+}
+}  // namespace
+
 std::vector<std::string> syncStatements(const SessionState& desired, const SessionState& applied) {
   std::vector<std::string> out;
-  if (!desired.names.empty() && desired.names != applied.names) {
+  auto assign = [](std::string& statement, const std::string& name, const std::string& value) {
+    statement += statement.empty() ? "SET " : ", ";
+    statement += fmt::format("@@session.{} = {}", name, value);
+  };
+  // Character set variables another session left (reported by session
+  // tracking after its SET NAMES) go back to DEFAULT first, and the
+  // session's SET NAMES then re-establishes its own: DEFAULT after it would
+  // leave the server's global charset (utf8mb4) while the proxy reads the
+  // session's statements in its own (gbk: found by integration.dialect_diff).
+  std::string charset_resets;
+  for (const auto& [name, value] : applied.variables) {
+    if (isCharsetVariable(name) && !desired.variables.contains(name)) assign(charset_resets, name, "DEFAULT");
+  }
+  if (!charset_resets.empty()) out.push_back(std::move(charset_resets));
+  const bool reset = !out.empty();
+  if (!desired.names.empty() && (reset || desired.names != applied.names)) {
     out.push_back("SET NAMES " + desired.names);
   }
-  if (desired.character_set != applied.character_set) {
+  if (desired.character_set != applied.character_set || (reset && !desired.character_set.empty())) {
     // Empty desired means "as SET NAMES left it": re-issue SET NAMES.
     if (desired.character_set.empty()) {
       if (!desired.names.empty() && out.empty()) out.push_back("SET NAMES " + desired.names);
@@ -159,16 +183,14 @@ std::vector<std::string> syncStatements(const SessionState& desired, const Sessi
     }
   }
   std::string assignments;
-  auto add = [&](const std::string& name, const std::string& value) {
-    assignments += assignments.empty() ? "SET " : ", ";
-    assignments += fmt::format("@@session.{} = {}", name, value);
-  };
   for (const auto& [name, value] : desired.variables) {
     auto it = applied.variables.find(name);
-    if (it == applied.variables.end() || it->second != value) add(name, value);
+    // After a SET NAMES / SET CHARACTER SET, the session's own charset variables are re-applied.
+    const bool overwritten = isCharsetVariable(name) && out.size() > (reset ? 1u : 0u);
+    if (it == applied.variables.end() || it->second != value || overwritten) assign(assignments, name, value);
   }
   for (const auto& [name, value] : applied.variables) {
-    if (!desired.variables.contains(name)) add(name, "DEFAULT");
+    if (!desired.variables.contains(name) && !isCharsetVariable(name)) assign(assignments, name, "DEFAULT");
   }
   if (!assignments.empty()) out.push_back(std::move(assignments));
   if (desired.isolation != applied.isolation) {

@@ -7,6 +7,7 @@
 #pragma once
 #include <map>
 #include <string_view>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_us
 // 1 or 0 once it differs from the server's default, so that every connection
 // the session borrows next is brought to it.
 void carryAutocommit(bool on, bool default_on, SessionState& desired, SessionState& applied);
+
+// The literal that sets variable `name` back to `value` as the server
+// reported it (numbers bare, text quoted), as tracked changes are carried;
+// nullopt when no literal reads the same under every sql_mode (a backslash).
+std::optional<std::string> replayLiteral(std::string_view name, std::string_view value);
 
 // The statement that asks a backend connection for the reports above.
 inline constexpr std::string_view kEnableSessionTracking =

@@ -3,13 +3,13 @@
 namespace sp::proxy {
 
 void ShardChannel::sendQuery(std::string_view sql) {
-  tracker_ = protocol::ResponseTracker(protocol::ResponseKind::kQuery, capabilities_);
+  tracker_ = protocol::ResponseTracker(protocol::ResponseKind::kQuery, capabilities_, mariadb_capabilities_);
   const uint8_t command = static_cast<uint8_t>(protocol::Command::kQuery);
   write(protocol::ByteView(&command, 1), protocol::asBytes(sql));
 }
 
 void ShardChannel::sendCommand(protocol::ByteView payload, protocol::ResponseKind kind) {
-  tracker_ = protocol::ResponseTracker(kind, capabilities_);
+  tracker_ = protocol::ResponseTracker(kind, capabilities_, mariadb_capabilities_);
   write(payload, {});
 }
 

@@ -41,13 +41,17 @@ using ShardRead = std::expected<ShardPacket, ChannelError>;
 
 class ShardChannel {
  public:
-  explicit ShardChannel(uint32_t capabilities) : capabilities_(capabilities) {}
+  // mariadb_capabilities: MariaDB's extended flags (column definitions
+  // carrying extended type info shape the answer's column packets).
+  explicit ShardChannel(uint32_t capabilities, uint32_t mariadb_capabilities = 0)
+      : capabilities_(capabilities), mariadb_capabilities_(mariadb_capabilities) {}
   virtual ~ShardChannel() = default;
   ShardChannel(const ShardChannel&) = delete;
   ShardChannel& operator=(const ShardChannel&) = delete;
 
   // The capability flags negotiated with the server (they shape its answers).
   uint32_t capabilities() const { return capabilities_; }
+  uint32_t mariadbCapabilities() const { return mariadb_capabilities_; }
 
   // Queues a COM_QUERY of `sql` (sent by flush()); its answer is read next.
   void sendQuery(std::string_view sql);
@@ -87,6 +91,7 @@ class ShardChannel {
   ShardRead classify(std::expected<protocol::ByteView, ChannelError> packet);
 
   uint32_t capabilities_;
+  uint32_t mariadb_capabilities_;
   protocol::ResponseTracker tracker_{protocol::ResponseKind::kNone, 0};
 };
 

@@ -16,8 +16,11 @@ protocol::ErrPacket relabelShardError(const routing::RouteTarget& target, const 
 }
 
 protocol::ErrPacket shardFailure(const routing::RouteTarget& target, std::string_view why) {
-  return client_error::make(client_error::kBackendLost,
-                            fmt::format("shardproxy: shard {} failed: {}", shardLabel(target), why));
+  return shardFailure(target, why, client_error::kBackendLost);
+}
+
+protocol::ErrPacket shardFailure(const routing::RouteTarget& target, std::string_view why, client_error::Code code) {
+  return client_error::make(code, fmt::format("shardproxy: shard {} failed: {}", shardLabel(target), why));
 }
 
 protocol::ErrPacket shardFailure(const routing::RouteTarget& target, ChannelError error,

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "protocol/generic_packets.hpp"
+#include "proxy/client_errors.hpp"
 #include "proxy/shard_channel.hpp"
 #include "routing/plan.hpp"
 
@@ -21,5 +22,7 @@ protocol::ErrPacket shardFailure(const routing::RouteTarget& target, ChannelErro
                                  std::chrono::milliseconds timeout, std::string_view when);
 // The same with a reason of the proxy's own (malformed data, a merge error).
 protocol::ErrPacket shardFailure(const routing::RouteTarget& target, std::string_view why);
+// The same under another code (9005: the shard's columns differ from the others').
+protocol::ErrPacket shardFailure(const routing::RouteTarget& target, std::string_view why, client_error::Code code);
 
 }  // namespace sp::proxy

@@ -27,7 +27,7 @@ bool sameBackend(const conf::BackendConfig& a, const conf::BackendConfig& b) {
          a.password == b.password && a.database == b.database && a.max_connections == b.max_connections &&
          a.min_connections == b.min_connections && a.connect_timeout_ms == b.connect_timeout_ms &&
          a.idle_timeout_ms == b.idle_timeout_ms && a.ping_interval_ms == b.ping_interval_ms &&
-         a.query_timeout_ms == b.query_timeout_ms;
+         a.query_timeout_ms == b.query_timeout_ms && a.tls == b.tls;
 }
 
 const conf::BackendConfig* findByName(const std::vector<conf::BackendConfig>& list, const std::string& name) {

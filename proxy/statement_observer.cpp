@@ -1,11 +1,28 @@
 #include "proxy/statement_observer.hpp"
 
+#include <algorithm>
+#include <string>
+#include <string_view>
+
 #include "proxy/proxy_context.hpp"
 #include "routing/plan_cache.hpp"
 
 namespace sp::proxy {
 
 namespace {
+
+// Digests and the slow log read at most this much of a statement, as
+// MariaDB's performance_schema caps digests (max_digest_length): a 20 MB
+// IN list would otherwise be normalized whole (a ParamValue per literal,
+// about 2 GB) after it was refused, and stored as a 20 MB digest.
+constexpr size_t kMaxObservedBytes = 64 * 1024;
+
+std::string_view observedPart(std::string_view sql) { return sql.substr(0, std::min(sql.size(), kMaxObservedBytes)); }
+
+std::string truncationNote(std::string_view sql) {
+  return sql.size() > kMaxObservedBytes ? " ... (" + std::to_string(sql.size()) + " bytes)" : std::string();
+}
+
 int64_t unixMillis() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
@@ -34,11 +51,11 @@ void StatementObserver::finish(StatementRecord& record, const Session& session) 
   const bool slow = settings_.slow_log && micros >= settings_.slow_query_us;
   if ((digests_.capacity() > 0 || slow) && record.normalized.empty() && !record.sql.empty()) {
     // Not planned through the plan cache (session control, long or unlexable text).
-    record.normalized = routing::normalizeQuery(record.sql, {}).text;
+    record.normalized = routing::normalizeQuery(observedPart(record.sql), {}).text + truncationNote(record.sql);
   }
   if (digests_.capacity() > 0 && !record.normalized.empty()) {
     digests_.record(record.normalized, record.error_code != 0, record.rows, record.fanout ? record.fanout : 1, micros,
-                    unixMillis());
+                    unixMillis(), record.shards);
   }
   if (slow) {
     ++metrics_.slow_queries;
@@ -55,7 +72,8 @@ void StatementObserver::logSlow(const StatementRecord& record, const Session& se
   e.plan = planLabelName(record.plan);
   e.table = record.table;
   e.digest = record.normalized;
-  e.statement = settings_.keep_values ? std::string(record.sql) : routing::maskLiterals(record.sql);
+  const std::string_view part = observedPart(record.sql);
+  e.statement = (settings_.keep_values ? std::string(part) : routing::maskLiterals(part)) + truncationNote(record.sql);
   e.backends = record.backends;
   e.shards = record.shards;
   e.total_ms = static_cast<double>(micros) / 1000.0;

@@ -214,6 +214,8 @@ awaitable<void> Worker::acceptLoop() {
   }
 }
 
+// Each session's own limit: its wait_timeout (server.wait_timeout_s or
+// interactive_timeout_s at login, then whatever it SET; idle_timeout.hpp).
 // A sweep instead of a timer per session: arming and cancelling a timer on
 // every command would cost each statement; one pass a second over this
 // worker's sessions costs nothing measurable. As MariaDB 10.11 does at
@@ -221,7 +223,6 @@ awaitable<void> Worker::acceptLoop() {
 // client sees 2013/2006 on its next statement); an open transaction is
 // rolled back like on any disconnect.
 awaitable<void> Worker::idleSweep() {
-  const auto limit = std::chrono::seconds(context_.config.server.wait_timeout_s);
   asio::steady_timer timer(io_);
   for (;;) {
     timer.expires_after(std::chrono::seconds(1));
@@ -230,11 +231,12 @@ awaitable<void> Worker::idleSweep() {
     const auto now = std::chrono::steady_clock::now();
     std::vector<ClientSession*> expired;  // kill() may remove a session from the set
     for (auto* s : sessions_) {
-      if (s->idle() && now - s->idleSince() >= limit) expired.push_back(s);
+      if (s->idle() && now - s->idleSince() >= s->idleLimit()) expired.push_back(s);
     }
     for (auto* s : expired) {
       context_.idle_timeouts.fetch_add(1, std::memory_order_relaxed);
-      noteAbuse(AbuseKind::kIdleTimeout, fmt::format("connection {} of user {}", s->connectionId(), s->user()));
+      noteAbuse(AbuseKind::kIdleTimeout, fmt::format("connection {} of user {} (wait_timeout {} s)", s->connectionId(),
+                                                      s->user(), s->idleLimit().count()));
       s->kill();
     }
   }

@@ -72,7 +72,12 @@ std::expected<void, std::string> ResultMerger::setColumns(size_t shard, std::vec
     }
     shard_columns_ = std::move(columns);
   } else {
-    for (size_t i = 0; i < columns.size(); ++i) foldShardColumn(shard_columns_[i], columns[i]);
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (auto mismatch = shardColumnMismatch(i, shard_columns_[i], columns[i])) {
+        return std::unexpected("merge: shard #" + std::to_string(shard) + ": " + *mismatch);
+      }
+      foldShardColumn(shard_columns_[i], columns[i]);
+    }
   }
   shards_[shard].columns_set = true;
   // Every shard runs the same SQL shape: the first shard's metadata decides
@@ -139,6 +144,7 @@ std::expected<void, std::string> ResultMerger::pushRow(size_t shard, const proto
   for (const auto& v : row) copy.push_back(v ? std::optional<std::string>(std::string(*v)) : std::nullopt);
   if (aggregator_) {
     buffered_bytes_ += aggregator_->add(std::move(copy));
+    notePeak();
     return {};
   }
   buffered_bytes_ += rowBytes(copy);
@@ -149,6 +155,7 @@ std::expected<void, std::string> ResultMerger::pushRow(size_t shard, const proto
     buffered_bytes_ += shards_[shard].keys.back().size();
     shards_[shard].rows.push_back(std::move(copy));
   }
+  notePeak();
   pump();
   return {};
 }
@@ -217,6 +224,7 @@ void ResultMerger::emit(MergedRow row) {
     size_t size = key.size();
     if (!seen_.insert(std::move(key)).second) return;
     buffered_bytes_ += size + 32;
+    notePeak();
   }
   if (skipped_ < spec_.offset) {
     ++skipped_;

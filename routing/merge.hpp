@@ -69,6 +69,8 @@ class ResultMerger {
   const std::optional<std::string>& failure() const { return failure_; }
   // Bytes held in buffers and groups, for the per-query memory cap.
   size_t bufferedBytes() const;
+  // The most bytes held at any time so far (what scatter.max_merge_bytes had to allow).
+  size_t peakBufferedBytes() const { return peak_buffered_bytes_; }
 
  private:
   struct ShardState {
@@ -103,6 +105,8 @@ class ResultMerger {
   uint64_t skipped_ = 0;   // rows dropped by OFFSET
   uint64_t emitted_ = 0;   // rows kept by LIMIT
   size_t buffered_bytes_ = 0;
+  size_t peak_buffered_bytes_ = 0;
+  void notePeak() { if (buffered_bytes_ > peak_buffered_bytes_) peak_buffered_bytes_ = buffered_bytes_; }
   size_t columns_set_ = 0;
   std::optional<std::string> failure_;
 };

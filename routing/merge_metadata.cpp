@@ -82,4 +82,14 @@ void foldShardColumn(protocol::ColumnDefinition41& kept, const protocol::ColumnD
   }
 }
 
+std::optional<std::string> shardColumnMismatch(size_t index, const protocol::ColumnDefinition41& kept,
+                                               const protocol::ColumnDefinition41& other) {
+  const bool same_type = kept.type == other.type || (isString(kept.type) && isString(other.type));
+  if (kept.name == other.name && same_type) return std::nullopt;
+  return "column " + std::to_string(index + 1) + " is `" + other.name + "` (type " +
+         std::to_string(static_cast<int>(other.type)) + ") on this shard and `" + kept.name + "` (type " +
+         std::to_string(static_cast<int>(kept.type)) + ") on another: the physical tables differ (schema drift, "
+         "SHOW SCHEMA DRIFT on the admin port); the merge is refused rather than mislabeled";
+}
+
 }  // namespace sp::routing

@@ -7,6 +7,9 @@
 // Checked on MariaDB 10.11: MIN(mediumtext utf8mb4) is (MEDIUM_BLOB,
 // 268435440, 39) directly and (BLOB, 67108860, 0) materialized.
 #pragma once
+#include <optional>
+#include <string>
+
 #include "protocol/resultset.hpp"
 #include "routing/merge_spec.hpp"
 
@@ -29,5 +32,12 @@ bool sortsAfterGrouping(const MergeSpec& spec);
 // whose plan materialized (it had rows to group, another had an impossible
 // range) shows what the unsharded server, holding all rows, reports.
 void foldShardColumn(protocol::ColumnDefinition41& kept, const protocol::ColumnDefinition41& other);
+
+// Why another shard's definition of column `index` cannot be merged under
+// `kept` (another name, another type: the physical tables differ, and the
+// merged rows would show one shard's values under another's label), or
+// nullopt. String types are one family (a materialized result sends BLOB).
+std::optional<std::string> shardColumnMismatch(size_t index, const protocol::ColumnDefinition41& kept,
+                                               const protocol::ColumnDefinition41& other);
 
 }  // namespace sp::routing

@@ -15,6 +15,7 @@
 #include "routing/merge_spec.hpp"
 #include "routing/month.hpp"
 #include "routing/route_error.hpp"
+#include "routing/name_scope.hpp"
 #include "routing/shard_map.hpp"
 #include "routing/values.hpp"
 
@@ -93,6 +94,10 @@ struct PlannerInput {
   // charset, version for /*!NNNNN */ comments; parser/dialect.hpp). A dialect
   // the parser does not support is refused on sharded tables.
   parser::Dialect dialect = {};
+  // How the backends resolve table names (schema, current database,
+  // lower_case_table_names): a name that is not the shard map's table as
+  // the server reads it is an unsharded table (routing/name_scope.hpp).
+  NameScope names = {};
 };
 
 // Plans a parsed statement; `sql` is the text it was parsed from.

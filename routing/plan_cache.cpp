@@ -172,6 +172,13 @@ Plan PlanCache::plan(std::string_view sql, std::span<const parser::Token> tokens
   // The cache is keyed by text normalized under the default dialect; a
   // session under another sql_mode or charset plans afresh (rare, exact).
   if (!(input.dialect == parser::Dialect{})) return planQuery(sql, input);
+  // Entries assume unqualified names are in the sharded schema; a session
+  // using another database (rare) plans afresh. The case rule is the
+  // backends' and the same for every session of the process.
+  if (!input.names.sharded_schema.empty() &&
+      !sameName(input.names.current_database, input.names.sharded_schema, input.names)) {
+    return planQuery(sql, input);
+  }
   NormalizedQuery q = tokens.empty() ? normalizeQuery(sql, input.params) : normalizeQuery(sql, tokens, input.params);
   if (!q.cacheable) return planQuery(sql, input);
   Plan plan = planNormalized(sql, input, q);
@@ -203,6 +210,7 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
   PlannerInput normalized{input.map,           input.default_backend, q.params,
                           input.split_in_lists, input.allow_scatter,   input.multi_shard_writes,
                           input.limits};
+  normalized.names = input.names;
   std::vector<TextEdit> edits;
   Plan plan = detail::planStatementWithEdits(*entry->statement, entry->text, normalized, &edits);
   if (plan.kind == PlanKind::kRefused || plan.kind == PlanKind::kMultiRoute ||

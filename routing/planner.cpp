@@ -5,6 +5,7 @@
 #include "parser/lexer.hpp"
 #include "parser/parse.hpp"
 #include "parser/table_positions.hpp"
+#include "parser/set_statement.hpp"
 #include "routing/conditions.hpp"
 #include "routing/archive_read.hpp"
 #include "routing/planner_detail.hpp"
@@ -378,15 +379,35 @@ Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_vie
   }
   RoutingContext ctx{st, sql, input, collectRefs(st), nullptr, nullptr, {}, {}, edits_out};
   std::vector<const TableUse*> sharded;
+  const TableUse* other_schema = nullptr;  // spelled like a sharded table, but another one on the server
   for (const auto& use : ctx.refs.tables) {
-    if (const TableRule* rule = input.map.findTable(use.name->table.value)) {
+    const TableRule* rule = input.map.findTable(use.name->table.value);
+    auto physical = rule ? std::nullopt : input.map.findPhysical(use.name->table.value);
+    const std::string_view mapped = rule ? std::string_view(rule->name)
+                                         : physical ? std::string_view(physical->shard->physical_table) : "";
+    if ((rule || physical) && !resolvesTo(*use.name, mapped, input.names)) {
+      other_schema = &use;
+      ctx.unsharded.push_back(&use);
+    } else if (rule) {
       sharded.push_back(&use);
       if (!ctx.rule) ctx.rule = rule;
-    } else if (auto physical = input.map.findPhysical(use.name->table.value)) {
+    } else if (physical) {
       ctx.physical.push_back(*physical);
     } else {
       ctx.unsharded.push_back(&use);
     }
+  }
+  if (other_schema && (!sharded.empty() || !ctx.physical.empty())) {
+    // The rewrite renames by name: a same-named table of another schema (or
+    // another letter case under lower_case_table_names = 0) would be renamed too.
+    return refuse(RouteErrorCode::kUnsupported,
+                  "shardproxy: statement names sharded table " + std::string(sharded.empty()
+                      ? std::string_view(ctx.physical.front().shard->physical_table)
+                      : sharded.front()->name->table.value) +
+                      " and a table spelled like it that is another one on the server (" +
+                      std::string(sql.substr(other_schema->name->range.begin,
+                                             other_schema->name->range.end - other_schema->name->range.begin)) +
+                      ": another schema or letter case); query them separately");
   }
   if (sharded.empty()) return ctx.physical.empty() ? passthrough(sql, input.default_backend) : planPhysical(ctx);
   std::string verb(verbOf(st.kind));
@@ -412,6 +433,30 @@ Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_vie
   return planFiltered(ctx);
 }
 
+namespace {
+
+// SET STATEMENT ... FOR <statement>: the statement is planned on its own
+// text and its routed form keeps the prefix (the variables then hold on the
+// shard for that statement, as on one server).
+Plan planSetStatement(std::string_view sql, uint32_t body, const PlannerInput& input) {
+  Plan plan = planQuery(sql.substr(body), input);
+  const std::string_view prefix = sql.substr(0, body);
+  switch (plan.kind) {
+    case PlanKind::kRefused:
+      return plan;
+    case PlanKind::kPassthrough:
+    case PlanKind::kRoute:
+      for (auto& target : plan.targets) target.sql = std::string(prefix) + target.sql;
+      return plan;
+    default:
+      return refuse(RouteErrorCode::kUnsupported,
+                    "shardproxy: SET STATEMENT ... FOR is routed only when its statement stays on one shard; "
+                    "set the variables for the session instead");
+  }
+}
+
+}  // namespace
+
 Plan planQuery(std::string_view sql, const PlannerInput& input) {
   if (!input.dialect.supported()) {
     // sql_mode=ORACLE and the like: another grammar. Unsharded statements
@@ -424,6 +469,7 @@ Plan planQuery(std::string_view sql, const PlannerInput& input) {
     }
     return passthrough(sql, input.default_backend);
   }
+  if (auto body = parser::setStatementBody(sql, input.dialect)) return planSetStatement(sql, *body, input);
   auto parsed = parser::parse(sql, input.limits, input.dialect);
   if (parsed) return planStatement(*parsed, sql, input);
   if (parsed.error().kind == parser::ParseErrorKind::kTooComplex) {

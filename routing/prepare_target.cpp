@@ -33,6 +33,9 @@ Plan planForPrepare(std::string_view sql, const PlannerInput& input, std::string
   for (const auto& use : refs.tables) {
     const TableRule* t = input.map.findTable(use.name->table.value);
     if (!t) continue;
+    // Another schema's table of that name (or another letter case): the
+    // usual rules pass it through, or refuse a statement naming both.
+    if (!resolvesTo(*use.name, t->name, input.names)) return planQuery(sql, input);
     if (rule && t != rule) {
       return refused(RouteErrorCode::kCrossShardJoin,
                      "shardproxy: prepared statement names two sharded tables (" + rule->name + ", " + t->name +

@@ -1,9 +1,8 @@
 // Compiled shard map: lookups and the canonical rendering behind the checksum.
-// Parsing and validation live in shard_map_compile.cpp.
+// Validation lives in shard_map_compile.cpp; the file is read in conf/shard_map_file.cpp.
 #include "routing/shard_map.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "routing/crc32.hpp"
@@ -158,16 +157,11 @@ std::vector<std::string> CompiledShardMap::referencedBackends() const {
 }
 
 ShardMapResult loadShardMap(const std::string& file_path, std::span<const std::string> backend_names) {
-  std::ifstream in(file_path, std::ios::binary);
-  if (!in) {
-    return std::unexpected(ShardMapIssues{{"", 0, "cannot open shard map file '" + file_path + "'"}});
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    return std::unexpected(ShardMapIssues{{"", 0, "cannot read shard map file '" + file_path + "'"}});
-  }
-  return compileShardMap(text.str(), backend_names);
+  ShardMapIssues issues;
+  std::string text;
+  conf::ShardMapFile file = conf::readShardMapFile(file_path, text, issues);
+  if (!issues.empty() && text.empty()) return std::unexpected(std::move(issues));  // not read at all
+  return compileShardMap(file, std::move(text), backend_names, std::move(issues));
 }
 
 std::string formatShardMapIssues(const ShardMapIssues& issues, std::string_view file_name) {

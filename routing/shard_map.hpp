@@ -1,6 +1,6 @@
 // The shard map (docs/shard-map.md): which logical tables are sharded, by which
-// key, into which physical tables on which backends. Parsed from YAML once,
-// validated completely (every problem reported, with key path and line), then
+// key, into which physical tables on which backends. Read from YAML once (in
+// conf/), validated completely (every problem reported, with key path and line), then
 // compiled into an immutable object shared as std::shared_ptr<const
 // CompiledShardMap>: a statement plans against one snapshot while a reload
 // publishes the next.
@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "conf/shard_map_file.hpp"
 
 namespace sp::routing {
 
@@ -141,18 +143,20 @@ struct CompiledShardMap::Parts {
 };
 
 // One problem in a shard map: key path ("tables.msg.backends.db3"), 1-based
-// line (0 when unknown) and what is wrong.
-struct ShardMapIssue {
-  std::string path;
-  int line = 0;
-  std::string message;
-};
-using ShardMapIssues = std::vector<ShardMapIssue>;
+// line (0 when unknown) and what is wrong. The same shape as the config's
+// issues: the file is read in conf/ (conf/shard_map_file.hpp).
+using ShardMapIssue = conf::ConfigIssue;
+using ShardMapIssues = conf::ConfigIssues;
 using ShardMapResult = std::expected<std::shared_ptr<const CompiledShardMap>, ShardMapIssues>;
 
-// Parses, validates and compiles. `backend_names` are the backends defined in
-// the proxy config; every backend the map references must be one of them.
-// Reports every problem found, not only the first.
+// Validates and compiles a shard-map file read by conf::readShardMapText
+// (whose issues come in `issues`; `source_text` is kept for SHOW SHARD MAP and
+// the cache). `backend_names` are the backends defined in the proxy config;
+// every backend the map references must be one of them. Reports every problem
+// found, not only the first, in file order.
+ShardMapResult compileShardMap(const conf::ShardMapFile& file, std::string source_text,
+                               std::span<const std::string> backend_names, ShardMapIssues issues = {});
+// Reads (conf::readShardMapText) and compiles YAML text.
 ShardMapResult compileShardMap(std::string_view yaml_text, std::span<const std::string> backend_names);
 // Same, reading the file first (a read failure is one issue with path "").
 ShardMapResult loadShardMap(const std::string& file_path, std::span<const std::string> backend_names);

@@ -1,31 +1,20 @@
-// Shard-map YAML -> validated CompiledShardMap. Every check runs even after an
-// earlier one failed, so one pass reports every problem (docs/shard-map.md).
+// The shard-map file as read by conf/ (conf::ShardMapFile) -> validated
+// CompiledShardMap: shard and bucket coverage, backends, name templates,
+// identifiers and name clashes. Every check runs even after an earlier one
+// failed, so one pass reports every problem (docs/shard-map.md).
 #include <algorithm>
 #include <charconv>
+#include <climits>
 #include <map>
 
 #include "routing/shard_map.hpp"
-#include "routing/shard_map_yaml.hpp"
+#include "routing/shard_map_checks.hpp"
 
 namespace sp::routing {
 namespace {
 
 using namespace detail;
 
-constexpr std::string_view kTopKeys[] = {"version", "tables"};
-constexpr std::string_view kTableKeys[] = {"key",    "method",     "shards",  "table",    "backends",
-                                           "scatter", "key_prefix", "buckets", "hot_keys", "month",
-                                           "archive"};
-constexpr std::string_view kArchiveKeys[] = {"table", "time_column"};
-constexpr std::string_view kModOnlyKeys[] = {"backends"};
-constexpr std::string_view kBucketOnlyKeys[] = {"key_prefix", "buckets", "hot_keys"};
-constexpr std::string_view kMonthKeys[] = {"column", "time_column", "max_span_months"};
-constexpr std::string_view kBucketShardKeys[] = {"buckets", "backend"};
-constexpr std::string_view kMethods[] = {"mod", "bucket"};
-constexpr std::string_view kScatterPolicies[] = {"deny", "aggregates", "allow"};
-constexpr uint64_t kMaxModShards = 4096;
-constexpr uint64_t kMaxBuckets = 65536;
-constexpr uint64_t kMaxSpanMonths = 1200;
 constexpr int kUnowned = -1;
 
 // "msg_{shard:02}" -> prefix "msg_", width 2, suffix "".
@@ -92,138 +81,107 @@ class Compiler {
  public:
   Compiler(ShardMapIssues& issues, std::span<const std::string> backends) : sink_(issues), backends_(backends) {}
 
-  std::optional<uint64_t> parseRoot(const YAML::Node& root);
+  void compileTable(const conf::ShardMapFile::Table& table);
   std::vector<TableDraft> drafts;
 
  private:
-  void parseTable(const MapEntry& entry, const std::string& path);
-  void parseCommon(std::span<const MapEntry> entries, const std::string& path, TableRule& rule);
-  void parseArchive(const MapEntry& entry, const std::string& path, TableDraft& draft);
-  std::optional<MonthRule> parseMonth(const YAML::Node& node, const std::string& path);
-  void parseModShards(std::span<const MapEntry> entries, const std::string& path, const NameTemplate* tpl,
-                      TableDraft& draft);
-  void parseBucketShards(std::span<const MapEntry> entries, const std::string& path, const NameTemplate* tpl,
-                         TableDraft& draft);
+  std::optional<MonthRule> compileMonth(const conf::ShardMapFile::Month& month, const std::string& path);
+  void compileModShards(const conf::ShardMapFile::Table& table, const std::string& path, const NameTemplate* tpl,
+                        TableDraft& draft);
+  void compileBucketShards(const conf::ShardMapFile::Table& table, const std::string& path, const NameTemplate* tpl,
+                           TableDraft& draft);
   // Buckets claimed so far (-1: none) and the owners' names, for overlap messages.
   struct BucketOwners {
     std::vector<int> owner;
     std::vector<std::string> names;
   };
-  Shard parseBucketShard(const MapEntry& entry, const std::string& path, const NameTemplate* tpl,
-                         std::optional<uint64_t> buckets, BucketOwners& owners, bool& ok);
-  void parseHotKeys(const YAML::Node& node, const std::string& path, TableRule& rule);
-  bool checkBackend(const YAML::Node& node, const std::string& path, const std::string& name);
+  Shard compileBucketShard(const conf::ShardMapFile::BucketShard& spec, const std::string& path,
+                           const NameTemplate* tpl, std::optional<uint64_t> buckets, BucketOwners& owners, bool& ok);
+  void compileHotKeys(const conf::ShardMapFile::Table& table, const std::string& path, TableRule& rule);
+  void compileArchive(const conf::ShardMapFile::Archive& archive, const std::string& path, TableDraft& draft);
+  std::optional<std::string> identifier(const conf::SourceText& text, const std::string& path);
+  bool checkBackend(int line, const std::string& path, const std::string& name);
   void assign(std::vector<int>& owner, const std::vector<BucketRange>& ranges, int owner_id,
-              const std::vector<std::string>& owner_names, const std::string& path, const YAML::Node& at,
-              std::string_view unit);
-  void reportUnassigned(const std::vector<int>& owner, const std::string& path, const YAML::Node& at,
-                        std::string_view unit, std::string_view owner_kind);
-  void reportMethodKeys(std::span<const MapEntry> entries, const std::string& path, ShardMethod method);
+              const std::vector<std::string>& owner_names, const std::string& path, int line, std::string_view unit);
+  void reportUnassigned(const std::vector<int>& owner, const std::string& path, int line, std::string_view unit,
+                        std::string_view owner_kind);
 
   IssueSink sink_;
   std::span<const std::string> backends_;
 };
 
-std::optional<uint64_t> Compiler::parseRoot(const YAML::Node& root) {
-  if (!root.IsDefined() || root.IsNull()) {
-    sink_.add("", 0, "the shard map is empty (expected 'version' and 'tables')");
-    return std::nullopt;
-  }
-  if (!expectMap(sink_, root, "")) return std::nullopt;
-  auto entries = mapEntries(sink_, root, "");
-  reportUnknownKeys(sink_, entries, "", kTopKeys);
-  std::optional<uint64_t> version;
-  if (const auto* v = findEntry(entries, "version")) {
-    version = readUInt(sink_, v->value, "version", 1, UINT64_MAX);
-  } else {
-    sink_.add("version", root, "missing required key 'version' (a positive integer)");
-  }
-  const auto* tables = findEntry(entries, "tables");
-  if (!tables) {
-    sink_.add("tables", root, "missing required key 'tables'");
-  } else if (!tables->value.IsNull() && expectMap(sink_, tables->value, "tables")) {
-    for (const auto& entry : mapEntries(sink_, tables->value, "tables")) {
-      parseTable(entry, joinPath("tables", entry.key));
-    }
-  }
-  return version;
+std::optional<std::string> Compiler::identifier(const conf::SourceText& text, const std::string& path) {
+  if (isIdentifier(text.text)) return text.text;
+  sink_.add(path, text.line,
+            "'" + text.text + "' is not a plain SQL identifier (letters, digits, _ and $; at most 64 bytes)");
+  return std::nullopt;
 }
 
-void Compiler::parseTable(const MapEntry& entry, const std::string& path) {
+void Compiler::compileTable(const conf::ShardMapFile::Table& table) {
+  const std::string path = joinPath("tables", table.name.text);
   TableDraft draft;
-  draft.rule.name = entry.key;
-  draft.name_line = lineOf(entry.key_node);
-  if (!isIdentifier(entry.key)) {
-    sink_.add(path, entry.key_node, "table name '" + entry.key + "' is not a plain SQL identifier");
+  draft.rule.name = table.name.text;
+  draft.name_line = table.name.line;
+  if (!isIdentifier(table.name.text)) {
+    sink_.add(path, table.name.line, "table name '" + table.name.text + "' is not a plain SQL identifier");
   }
-  if (!expectMap(sink_, entry.value, path)) return;
-  auto entries = mapEntries(sink_, entry.value, path);
-  reportUnknownKeys(sink_, entries, path, kTableKeys);
-  parseCommon(entries, path, draft.rule);
-
-  std::optional<std::string> method;
-  if (const auto* m = findEntry(entries, "method")) {
-    method = readChoice(sink_, m->value, joinPath(path, "method"), kMethods);
-  } else {
-    sink_.add(joinPath(path, "method"), entry.value, "missing required key 'method' (mod or bucket)");
+  if (!table.readable) return;
+  TableRule& rule = draft.rule;
+  if (table.key) {
+    if (auto key = identifier(*table.key, joinPath(path, "key"))) rule.key = *key;
   }
+  if (table.scatter) {
+    rule.scatter = *table.scatter == "allow"        ? ScatterPolicy::kAllow
+                   : *table.scatter == "aggregates" ? ScatterPolicy::kAggregates
+                                                    : ScatterPolicy::kDeny;
+  }
+  if (table.month) rule.month = compileMonth(*table.month, joinPath(path, "month"));
   std::optional<NameTemplate> tpl;
-  if (const auto* t = findEntry(entries, "table")) {
-    draft.template_line = lineOf(t->value);
-    if (auto text = readString(sink_, t->value, joinPath(path, "table"))) {
-      draft.rule.table_template = *text;
-      auto parsed = parseTemplate(*text);
-      if (parsed) tpl = std::move(*parsed);
-      else sink_.add(joinPath(path, "table"), t->value, "template '" + *text + "' " + parsed.error());
-    }
-  } else {
-    sink_.add(joinPath(path, "table"), entry.value, "missing required key 'table' (e.g. \"" + entry.key + "_{shard:02}\")");
+  if (table.table) {
+    draft.template_line = table.table->line;
+    rule.table_template = table.table->text;
+    auto parsed = parseTemplate(table.table->text);
+    if (parsed) tpl = std::move(*parsed);
+    else sink_.add(joinPath(path, "table"), table.table->line, "template '" + table.table->text + "' " + parsed.error());
   }
-  if (!method) return;
-  draft.rule.method = *method == "mod" ? ShardMethod::kMod : ShardMethod::kBucket;
-  reportMethodKeys(entries, path, draft.rule.method);
+  if (!table.method) return;
+  rule.method = *table.method == conf::ShardMapMethod::kMod ? ShardMethod::kMod : ShardMethod::kBucket;
   const NameTemplate* tpl_ptr = tpl ? &*tpl : nullptr;
-  if (draft.rule.method == ShardMethod::kMod) parseModShards(entries, path, tpl_ptr, draft);
-  else parseBucketShards(entries, path, tpl_ptr, draft);
-  if (const auto* a = findEntry(entries, "archive")) parseArchive(*a, joinPath(path, "archive"), draft);
+  if (rule.method == ShardMethod::kMod) compileModShards(table, path, tpl_ptr, draft);
+  else compileBucketShards(table, path, tpl_ptr, draft);
+  if (table.archive) compileArchive(*table.archive, joinPath(path, "archive"), draft);
   drafts.push_back(std::move(draft));
 }
 
 // archive: {table: "msg_archive_{shard:02}"}: the cold table of each shard,
 // on the shard's backend, named like the hot one.
-void Compiler::parseArchive(const MapEntry& entry, const std::string& path, TableDraft& draft) {
-  if (!expectMap(sink_, entry.value, path)) return;
-  auto entries = mapEntries(sink_, entry.value, path);
-  reportUnknownKeys(sink_, entries, path, kArchiveKeys);
-  const auto* t = findEntry(entries, "table");
-  if (!t) {
-    sink_.add(joinPath(path, "table"), entry.value,
-              "missing required key 'table' (e.g. \"" + draft.rule.name + "_archive_{shard:02}\")");
-    return;
-  }
-  auto text = readString(sink_, t->value, joinPath(path, "table"));
-  if (!text) return;
-  auto tpl = parseTemplate(*text);
+void Compiler::compileArchive(const conf::ShardMapFile::Archive& archive, const std::string& path,
+                              TableDraft& draft) {
+  if (!archive.table) return;  // not a mapping, or no `table` (reported when read)
+  const std::string& text = archive.table->text;
+  auto tpl = parseTemplate(text);
   if (!tpl) {
-    sink_.add(joinPath(path, "table"), t->value, "template '" + *text + "' " + tpl.error());
+    sink_.add(joinPath(path, "table"), archive.table->line, "template '" + text + "' " + tpl.error());
     return;
   }
   if (draft.rule.method == ShardMethod::kBucket && tpl->width != 0) {
-    sink_.add(joinPath(path, "table"), t->value, "bucket tables substitute the shard name: use {shard}, not {shard:0N}");
+    sink_.add(joinPath(path, "table"), archive.table->line,
+              "bucket tables substitute the shard name: use {shard}, not {shard:0N}");
     return;
   }
   if (draft.rule.month) {
-    sink_.add(path, entry.key_node, "a month-partitioned table is archived by dropping month partitions, not by an "
-                                    "archive table: remove either 'month' or 'archive'");
+    sink_.add(path, archive.key_line, "a month-partitioned table is archived by dropping month partitions, not by an "
+                                      "archive table: remove either 'month' or 'archive'");
     return;
   }
-  if (const auto* tc = findEntry(entries, "time_column")) {
-    auto column = readIdentifier(sink_, tc->value, joinPath(path, "time_column"));
+  if (!archive.complete) return;
+  if (archive.time_column) {
+    auto column = identifier(*archive.time_column, joinPath(path, "time_column"));
     if (!column) return;
     draft.rule.archive_time_column = *column;
   }
-  draft.rule.archive_template = *text;
-  draft.archive_line = lineOf(t->value);
+  draft.rule.archive_template = text;
+  draft.archive_line = archive.table->line;
   if (!draft.shards_complete) return;
   for (auto& shard : draft.rule.shards) {
     shard.archive_table = draft.rule.method == ShardMethod::kMod ? tpl->expand(tpl->numericName(shard.index))
@@ -231,77 +189,38 @@ void Compiler::parseArchive(const MapEntry& entry, const std::string& path, Tabl
   }
 }
 
-void Compiler::parseCommon(std::span<const MapEntry> entries, const std::string& path, TableRule& rule) {
-  if (const auto* k = findEntry(entries, "key")) {
-    if (auto key = readIdentifier(sink_, k->value, joinPath(path, "key"))) rule.key = *key;
-  } else {
-    sink_.add(joinPath(path, "key"), entries.empty() ? YAML::Node() : entries.front().key_node,
-              "missing required key 'key' (the shard key column)");
-  }
-  if (const auto* s = findEntry(entries, "scatter")) {
-    if (auto policy = readChoice(sink_, s->value, joinPath(path, "scatter"), kScatterPolicies)) {
-      rule.scatter = *policy == "allow"        ? ScatterPolicy::kAllow
-                     : *policy == "aggregates" ? ScatterPolicy::kAggregates
-                                               : ScatterPolicy::kDeny;
-    }
-  }
-  if (const auto* m = findEntry(entries, "month")) rule.month = parseMonth(m->value, joinPath(path, "month"));
-}
-
-std::optional<MonthRule> Compiler::parseMonth(const YAML::Node& node, const std::string& path) {
-  if (!expectMap(sink_, node, path)) return std::nullopt;
-  auto entries = mapEntries(sink_, node, path);
-  reportUnknownKeys(sink_, entries, path, kMonthKeys);
+std::optional<MonthRule> Compiler::compileMonth(const conf::ShardMapFile::Month& spec, const std::string& path) {
   MonthRule month;
-  bool ok = true;
-  if (const auto* c = findEntry(entries, "column")) {
-    auto column = readIdentifier(sink_, c->value, joinPath(path, "column"));
+  bool ok = spec.complete;
+  if (spec.column) {
+    auto column = identifier(*spec.column, joinPath(path, "column"));
     ok = ok && column.has_value();
     if (column) month.column = *column;
-  } else {
-    sink_.add(joinPath(path, "column"), node, "missing required key 'column' (the DATE month column)");
-    ok = false;
   }
-  if (const auto* t = findEntry(entries, "time_column")) {
-    auto column = readIdentifier(sink_, t->value, joinPath(path, "time_column"));
+  if (spec.time_column) {
+    auto column = identifier(*spec.time_column, joinPath(path, "time_column"));
     ok = ok && column.has_value();
     if (column) month.time_column = *column;
   }
-  if (const auto* s = findEntry(entries, "max_span_months")) {
-    auto span = readUInt(sink_, s->value, joinPath(path, "max_span_months"), 1, kMaxSpanMonths);
-    ok = ok && span.has_value();
-    if (span) month.max_span_months = static_cast<uint32_t>(*span);
-  }
+  if (spec.max_span_months) month.max_span_months = *spec.max_span_months;
   if (ok && month.column == month.time_column) {
-    sink_.add(joinPath(path, "time_column"), node, "time_column must differ from column");
+    sink_.add(joinPath(path, "time_column"), spec.line, "time_column must differ from column");
     ok = false;
   }
   return ok ? std::optional(month) : std::nullopt;
 }
 
-void Compiler::reportMethodKeys(std::span<const MapEntry> entries, const std::string& path, ShardMethod method) {
-  std::span<const std::string_view> foreign = kModOnlyKeys;
-  if (method == ShardMethod::kMod) foreign = kBucketOnlyKeys;
-  for (std::string_view key : foreign) {
-    if (const auto* e = findEntry(entries, key)) {
-      sink_.add(joinPath(path, key), e->key_node,
-                "'" + std::string(key) + "' is only valid for method: " +
-                    (method == ShardMethod::kMod ? "bucket" : "mod"));
-    }
-  }
-}
-
-bool Compiler::checkBackend(const YAML::Node& node, const std::string& path, const std::string& name) {
+bool Compiler::checkBackend(int line, const std::string& path, const std::string& name) {
   if (std::find(backends_.begin(), backends_.end(), name) != backends_.end()) return true;
   std::string known;
   for (const auto& b : backends_) known += (known.empty() ? "" : ", ") + b;
-  sink_.add(path, node,
+  sink_.add(path, line,
             "unknown backend '" + name + "' (backends in the proxy config: " + (known.empty() ? "none" : known) + ")");
   return false;
 }
 
 void Compiler::assign(std::vector<int>& owner, const std::vector<BucketRange>& ranges, int owner_id,
-                      const std::vector<std::string>& owner_names, const std::string& path, const YAML::Node& at,
+                      const std::vector<std::string>& owner_names, const std::string& path, int line,
                       std::string_view unit) {
   std::map<int, std::vector<uint32_t>> overlaps;  // previous owner -> numbers
   for (const auto& r : ranges) {
@@ -314,142 +233,107 @@ void Compiler::assign(std::vector<int>& owner, const std::vector<BucketRange>& r
   for (auto& [previous, numbers] : overlaps) {
     std::sort(numbers.begin(), numbers.end());
     numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
-    sink_.add(path, at,
+    sink_.add(path, line,
               std::string(unit) + " " + compressNumbers(numbers) + " are also mapped to '" + owner_names[previous] +
                   "': each " + singular(unit) + " must be mapped exactly once");
   }
 }
 
-void Compiler::reportUnassigned(const std::vector<int>& owner, const std::string& path, const YAML::Node& at,
+void Compiler::reportUnassigned(const std::vector<int>& owner, const std::string& path, int line,
                                 std::string_view unit, std::string_view owner_kind) {
   std::vector<uint32_t> missing;
   for (uint32_t n = 0; n < owner.size(); ++n) {
     if (owner[n] == kUnowned) missing.push_back(n);
   }
   if (missing.empty()) return;
-  sink_.add(path, at,
+  sink_.add(path, line,
             std::string(unit) + " " + compressNumbers(missing) + " are not mapped to any " + std::string(owner_kind) +
                 ": each " + singular(unit) + " must be mapped exactly once");
 }
 
-void Compiler::parseModShards(std::span<const MapEntry> entries, const std::string& path, const NameTemplate* tpl,
-                              TableDraft& draft) {
+void Compiler::compileModShards(const conf::ShardMapFile::Table& table, const std::string& path,
+                                const NameTemplate* tpl, TableDraft& draft) {
   TableRule& rule = draft.rule;
-  std::optional<uint64_t> count;
-  if (const auto* s = findEntry(entries, "shards")) {
-    count = readUInt(sink_, s->value, joinPath(path, "shards"), 1, kMaxModShards);
-  } else {
-    sink_.add(joinPath(path, "shards"), YAML::Node(), "missing required key 'shards' (the number of shards)");
-  }
-  const auto* backends = findEntry(entries, "backends");
-  if (!backends) {
-    sink_.add(joinPath(path, "backends"), YAML::Node(),
-              "missing required key 'backends' (backend name -> shard ranges, e.g. {db0: \"0-7\"})");
-    return;
-  }
-  std::string backends_path = joinPath(path, "backends");
-  if (!expectMap(sink_, backends->value, backends_path) || !count) return;
-  std::vector<int> owner(*count, kUnowned);
+  if (!table.backends_present || !table.shards) return;
+  const uint64_t count = *table.shards;
+  const std::string backends_path = joinPath(path, "backends");
+  std::vector<int> owner(count, kUnowned);
   std::vector<std::string> names;
-  for (const auto& entry : mapEntries(sink_, backends->value, backends_path)) {
-    std::string entry_path = joinPath(backends_path, entry.key);
-    checkBackend(entry.key_node, entry_path, entry.key);
-    auto text = readString(sink_, entry.value, entry_path);
-    if (!text) continue;
-    auto ranges = parseRanges(*text, *count - 1);
+  for (const auto& entry : table.backends) {
+    std::string entry_path = joinPath(backends_path, entry.key.text);
+    checkBackend(entry.key.line, entry_path, entry.key.text);
+    if (!entry.value) continue;
+    auto ranges = parseRanges(entry.value->text, count - 1);
     if (!ranges) {
-      sink_.add(entry_path, entry.value, "shard list '" + *text + "': " + ranges.error());
+      sink_.add(entry_path, entry.value->line, "shard list '" + entry.value->text + "': " + ranges.error());
       continue;
     }
-    names.push_back(entry.key);
-    assign(owner, *ranges, static_cast<int>(names.size() - 1), names, entry_path, entry.value, "shards");
+    names.push_back(entry.key.text);
+    assign(owner, *ranges, static_cast<int>(names.size() - 1), names, entry_path, entry.value->line, "shards");
   }
-  reportUnassigned(owner, backends_path, backends->key_node, "shards", "backend");
+  reportUnassigned(owner, backends_path, table.backends_line, "shards", "backend");
   if (!tpl || std::find(owner.begin(), owner.end(), kUnowned) != owner.end()) return;
-  for (uint32_t i = 0; i < *count; ++i) {
+  for (uint32_t i = 0; i < count; ++i) {
     std::string name = tpl->numericName(i);
     rule.shards.push_back({i, name, tpl->expand(name), names[owner[i]], {}});
   }
   draft.shards_complete = true;
 }
 
-Shard Compiler::parseBucketShard(const MapEntry& entry, const std::string& path, const NameTemplate* tpl,
-                                 std::optional<uint64_t> buckets, BucketOwners& owners, bool& ok) {
+Shard Compiler::compileBucketShard(const conf::ShardMapFile::BucketShard& spec, const std::string& path,
+                                   const NameTemplate* tpl, std::optional<uint64_t> buckets, BucketOwners& owners,
+                                   bool& ok) {
   auto index = static_cast<uint32_t>(owners.names.size() - 1);
-  Shard shard{index, entry.key, tpl ? tpl->expand(entry.key) : "", "", {}};
-  if (!isShardName(entry.key)) {
-    sink_.add(path, entry.key_node, "shard name '" + entry.key + "' must be 1-32 letters, digits or _");
+  Shard shard{index, spec.name.text, tpl ? tpl->expand(spec.name.text) : "", "", {}};
+  if (!isShardName(spec.name.text)) {
+    sink_.add(path, spec.name.line, "shard name '" + spec.name.text + "' must be 1-32 letters, digits or _");
     ok = false;
   }
-  if (!expectMap(sink_, entry.value, path)) {
+  if (!spec.readable) {
     ok = false;
     return shard;
   }
-  auto fields = mapEntries(sink_, entry.value, path);
-  reportUnknownKeys(sink_, fields, path, kBucketShardKeys);
-  if (const auto* be = findEntry(fields, "backend")) {
-    auto backend = readString(sink_, be->value, joinPath(path, "backend"));
-    if (backend && checkBackend(be->value, joinPath(path, "backend"), *backend)) shard.backend = *backend;
-    else ok = false;
+  if (spec.backend && checkBackend(spec.backend->line, joinPath(path, "backend"), spec.backend->text)) {
+    shard.backend = spec.backend->text;
   } else {
-    sink_.add(joinPath(path, "backend"), entry.value, "missing required key 'backend'");
     ok = false;
   }
-  const auto* bk = findEntry(fields, "buckets");
-  if (!bk) {
-    sink_.add(joinPath(path, "buckets"), entry.value, "missing required key 'buckets' (e.g. \"0-15\")");
-    return shard;
-  }
-  auto text = readString(sink_, bk->value, joinPath(path, "buckets"));
-  if (!text || !buckets) return shard;
-  auto ranges = parseRanges(*text, *buckets - 1);
+  if (!spec.buckets || !buckets) return shard;
+  auto ranges = parseRanges(spec.buckets->text, *buckets - 1);
   if (!ranges) {
-    sink_.add(joinPath(path, "buckets"), bk->value, "bucket list '" + *text + "': " + ranges.error());
+    sink_.add(joinPath(path, "buckets"), spec.buckets->line, "bucket list '" + spec.buckets->text + "': " + ranges.error());
     return shard;
   }
-  assign(owners.owner, *ranges, static_cast<int>(index), owners.names, joinPath(path, "buckets"), bk->value, "buckets");
+  assign(owners.owner, *ranges, static_cast<int>(index), owners.names, joinPath(path, "buckets"), spec.buckets->line,
+         "buckets");
   return shard;
 }
 
-void Compiler::parseBucketShards(std::span<const MapEntry> entries, const std::string& path,
-                                 const NameTemplate* tpl, TableDraft& draft) {
+void Compiler::compileBucketShards(const conf::ShardMapFile::Table& table, const std::string& path,
+                                   const NameTemplate* tpl, TableDraft& draft) {
   TableRule& rule = draft.rule;
   if (tpl && tpl->width != 0) {
-    sink_.add(joinPath(path, "table"), YAML::Node(),
-              "bucket tables substitute the shard name: use {shard}, not {shard:0N}");
+    sink_.add(joinPath(path, "table"), 0, "bucket tables substitute the shard name: use {shard}, not {shard:0N}");
     tpl = nullptr;
   }
-  if (const auto* p = findEntry(entries, "key_prefix")) {
-    if (auto prefix = readString(sink_, p->value, joinPath(path, "key_prefix"))) rule.key_prefix = *prefix;
-  }
-  std::optional<uint64_t> buckets;
-  if (const auto* b = findEntry(entries, "buckets")) {
-    buckets = readUInt(sink_, b->value, joinPath(path, "buckets"), 1, kMaxBuckets);
-  } else {
-    sink_.add(joinPath(path, "buckets"), YAML::Node(), "missing required key 'buckets' (the number of virtual buckets)");
-  }
-  const auto* shards = findEntry(entries, "shards");
-  std::string shards_path = joinPath(path, "shards");
-  if (!shards) {
-    sink_.add(shards_path, YAML::Node(),
-              "missing required key 'shards' (shard name -> {buckets: \"a-b\", backend: name})");
-    return;
-  }
-  if (!expectMap(sink_, shards->value, shards_path)) return;
-  auto shard_entries = mapEntries(sink_, shards->value, shards_path);
-  std::sort(shard_entries.begin(), shard_entries.end(),
-            [](const MapEntry& a, const MapEntry& b) { return a.key < b.key; });
+  if (table.key_prefix) rule.key_prefix = *table.key_prefix;
+  const std::optional<uint64_t> buckets = table.buckets;
+  const std::string shards_path = joinPath(path, "shards");
+  if (!table.shards_present) return;
+  std::vector<const conf::ShardMapFile::BucketShard*> specs;
+  for (const auto& s : table.bucket_shards) specs.push_back(&s);
+  std::sort(specs.begin(), specs.end(), [](auto* a, auto* b) { return a->name.text < b->name.text; });
   BucketOwners owners{std::vector<int>(buckets.value_or(0), kUnowned), {}};
   bool ok = buckets.has_value();
-  for (const auto& entry : shard_entries) {
-    owners.names.push_back(entry.key);
-    rule.shards.push_back(parseBucketShard(entry, joinPath(shards_path, entry.key), tpl, buckets, owners, ok));
+  for (const auto* spec : specs) {
+    owners.names.push_back(spec->name.text);
+    rule.shards.push_back(compileBucketShard(*spec, joinPath(shards_path, spec->name.text), tpl, buckets, owners, ok));
   }
   std::vector<int>& owner = owners.owner;
-  if (shard_entries.empty()) sink_.add(shards_path, shards->value, "a bucket table needs at least one shard");
-  if (buckets) reportUnassigned(owner, shards_path, shards->key_node, "buckets", "shard");
-  if (const auto* h = findEntry(entries, "hot_keys")) parseHotKeys(h->value, joinPath(path, "hot_keys"), rule);
-  if (!ok || !tpl || shard_entries.empty() || std::find(owner.begin(), owner.end(), kUnowned) != owner.end()) return;
+  if (specs.empty()) sink_.add(shards_path, table.shards_value_line, "a bucket table needs at least one shard");
+  if (buckets) reportUnassigned(owner, shards_path, table.shards_key_line, "buckets", "shard");
+  compileHotKeys(table, joinPath(path, "hot_keys"), rule);
+  if (!ok || !tpl || specs.empty() || std::find(owner.begin(), owner.end(), kUnowned) != owner.end()) return;
   rule.bucket_count = static_cast<uint32_t>(*buckets);
   rule.bucket_to_shard.assign(owner.begin(), owner.end());
   for (uint32_t b = 0; b < owner.size(); ++b) {
@@ -460,31 +344,30 @@ void Compiler::parseBucketShards(std::span<const MapEntry> entries, const std::s
   draft.shards_complete = true;
 }
 
-void Compiler::parseHotKeys(const YAML::Node& node, const std::string& path, TableRule& rule) {
-  if (node.IsNull()) return;
-  if (!expectMap(sink_, node, path)) return;
-  for (const auto& entry : mapEntries(sink_, node, path)) {
-    std::string entry_path = joinPath(path, entry.key);
-    if (entry.key.starts_with('-')) {
-      sink_.add(entry_path, entry.key_node,
-                "hot key " + entry.key + " is negative: use the canonical (positive) peer id, e.g. a Bot API "
+void Compiler::compileHotKeys(const conf::ShardMapFile::Table& table, const std::string& path, TableRule& rule) {
+  for (const auto& entry : table.hot_keys) {
+    const std::string& text = entry.key.text;
+    std::string entry_path = joinPath(path, text);
+    if (text.starts_with('-')) {
+      sink_.add(entry_path, entry.key.line,
+                "hot key " + text + " is negative: use the canonical (positive) peer id, e.g. a Bot API "
                 "chat id -100XXXXXXXXXX is channel id XXXXXXXXXX");
       continue;
     }
     uint64_t key = 0;
-    auto [end, ec] = std::from_chars(entry.key.data(), entry.key.data() + entry.key.size(), key);
-    if (ec != std::errc() || end != entry.key.data() + entry.key.size() || entry.key.empty()) {
-      sink_.add(entry_path, entry.key_node, "hot key '" + entry.key + "' is not an unsigned 64-bit integer");
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), key);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+      sink_.add(entry_path, entry.key.line, "hot key '" + text + "' is not an unsigned 64-bit integer");
       continue;
     }
-    auto shard_name = readString(sink_, entry.value, entry_path);
-    if (!shard_name) continue;
-    const Shard* shard = rule.findShard(*shard_name);
+    if (!entry.value) continue;
+    const std::string& shard_name = entry.value->text;
+    const Shard* shard = rule.findShard(shard_name);
     if (!shard) {
       std::string known;
       for (const auto& s : rule.shards) known += (known.empty() ? "" : ", ") + s.name;
-      sink_.add(entry_path, entry.value,
-                "hot key " + entry.key + " points at shard '" + *shard_name + "', which is not a shard of table " +
+      sink_.add(entry_path, entry.value->line,
+                "hot key " + text + " points at shard '" + shard_name + "', which is not a shard of table " +
                     rule.name + " (shards: " + known + ")");
       continue;
     }
@@ -555,33 +438,32 @@ void checkNames(IssueSink& sink, const std::vector<TableDraft>& drafts) {
 
 }  // namespace
 
-ShardMapResult compileShardMap(std::string_view yaml_text, std::span<const std::string> backend_names) {
-  ShardMapIssues issues;
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {  // yaml-cpp reports syntax errors by throwing
-    issues.push_back({"", e.mark.is_null() ? 0 : e.mark.line + 1, "YAML syntax error: " + e.msg});
-    return std::unexpected(std::move(issues));
-  }
+ShardMapResult compileShardMap(const conf::ShardMapFile& file, std::string source_text,
+                               std::span<const std::string> backend_names, ShardMapIssues issues) {
   Compiler compiler(issues, backend_names);
-  std::optional<uint64_t> version;
-  try {
-    version = compiler.parseRoot(root);
-  } catch (const YAML::Exception& e) {  // defensive: an accessor we did not expect to throw did
-    issues.push_back({"", e.mark.is_null() ? 0 : e.mark.line + 1, "invalid shard map: " + e.msg});
-  }
+  for (const auto& table : file.tables) compiler.compileTable(table);
   IssueSink sink(issues);
   checkNames(sink, compiler.drafts);
-  if (!issues.empty() || !version) {
+  if (!issues.empty() || !file.version) {
     if (issues.empty()) issues.push_back({"version", 0, "missing version"});
+    // The file's shape and its meaning were checked in two passes: report in file order.
+    std::stable_sort(issues.begin(), issues.end(), [](const ShardMapIssue& a, const ShardMapIssue& b) {
+      auto rank = [](int line) { return line == 0 ? INT_MAX : line; };
+      return rank(a.line) < rank(b.line);
+    });
     return std::unexpected(std::move(issues));
   }
   CompiledShardMap::Parts parts;
-  parts.version = *version;
-  parts.source_text = std::string(yaml_text);
+  parts.version = *file.version;
+  parts.source_text = std::move(source_text);
   for (auto& d : compiler.drafts) parts.tables.push_back(std::move(d.rule));
   return std::make_shared<const CompiledShardMap>(std::move(parts));
+}
+
+ShardMapResult compileShardMap(std::string_view yaml_text, std::span<const std::string> backend_names) {
+  ShardMapIssues issues;
+  conf::ShardMapFile file = conf::readShardMapText(yaml_text, issues);
+  return compileShardMap(file, std::string(yaml_text), backend_names, std::move(issues));
 }
 
 }  // namespace sp::routing

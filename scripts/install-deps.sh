@@ -11,7 +11,7 @@ PACKAGES=(
   libboost1.81-dev libfmt-dev libspdlog-dev libsqlite3-dev libyaml-cpp-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libmariadb-dev
   mariadb-server mariadb-client mariadb-test sysbench
-  python3 python3-pymysql python3-yaml procps
+  python3 python3-pymysql python3-yaml python3-sqlalchemy procps openssl
   golang-go golang-github-go-sql-driver-mysql-dev default-jdk-headless libmariadb-java php-cli php-mysql libdbd-mysql-perl
   gnuplot-nox
   clang-16 libclang-rt-16-dev llvm-16

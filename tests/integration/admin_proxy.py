@@ -96,6 +96,13 @@ def direct(port, **kw):
                            autocommit=True, connect_timeout=10, read_timeout=60, **kw)
 
 
+def root(port, **kw):
+    """As root (scripts/cluster): scratch databases such as a mirror need more than the
+    proxy account's least-privilege grants (docs/security.md)."""
+    return pymysql.connect(host=HOST, port=port, user="root", password="root_pw", database="im",
+                           autocommit=True, connect_timeout=10, read_timeout=60, **kw)
+
+
 def port_open(port):
     try:
         with socket.create_connection((HOST, port), timeout=0.5):

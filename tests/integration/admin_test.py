@@ -258,6 +258,15 @@ class AdminTest(unittest.TestCase):
         app.close()
 
 
+def wait_for_log(run, text, timeout_s=10):
+    """The start-up drift check runs after the listeners are up: its line comes a little later."""
+    deadline = time.monotonic() + timeout_s
+    while text not in run.log():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not in the log within {timeout_s}s: {text}\n{run.log_tail()}")
+        time.sleep(0.1)
+
+
 class StartupTest(unittest.TestCase):
     """Start-up with a missing map file (cache fallback) and with a corrupt cache."""
 
@@ -312,6 +321,40 @@ class StartupTest(unittest.TestCase):
             history = ap.dict_rows(c, "SHOW SHARD MAP HISTORY")
             self.assertEqual([h["applied_by"] for h in history], ["startup"])
             c.close()
+        finally:
+            run.stop()
+
+    def test_schema_drift_is_logged_at_start_up_and_shown(self):
+        """A physical table that differs: a warning at start-up, a row in SHOW SCHEMA DRIFT; the proxy runs."""
+        db1 = ap.direct(ap.DB1_PORT)
+        ap.rows(db1, f"ALTER TABLE {ap.TABLE}_s02 ADD COLUMN it_drift INT NULL, ADD INDEX it_drift_idx (msg_id)")
+        run = ap.ProxyRun("startup_drift")
+        run.write_map(ap.map_text(1, **V1))
+        try:
+            run.start()
+            c = ap.admin()
+            drift = ap.rows(c, "SHOW SCHEMA DRIFT")
+            self.assertEqual(sorted(r[3] for r in drift),
+                             ["extra column it_drift int(11) NULL DEFAULT NULL", "extra index it_drift_idx (msg_id)"])
+            self.assertEqual({(r[0], r[1], r[2], r[4]) for r in drift},
+                             {(ap.TABLE, f"{ap.TABLE}_s02", "db1", f"db0.{ap.TABLE}_s01")})
+            c.close()
+            wait_for_log(run, f"schema drift: table {ap.TABLE}: {ap.TABLE}_s02 on backend db1: extra column it_drift")
+            app = ap.app()  # running: statements on the table still route
+            self.assertEqual(ap.route_backend(app, KEY17), ("s01", "db0"))
+            app.close()
+        finally:
+            run.stop()
+            ap.rows(db1, f"ALTER TABLE {ap.TABLE}_s02 DROP COLUMN it_drift, DROP INDEX it_drift_idx")
+            db1.close()
+        run = ap.ProxyRun("startup_no_drift")
+        run.write_map(ap.map_text(1, **V1))
+        run.start()
+        try:
+            c = ap.admin()
+            self.assertEqual(ap.rows(c, "SHOW SCHEMA DRIFT"), ())
+            c.close()
+            wait_for_log(run, "schema drift check: the physical tables of 1 logical tables agree")
         finally:
             run.stop()
 

@@ -19,7 +19,8 @@ import re
 import zlib
 
 import admin_proxy as ap
-from admin_proxy import DB0_PORT, DB1_PORT, direct, rows
+# Direct connections create and read the mirror database (it_life_mirror): as root.
+from admin_proxy import DB0_PORT, DB1_PORT, rows, root as direct
 
 CHAN, MSG = "it_life_chan", "it_life_msg"
 CHAN_SHARDS = (("s00", DB0_PORT), ("s01", DB1_PORT))

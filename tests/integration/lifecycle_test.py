@@ -12,7 +12,8 @@ import unittest
 import pymysql
 
 import admin_proxy as ap
-from admin_proxy import DB0_PORT, DB1_PORT, direct, rows
+# Direct connections create and read the mirror database (it_life_mirror): as root.
+from admin_proxy import DB0_PORT, DB1_PORT, rows, root as direct
 import lifecycle_proxy as lp
 from lifecycle_proxy import CHAN
 

@@ -54,7 +54,7 @@ class ObservabilityTest(unittest.TestCase):
         (cls.metrics_port,) = free_ports(1)
         cls.run_dir_name = "observability"
         cls.proxy = ProxyRun(
-            cls.run_dir_name, cls.table, {"multi_shard_writes": "best_effort"},
+            cls.run_dir_name, cls.table, {"multi_shard_writes": "best_effort", "shard_timeout_ms": 1000},
             server_extra=f"  metrics_listen: {HOST}:{cls.metrics_port}\n",
             sections="log:\n  slow_query_file: slow.jsonl\n  slow_query_ms: 0\ndigests:\n  max_entries: 100\n")
         cls.slow_path = os.path.join(cls.proxy.dir, "slow.jsonl")
@@ -145,6 +145,22 @@ class ObservabilityTest(unittest.TestCase):
         self.assertEqual(delta("shardproxy_scatter_fanout_shards_count"), 2)
         self.assertEqual(delta("shardproxy_scatter_fanout_shards_sum"), 2 + 16)
         self.assertEqual(delta("shardproxy_scatter_merge_rows_total"), 3 * self.runs + 1)
+        # Merged bytes: at least the row bytes of those rows; the merge buffer observed once per merged scatter.
+        self.assertGreater(delta("shardproxy_scatter_merge_bytes_total"), 3 * self.runs + 1)
+        self.assertEqual(delta("shardproxy_scatter_merge_buffer_bytes_count"), 2)
+        # Per shard: 4 routed statements on one shard each, the IN list on 2, the scatter on 16
+        # (the refusal ran on none); conv_id 1 and 17 live on shard 01: both INSERTs, the SELECT,
+        # the IN list and the scatter ran there.
+        shard_names = [f"{i:02d}" for i in range(16)]
+        self.assertEqual(sum(delta("shardproxy_shard_statements_total", table=t, shard=s) for s in shard_names),
+                         4 + 2 + 16)
+        self.assertEqual(delta("shardproxy_shard_statements_total", table=t, shard="01"), 5)
+        self.assertEqual(delta("shardproxy_shard_statements_total", table=t, shard="02"), 3)
+        self.assertEqual(delta("shardproxy_shard_statement_errors_total", table=t, shard="01"), 0)
+        # Rows per shard: shard 01 holds conv_id 1 and 17 (the SELECT, the IN list and its COUNT row).
+        self.assertEqual(delta("shardproxy_shard_rows_total", table=t, shard="01"), self.runs + 2 * self.runs + 1)
+        self.assertEqual(sum(delta("shardproxy_shard_rows_total", table=t, shard=s) for s in shard_names),
+                         self.runs + 3 * self.runs + 16)
         # Rows the backends returned: the routed SELECT (1 row), the IN list's shards (3), every COUNT shard (16).
         self.assertEqual(sum(delta("shardproxy_backend_rows_total", backend=b) for b in ("db0", "db1")),
                          self.runs + 3 * self.runs + 16)
@@ -170,12 +186,10 @@ class ObservabilityTest(unittest.TestCase):
         finally:
             conn.close()
         promtool = shutil.which("promtool")
-        if promtool:
-            check = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
-                                   timeout=60)
-            self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
-        else:
-            print("promtool not installed (Debian package prometheus): format check skipped")
+        self.assertIsNotNone(promtool, "promtool not installed (Debian package prometheus, scripts/install-deps.sh)")
+        check = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
+                               timeout=60)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
 
     def test_2_http_edges(self):
         with self.assertRaises(urllib.error.HTTPError) as e:
@@ -233,6 +247,19 @@ class ObservabilityTest(unittest.TestCase):
         self.assertEqual(int(insert_row[1]), 3)
         refused_row = digests[f"UPDATE {t} SET body = ?"]
         self.assertEqual(int(refused_row[2]), 1)  # errors
+        # The scatter's shard times: which shard answered slowest, its p99, and all 16 shards.
+        self.assertRegex(count_row[12], r"^\d\d@db[01]$")  # slowest_shard
+        self.assertGreater(float(count_row[13]), 0)  # slowest_shard_p99_ms
+        self.assertLessEqual(float(count_row[13]), float(count_row[9]) + 0.001)  # within the statement's time
+        parts = count_row[14].split("; ")  # shard_times
+        self.assertEqual(len(parts), 16)
+        self.assertRegex(parts[0], r"^\d\d@db[01] avg [0-9.]+ max [0-9.]+ ms \(n 1, slowest [01]\)$")
+        self.assertEqual(sum(int(p.rsplit("slowest ", 1)[1].rstrip(")")) for p in parts), 1)
+        self.assertEqual(insert_row[12], "-")  # routed: no shard times
+        # The issue's names for the same commands.
+        by_alias = self.admin("SHOW QUERY DIGEST LIMIT 2")
+        self.assertEqual(len(by_alias), 2)
+        self.assertEqual(len(by_alias[0]), 15)
         top = self.admin("SHOW DIGESTS LIMIT 2")
         self.assertEqual(len(top), 2)
         self.assertGreaterEqual(float(top[0][5]), float(top[1][5]))  # sorted by total_ms
@@ -241,8 +268,8 @@ class ObservabilityTest(unittest.TestCase):
                          self.runs)
         self.assertIn('shardproxy_statement_duration_seconds_count{plan="route"}', stats)
         self.assertFalse([k for k in stats if "_bucket" in k])
-        self.admin("RESET DIGESTS")
-        self.assertNotIn(f"SELECT COUNT ( * ) FROM {t}", {r[0] for r in self.admin("SHOW DIGESTS")})
+        self.admin("RESET QUERY DIGEST")
+        self.assertNotIn(f"SELECT COUNT ( * ) FROM {t}", {r[0] for r in self.admin("SHOW QUERY DIGEST")})
 
     def test_4_slow_log_reopens_on_sighup(self):
         rotated = self.slow_path + ".1"
@@ -260,6 +287,60 @@ class ObservabilityTest(unittest.TestCase):
         wanted = f"SELECT body FROM {self.table.name} WHERE conv_id = ?"
         entries = self.slow_log_entries(lambda es: any(e["statement"] == wanted for e in es))
         self.assertIn(wanted, [e["statement"] for e in entries])
+
+    def wait_for(self, name, more_than, **labels):
+        """A scrape once the series exceeds `more_than` (recorded just after the answer); at most 10 s."""
+        deadline = time.monotonic() + 10
+        while True:
+            samples = parse_metrics(self.scrape())
+            if value(samples, name, **labels) > more_than or time.monotonic() > deadline:
+                return samples
+
+    def test_5_kills_timeouts_and_reloads(self):
+        t = self.table.name
+        before = parse_metrics(self.scrape())
+        # KILL: one session kills another.
+        victim, killer = self.proxy.connect(), self.proxy.connect()
+        try:
+            victim_id = rows(victim, "SELECT CONNECTION_ID()")[0][0]
+            rows(killer, f"KILL {victim_id}")
+        finally:
+            killer.close()
+            victim.close()
+        after = self.wait_for("shardproxy_kills_total", value(before, "shardproxy_kills_total"))
+        self.assertEqual(value(after, "shardproxy_kills_total") - value(before, "shardproxy_kills_total"), 1)
+        # A shard slower than scatter.shard_timeout_ms (1 s): conv_id 3's shard sleeps 3 s.
+        conn = self.proxy.connect()
+        try:
+            rows(conn, f"INSERT INTO {t} (conv_id, seq, body) VALUES (3, 1, 'slow')")
+            code, _ = error_of(lambda: rows(conn, f"SELECT COUNT(*) FROM {t} WHERE SLEEP(IF(conv_id = 3, 3, 0)) = 0"))
+            self.assertEqual(code, 9003)
+        finally:
+            conn.close()
+        after = self.wait_for("shardproxy_shard_timeouts_total", value(before, "shardproxy_shard_timeouts_total"))
+        self.assertEqual(value(after, "shardproxy_shard_timeouts_total") -
+                         value(before, "shardproxy_shard_timeouts_total"), 1)
+        self.assertEqual(value(after, "shardproxy_statement_errors_total", code="9003") -
+                         value(before, "shardproxy_statement_errors_total", code="9003"), 1)
+        # Reloads: an unchanged map counts as neither, a broken one as refused, a new version as applied.
+        map_path = os.path.join(self.proxy.dir, "map.yaml")
+        with open(map_path) as f:
+            good = f.read()
+        self.admin("RELOAD SHARD MAP")
+        with open(map_path, "w") as f:
+            f.write(good.replace("shards: 16", "shards: \"16\""))
+        with self.assertRaises(pymysql.err.MySQLError):
+            self.admin("RELOAD SHARD MAP")
+        with open(map_path, "w") as f:
+            f.write(good.replace("version: 1", "version: 2"))
+        self.assertEqual(self.admin("RELOAD SHARD MAP")[0][0], "applied")
+        after = parse_metrics(self.scrape())
+        for result, n in (("refused", 1), ("applied", 1)):
+            self.assertEqual(value(after, "shardproxy_shard_map_reloads_total", result=result) -
+                             value(before, "shardproxy_shard_map_reloads_total", result=result), n, result)
+        self.assertEqual(value(after, "shardproxy_shard_map_version"), 2)
+        self.assertGreaterEqual(value(after, "shardproxy_shard_map_last_reload_timestamp_seconds"),
+                                value(before, "shardproxy_shard_map_last_reload_timestamp_seconds"))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-// libFuzzer target: the shard-map loader (routing/shard_map_yaml.*,
-// compileShardMap) on arbitrary text with backends db0 and db1, including the
-// issue report; an accepted map is then used to plan a few statements on
+// libFuzzer target: the shard-map loader (conf/shard_map_file.* reads the
+// YAML, routing's compileShardMap checks and compiles it) on arbitrary text
+// with backends db0 and db1, including the issue report; an accepted map is then used to plan a few statements on
 // every table it defines (what a reload does next). Seeds: conf/shard_map.yaml
 // and tests/unit/routing/golden/shard_map.yaml.
 // Invariants: no crash or sanitizer report; a rejected map has at least one

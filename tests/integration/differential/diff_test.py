@@ -80,7 +80,7 @@ def setup(data):
                     cur.execute(f"TRUNCATE TABLE `{name}`")
         conn.close()
     run(CLUSTER, "up", "--ports", str(REF_PORT))
-    ref = connect(REF_PORT, "proxy", "proxy_pw", None)
+    ref = connect(REF_PORT, "root", "root_pw", None)  # a database of its own: not the proxy account's
     with ref.cursor() as cur:
         cur.execute(f"CREATE DATABASE IF NOT EXISTS {REF_DB} CHARACTER SET utf8mb4")
         cur.execute(f"USE {REF_DB}")

@@ -29,7 +29,8 @@ COMMON = ["--db-driver=mysql", f"--mysql-host={HOST}", f"--mysql-db={DATABASE}",
 
 
 def mariadb(sql):
-    subprocess.run(["mariadb", "-h", HOST, "-P", str(DB0_PORT), "-uproxy", "-pproxy_pw", "-N", "-B", "-e", sql],
+    # As root: the proxy's backend account may not create databases (docs/security.md).
+    subprocess.run(["mariadb", "-h", HOST, "-P", str(DB0_PORT), "-uroot", "-proot_pw", "-N", "-B", "-e", sql],
                    check=True, capture_output=True, text=True, timeout=60)
 
 
@@ -75,7 +76,9 @@ def run(test, seconds, threads, ps_mode):
 
 def main():
     checks = []  # (ok, description)
-    mariadb(f"DROP DATABASE IF EXISTS {DATABASE}; CREATE DATABASE {DATABASE}")
+    mariadb(f"DROP DATABASE IF EXISTS {DATABASE}; CREATE DATABASE {DATABASE}; " +
+            " ".join(f"GRANT ALL PRIVILEGES ON {DATABASE}.* TO {account};"
+                     for account in ("'proxy'@'127.0.0.1'", "'proxy'@'%'", "'proxy'@'localhost'")))
     try:
         sysbench("oltp_point_select", DB0_PORT, "proxy", "proxy_pw", "prepare")
         out, _, trx, ignored, reconnects, executes = run("oltp_point_select", SECONDS, 4, None)
@@ -95,7 +98,9 @@ def main():
             print(f"point_select through the proxy: prepared {ps_qps:.1f} QPS, text {text_qps:.1f} QPS, "
                   f"prepared/text {ps_qps / text_qps:.2f} (informational, not asserted)")
     finally:
-        mariadb(f"DROP DATABASE IF EXISTS {DATABASE}")
+        mariadb(f"DROP DATABASE IF EXISTS {DATABASE}; " +
+                " ".join(f"REVOKE ALL PRIVILEGES ON {DATABASE}.* FROM {account};"
+                         for account in ("'proxy'@'127.0.0.1'", "'proxy'@'%'", "'proxy'@'localhost'")))
     failed = [what for ok, what in checks if not ok]
     for what in failed:
         print(f"FAIL: {what}")

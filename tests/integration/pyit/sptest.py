@@ -21,6 +21,11 @@ PROXY_LOG = os.environ.get("SP_PROXY_LOG", "")
 
 APP_USER, APP_PASSWORD, DATABASE = "app", "app_pw", "im"
 BACKEND_USER, BACKEND_PASSWORD = "proxy", "proxy_pw"
+# The proxy's backend account has the least-privilege grants of
+# docs/security.md (rows and DDL of `im` only); what needs more (scratch
+# databases, grants, SET GLOBAL) runs as root over TCP (scripts/cluster).
+ROOT_USER, ROOT_PASSWORD = "root", "root_pw"
+BACKEND_ACCOUNTS = ("'proxy'@'127.0.0.1'", "'proxy'@'%'", "'proxy'@'localhost'")
 
 
 def proxy(user=APP_USER, password=APP_PASSWORD, database=DATABASE, autocommit=True, **kwargs):
@@ -43,6 +48,28 @@ def direct(port=None, database=DATABASE, **kwargs):
     return pymysql.connect(host="127.0.0.1", port=port or DB0_PORT, user=BACKEND_USER,
                            password=BACKEND_PASSWORD, database=database, charset="utf8mb4",
                            autocommit=True, **kwargs)
+
+
+def root(port=None, database=None, **kwargs):
+    """A PyMySQL connection to a backend as root (scratch databases, grants)."""
+    kwargs.setdefault("connect_timeout", 10)
+    kwargs.setdefault("read_timeout", 60)
+    return pymysql.connect(host="127.0.0.1", port=port or DB0_PORT, user=ROOT_USER, password=ROOT_PASSWORD,
+                           database=database, charset="utf8mb4", autocommit=True, **kwargs)
+
+
+def grant_backend_account(conn, database, privileges="ALL PRIVILEGES"):
+    """Lets the proxy's backend account use a scratch database (as a DBA would)."""
+    for account in BACKEND_ACCOUNTS:
+        query(conn, f"GRANT {privileges} ON `{database}`.* TO {account}")
+
+
+def revoke_backend_account(conn, database):
+    for account in BACKEND_ACCOUNTS:
+        try:
+            query(conn, f"REVOKE ALL PRIVILEGES ON `{database}`.* FROM {account}")
+        except pymysql.err.MySQLError:
+            pass  # never granted
 
 
 def query(conn, sql, args=None):

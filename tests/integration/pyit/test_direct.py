@@ -1,5 +1,8 @@
 """The backends themselves, without the proxy: what every other test relies on."""
+import threading
 import unittest
+
+import pymysql
 
 from . import sptest
 
@@ -43,6 +46,58 @@ class DirectBackends(unittest.TestCase):
         finally:
             a.close()
             b.close()
+
+    def test_backend_account_has_least_privilege(self):
+        """scripts/cluster gives `proxy` the grants of docs/security.md: rows and DDL of im, nothing global."""
+        for port in (sptest.DB0_PORT, sptest.DB1_PORT):
+            with self.subTest(port=port):
+                conn = sptest.direct(port)
+                try:
+                    grants = [g for (g,) in sptest.query(conn, "SHOW GRANTS")]
+                    global_grants = [g for g in grants if " ON *.* " in g]
+                    self.assertEqual(len(global_grants), 1, grants)
+                    self.assertTrue(global_grants[0].startswith("GRANT USAGE ON *.*"), global_grants)
+                    text = " ".join(grants)
+                    for forbidden in ("ALL PRIVILEGES", "GRANT OPTION", "SUPER", "SHUTDOWN", "FILE", "PROCESS",
+                                      "RELOAD"):
+                        self.assertNotIn(forbidden, text)
+                    self.assertIn("GRANT SELECT, INSERT, UPDATE, DELETE,", text)
+                    self.assertIn("ON `im`.*", text)
+                    # The server refuses what the proxy's policy refuses too.
+                    for sql, code in (("SHUTDOWN", 1227), ("SET GLOBAL max_connections = 300", 1227),
+                                      ("CREATE DATABASE it_never", 1044), ("SELECT * FROM mysql.user", 1142),
+                                      ("GRANT SELECT ON im.* TO 'proxy'@'%'", 1044)):
+                        got, _, message = sptest.capture_sqlstate(lambda: sptest.query(conn, sql))
+                        self.assertEqual(got, code, f"{sql}: {message}")
+                    self.assertIsNone(sptest.scalar(conn, "SELECT LOAD_FILE('/etc/passwd')"))
+                finally:
+                    conn.close()
+
+    def test_backend_account_kills_its_own_queries(self):
+        """KILL QUERY of another connection of the same account needs no privilege (client KILL, shard timeouts)."""
+        victim, killer = sptest.direct(), sptest.direct()
+        try:
+            victim_id = sptest.scalar(victim, "SELECT CONNECTION_ID()")
+            outcome = {}
+
+            def sleep():
+                try:
+                    outcome["rows"] = sptest.query(victim, "SELECT SLEEP(30)")
+                except pymysql.err.MySQLError as e:
+                    outcome["error"] = e.args[0]
+
+            thread = threading.Thread(target=sleep)
+            thread.start()
+            sptest.wait_until(lambda: any(r[0] == victim_id and (r[7] or "").startswith("SELECT SLEEP")
+                                          for r in sptest.query(killer, "SHOW FULL PROCESSLIST")),
+                              10, what="the sleep running")
+            sptest.query(killer, f"KILL QUERY {victim_id}")
+            thread.join(30)
+            # MariaDB ends an interrupted SLEEP() early with 1 (or error 1317).
+            self.assertTrue(outcome.get("rows") == ((1,),) or outcome.get("error") == 1317, outcome)
+        finally:
+            victim.close()
+            killer.close()
 
     def test_wrong_backend_password_is_rejected(self):
         code, sqlstate, _ = sptest.capture_sqlstate(

@@ -45,8 +45,11 @@ class LostTransaction(unittest.TestCase):
             conn.close()
 
     def kill_transaction_thread(self, conv):
-        """Kills, on the server, the connection that holds the open transaction on conv's table."""
-        conn = sptest.direct(port_of(conv))
+        """Kills, on the server, the connection that holds the open transaction on conv's table.
+
+        As root: INNODB_TRX needs PROCESS, which the proxy's backend account does not have.
+        """
+        conn = sptest.root(port_of(conv))
         try:
             # INNODB_TRX is a snapshot InnoDB refreshes at most every 100 ms:
             # wait for the one open transaction of a live connection.

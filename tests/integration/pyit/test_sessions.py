@@ -88,12 +88,14 @@ class Transactions(unittest.TestCase):
 class SessionState(unittest.TestCase):
     def setUp(self):
         self.other_db = sptest.unique_name("it_db")
-        self.db0 = sptest.direct(sptest.DB0_PORT)
+        self.db0 = sptest.root(sptest.DB0_PORT)
         sptest.query(self.db0, f"CREATE DATABASE {self.other_db}")
+        sptest.grant_backend_account(self.db0, self.other_db, "SELECT")
         sptest.query(self.db0, f"CREATE TABLE {self.other_db}.t (id INT)")
         sptest.query(self.db0, f"INSERT INTO {self.other_db}.t VALUES (5)")
 
     def tearDown(self):
+        sptest.revoke_backend_account(self.db0, self.other_db)
         sptest.query(self.db0, f"DROP DATABASE IF EXISTS {self.other_db}")
         self.db0.close()
 
@@ -106,9 +108,19 @@ class SessionState(unittest.TestCase):
             self.assertEqual(sptest.scalar(conn, "SELECT id FROM t"), 5)
             conn.select_db("im")  # COM_INIT_DB
             self.assertEqual(sptest.scalar(conn, "SELECT DATABASE()"), "im")
+            # The server's own answer for the backend account: 1049 for an
+            # account that may see every database, 1044 under the
+            # least-privilege grants (docs/security.md).
+            direct = sptest.direct()
+            try:
+                with self.assertRaises(pymysql.err.OperationalError) as server:
+                    sptest.query(direct, "USE it_no_such_database")
+            finally:
+                direct.close()
             with self.assertRaises(pymysql.err.OperationalError) as ctx:
                 sptest.query(conn, "USE it_no_such_database")
-            self.assertEqual(ctx.exception.args[0], 1049)
+            self.assertEqual(ctx.exception.args[0], server.exception.args[0])
+            self.assertIn(ctx.exception.args[0], (1044, 1049))
             self.assertEqual(sptest.scalar(conn, "SELECT DATABASE()"), "im")  # unchanged
         finally:
             conn.close()

@@ -47,7 +47,7 @@ INSERT = ("INSERT INTO msg (conv_id, seq, msg_id, sender_uid, msg_type, content,
 
 def ensure_reference():
     """Direct mode: an unsharded msg with the physical tables' DDL in im_txref on db0."""
-    conn = sptest.direct(sptest.DB0_PORT)
+    conn = sptest.root(sptest.DB0_PORT)
     try:
         sptest.query(conn, f"CREATE DATABASE IF NOT EXISTS {REF_DB}")
         sptest.query(conn, f"CREATE TABLE IF NOT EXISTS {REF_DB}.msg LIKE im.msg_00")
@@ -60,8 +60,8 @@ def target(autocommit=True, **kwargs):
     if DIRECT:
         kwargs.setdefault("connect_timeout", 10)
         kwargs.setdefault("read_timeout", 60)
-        return pymysql.connect(host="127.0.0.1", port=sptest.DB0_PORT, user=sptest.BACKEND_USER,
-                               password=sptest.BACKEND_PASSWORD, database=REF_DB, charset="utf8mb4",
+        return pymysql.connect(host="127.0.0.1", port=sptest.DB0_PORT, user=sptest.ROOT_USER,
+                               password=sptest.ROOT_PASSWORD, database=REF_DB, charset="utf8mb4",
                                autocommit=autocommit, **kwargs)
     return sptest.proxy(autocommit=autocommit, **kwargs)
 

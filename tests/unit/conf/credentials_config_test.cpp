@@ -48,6 +48,31 @@ TEST(CredentialsConfig, PolicyKeys) {
   EXPECT_TRUE(config->users[1].physical_tables);
 }
 
+TEST(CredentialsConfig, AllowLists) {
+  auto config = parseConfig(
+      withUsers("  - {name: app, password: pw}\n"
+                "  - {name: reports, password: pw, allow_schemas: [im, 'app_*'], "
+                "allow_tables: [msg, 'im.tg_channel_message', 'it_*', 'im.*']}\n"
+                "  - {name: nothing, password: pw, allow_tables: []}\n"),
+      kBase);
+  ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
+  EXPECT_FALSE(config->users[0].allow_schemas);
+  EXPECT_FALSE(config->users[0].allow_tables);
+  EXPECT_EQ(*config->users[1].allow_schemas, (std::vector<std::string>{"im", "app_*"}));
+  EXPECT_EQ(*config->users[1].allow_tables,
+            (std::vector<std::string>{"msg", "im.tg_channel_message", "it_*", "im.*"}));
+  ASSERT_TRUE(config->users[2].allow_tables);  // present and empty: no table at all
+  EXPECT_TRUE(config->users[2].allow_tables->empty());
+  ConfigIssue issue = oneIssue(withUsers("  - {name: app, password: pw, allow_tables: [msg, 'a.b.c']}\n"));
+  EXPECT_EQ(issue.path, "users[0].allow_tables[1]");
+  issue = oneIssue(withUsers("  - {name: app, password: pw, allow_schemas: ['im.x']}\n"));
+  EXPECT_EQ(issue.path, "users[0].allow_schemas[0]");
+  issue = oneIssue(withUsers("  - {name: app, password: pw, allow_tables: msg}\n"));
+  EXPECT_EQ(issue.path, "users[0].allow_tables");
+  issue = oneIssue(withUsers("  - {name: app, password: pw}\n", "  - {name: admin, password: a, allow_tables: [x]}\n"));
+  EXPECT_NE(issue.message.find("allow_tables"), std::string::npos) << issue.message;  // users only
+}
+
 TEST(CredentialsConfig, HashIsNormalisedToUpperCase) {
   std::string lower = kAppPwHash;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -109,5 +109,48 @@ TEST(LimitsConfig, UserMaxConnections) {
   EXPECT_EQ(bad.error()[0].path, "users[0].max_connections");
 }
 
+TEST(LimitsConfig, InteractiveTimeout) {
+  auto defaults = parseConfig(minimalWith(""), kBase);
+  ASSERT_TRUE(defaults) << formatIssues(defaults.error(), "t.yaml");
+  EXPECT_EQ(defaults->server.interactive_timeout_s, 28800u) << "MariaDB's default";
+  auto config = parseConfig(minimalWith("server:\n  interactive_timeout_s: 3600\n"), kBase);
+  ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
+  EXPECT_EQ(config->server.interactive_timeout_s, 3600u);
+  auto bad = parseConfig(minimalWith("server:\n  interactive_timeout_s: 31536001\n"), kBase);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error()[0].path, "server.interactive_timeout_s");
+  EXPECT_NE(bad.error()[0].message.find("[1, 31536000]"), std::string::npos) << bad.error()[0].message;
+}
+
+TEST(LimitsConfig, PinnedConnectionsPerUser) {
+  auto defaults = parseConfig(minimalWith(""), kBase);
+  ASSERT_TRUE(defaults) << formatIssues(defaults.error(), "t.yaml");
+  EXPECT_EQ(defaults->limits.max_pinned_connections_per_user, 0u) << "no limit unless configured";
+  EXPECT_EQ(defaults->pinnedConnectionLimit("app"), 0u);
+
+  auto config = parseConfig("limits:\n  max_pinned_connections_per_user: 8\n"
+                            "users:\n  - {name: app, password: pw, max_pinned_connections: 2}\n"
+                            "  - {name: b, password: pw}\n  - {name: c, password: pw, max_pinned_connections: 0}\n"
+                            "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n",
+                            kBase);
+  ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
+  EXPECT_EQ(config->pinnedConnectionLimit("app"), 2u) << "the user's own";
+  EXPECT_EQ(config->pinnedConnectionLimit("b"), 8u) << "the limits default";
+  EXPECT_EQ(config->pinnedConnectionLimit("c"), 0u) << "0 for one user: no limit for it";
+  EXPECT_EQ(config->pinnedConnectionLimit("nobody"), 8u);
+
+  auto bad = parseConfig("limits:\n  max_pinned_connections_per_user: -1\n"
+                         "users:\n  - {name: app, password: pw, max_pinned_connections: 100001}\n"
+                         "admin_users:\n  - {name: adm, password: pw, max_pinned_connections: 1}\n"
+                         "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n",
+                         kBase);
+  ASSERT_FALSE(bad);
+  ASSERT_EQ(bad.error().size(), 3u) << formatIssues(bad.error(), "t.yaml");
+  EXPECT_EQ(bad.error()[0].path, "limits.max_pinned_connections_per_user");
+  EXPECT_EQ(bad.error()[1].path, "users[0].max_pinned_connections");
+  EXPECT_NE(bad.error()[1].message.find("[0, 100000]"), std::string::npos) << bad.error()[1].message;
+  EXPECT_EQ(bad.error()[2].path, "admin_users[0].max_pinned_connections") << "admins run no SQL";
+}
+
 }  // namespace
 }  // namespace sp::conf

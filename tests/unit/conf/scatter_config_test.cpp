@@ -67,5 +67,18 @@ TEST(ScatterConfig, SectionMustBeAMapping) {
   EXPECT_EQ(config.error()[0].line, 5);
 }
 
+TEST(ScatterConfig, MergeMemoryOfAllStatements) {
+  auto defaults = parseConfig(minimalWith(""), kBase);
+  ASSERT_TRUE(defaults) << formatIssues(defaults.error(), "t.yaml");
+  EXPECT_EQ(defaults->scatter.max_merge_bytes_total, 1ull << 30);
+  auto config = parseConfig(minimalWith("scatter:\n  max_merge_bytes_total: 2097152\n"), kBase);
+  ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
+  EXPECT_EQ(config->scatter.max_merge_bytes_total, 2097152u);
+  auto bad = parseConfig(minimalWith("scatter:\n  max_merge_bytes_total: 4096\n"), kBase);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error()[0].path, "scatter.max_merge_bytes_total");
+  EXPECT_NE(bad.error()[0].message.find("[1048576, 68719476736]"), std::string::npos) << bad.error()[0].message;
+}
+
 }  // namespace
 }  // namespace sp::conf

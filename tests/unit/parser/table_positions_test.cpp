@@ -55,5 +55,30 @@ TEST(TablePositions, ColumnsVariablesAndAliasesAreNotTables) {
   EXPECT_EQ(tableNamePositions("SELECT 1 FROM t1 ORDER BY a DESC, msg"), Names{"t1"});
 }
 
+// With qualifiers, statement verbs and schemas (for allow lists).
+std::string refsText(std::string_view sql) {
+  std::string out;
+  for (const auto& r : tableReferences(sql)) {
+    if (!out.empty()) out += " ";
+    out += r.verb + ":" + (r.schema.empty() ? "" : r.schema + ".") + (r.name.empty() ? "<schema>" : r.name) +
+           (r.first ? "*" : "");
+  }
+  return out;
+}
+
+TEST(TableReferences, QualifiersVerbsAndSchemas) {
+  EXPECT_EQ(refsText("SELECT * FROM im.msg m JOIN `other`.`t` ON 1"), "SELECT:im.msg* SELECT:other.t");
+  EXPECT_EQ(refsText("INSERT t1 (a) SELECT a FROM t2"), "INSERT:t1* INSERT:t2");
+  EXPECT_EQ(refsText("REPLACE LOW_PRIORITY INTO db.t1 VALUES (1); DELETE FROM t2"), "REPLACE:db.t1* DELETE:t2*");
+  EXPECT_EQ(refsText("USE `mysql`"), "USE:mysql.<schema>*");
+  EXPECT_EQ(refsText("SHOW TABLES FROM mysql LIKE 'a%'"), "SHOW:mysql.<schema>*");
+  EXPECT_EQ(refsText("SHOW FULL COLUMNS FROM msg IN im"), "SHOW:msg* SHOW:im.<schema>");
+  EXPECT_EQ(refsText("SHOW INDEX FROM db.msg"), "SHOW:db.msg*");
+  EXPECT_EQ(refsText("SHOW CREATE TABLE msg"), "SHOW CREATE:msg*");
+  EXPECT_EQ(refsText("SHOW CREATE DATABASE IF NOT EXISTS x"), "SHOW CREATE:x.<schema>*");
+  EXPECT_EQ(refsText("SHOW VARIABLES LIKE 'x'"), "");
+  EXPECT_EQ(tableNamePositions("SHOW TABLES FROM im"), Names{});
+}
+
 }  // namespace
 }  // namespace sp::parser

@@ -232,6 +232,21 @@ TEST(SslRequest, Detection) {
   EXPECT_FALSE(isSslRequest(login));
 }
 
+TEST(SslRequest, Encode) {
+  // What the proxy sends a backend before its TLS handshake: the fixed part of
+  // its login response, CLIENT_SSL added. The encoder's output is itself an SSLRequest.
+  SslRequest m{0x000aa205, 1u << 30, 0x2d, 0};
+  Bytes out;
+  encode(m, out);
+  EXPECT_EQ(out, hex("05aa0a00 00000040 2d 00000000000000000000000000000000000000 00000000"));
+  EXPECT_TRUE(isSslRequest(out));
+  // Without CLIENT_LONG_PASSWORD (a MariaDB client) the last filler bytes carry the extended capabilities.
+  SslRequest mariadb{0x000aa204, 1u << 24, 0x21, 0x1d};
+  Bytes ext;
+  encode(mariadb, ext);
+  EXPECT_EQ(ext, hex("04aa0a00 00000001 21 00000000000000000000000000000000000000 1d000000"));
+}
+
 const char* kSwitchBytes =
     "fe 6d7973716c5f6e61746976655f70617373776f726400 3132333435363738393031323334353637383930 00";
 
@@ -287,6 +302,15 @@ TEST(AuthMoreData, Decode) {
   EXPECT_EQ(decodeAuthMoreData(ByteView{}).error(), DecodeError::kIncomplete);
   EXPECT_EQ(decodeAuthMoreData(hex("0203")).error(), DecodeError::kProtocolValue);
   EXPECT_EQ(decodeAuthMoreData(hex("01")).value(), "");
+}
+
+TEST(AuthMoreData, Encode) {
+  Bytes full;
+  encodeAuthMoreData(std::string(1, char(kCachingSha2FullAuthNeeded)), full);
+  EXPECT_EQ(full, hex("0104"));
+  Bytes fast;
+  encodeAuthMoreData(std::string(1, char(kCachingSha2FastAuthOk)), fast);
+  EXPECT_EQ(fast, hex("0103"));
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ TEST(AdminCommand, RecognisesEveryCommandInAnyCaseWithTrailingSemicolons) {
   EXPECT_EQ(kindOf("SHOW BACKENDS"), AdminCommandKind::kShowBackends);
   EXPECT_EQ(kindOf("show sessions -- trailing comment"), AdminCommandKind::kShowSessions);
   EXPECT_EQ(kindOf("help;"), AdminCommandKind::kHelp);
+  EXPECT_EQ(kindOf("show schema drift;"), AdminCommandKind::kShowSchemaDrift);
   EXPECT_EQ(kindOf("SET NAMES utf8mb4"), AdminCommandKind::kIgnoredSet);
   EXPECT_EQ(kindOf("SET autocommit=1"), AdminCommandKind::kIgnoredSet);
   EXPECT_EQ(kindOf("use im"), AdminCommandKind::kUse);

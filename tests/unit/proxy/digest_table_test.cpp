@@ -2,6 +2,8 @@
 // the workers' tables, and the slow-query log's JSON line.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "proxy/digest_table.hpp"
 #include "proxy/http_request.hpp"
 #include "proxy/slow_log.hpp"
@@ -39,6 +41,43 @@ TEST(DigestTable, PercentilesFromTimeBuckets) {
   merged.add(d);
   EXPECT_EQ(merged.percentileUs(0.99), 5000u);
   EXPECT_EQ(DigestStats{}.percentileUs(0.5), 0u);
+}
+
+TEST(DigestTable, ScatterShardTimes) {
+  DigestTable t(4);
+  const std::vector<ShardTiming> first = {{"00", "db0", 1000, 3}, {"01", "db1", 9000, 4}, {"02", "db0", 2000, 1}};
+  // The same shards in another order (a second plan of the same text): found by name.
+  const std::vector<ShardTiming> second = {{"02", "db0", 30000, 1}, {"00", "db0", 3000, 3}, {"01", "db1", 1000, 4}};
+  t.record("SELECT COUNT ( * ) FROM msg", false, 1, 3, 9500, 1, first);
+  t.record("SELECT COUNT ( * ) FROM msg", false, 1, 3, 31000, 2, second);
+  t.record("SELECT ?", false, 1, 1, 100, 3);  // not a scatter: no shard times
+  auto rows = t.snapshot();
+  ASSERT_EQ(rows.size(), 2u);
+  const DigestStats& plain = rows[0];
+  EXPECT_EQ(plain.scatters, 0u);
+  EXPECT_TRUE(plain.shard_stats.empty());
+  EXPECT_EQ(plain.slowestShard(), nullptr);
+  const DigestStats& d = rows[1];
+  EXPECT_EQ(d.scatters, 2u);
+  ASSERT_EQ(d.shard_stats.size(), 3u);
+  EXPECT_EQ(d.shard_stats[0].shard, "00");
+  EXPECT_EQ(d.shard_stats[0].count, 2u);
+  EXPECT_EQ(d.shard_stats[0].total_us, 4000u);
+  EXPECT_EQ(d.shard_stats[0].max_us, 3000u);
+  EXPECT_EQ(d.shard_stats[1].slowest, 1u);  // 01 answered last the first time
+  EXPECT_EQ(d.shard_stats[2].slowest, 1u);  // 02 the second time
+  ASSERT_NE(d.slowestShard(), nullptr);
+  EXPECT_EQ(d.slowestShard()->shard, "02");  // average 16 ms
+  EXPECT_EQ(d.slowest_shard_max_us, 30000u);
+  EXPECT_EQ(d.slowestShardPercentileUs(0.5), 10000u);   // 9 ms is in (5000, 10000]
+  EXPECT_EQ(d.slowestShardPercentileUs(0.99), 30000u);  // (25000, 50000], capped at the max
+  // Another worker's statistics of the same text add up shard by shard.
+  DigestStats merged = d;
+  merged.add(d);
+  EXPECT_EQ(merged.scatters, 4u);
+  ASSERT_EQ(merged.shard_stats.size(), 3u);
+  EXPECT_EQ(merged.shard_stats[2].total_us, 64000u);
+  EXPECT_EQ(merged.shard_stats[2].slowest, 2u);
 }
 
 TEST(DigestTable, EvictsLeastRecentlySeenAndCounts) {

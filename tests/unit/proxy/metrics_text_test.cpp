@@ -99,6 +99,8 @@ TEST(RenderMetrics, FixedSnapshot) {
   r.table = "msg";
   r.rows = 5;
   r.shards = {{"00", "db0", 10, 3}, {"01", "db1", 10, 4}, {"02", "db0", 10, 1}};
+  r.merge_bytes = 120;
+  r.merge_peak_bytes = 2000;
   s.statements.record(r, 0.003);
   MetricsSnapshot::Backend b;
   b.name = "db0";
@@ -147,6 +149,23 @@ TEST(RenderMetrics, FixedSnapshot) {
                       "shardproxy_scatter_fanout_shards_bucket{le=\"4\"} 1\n"),
             std::string::npos);
   EXPECT_NE(text.find("shardproxy_scatter_merge_rows_total 5\n"), std::string::npos);
+  EXPECT_NE(text.find("shardproxy_scatter_merge_bytes_total 120\n"), std::string::npos);
+  EXPECT_NE(text.find("shardproxy_scatter_merge_buffer_bytes_bucket{le=\"1024\"} 0\n"
+                      "shardproxy_scatter_merge_buffer_bytes_bucket{le=\"4096\"} 1\n"),
+            std::string::npos);
+  // Per shard: the routed statement on 07, the scatter on 00-02 (the refusal ran nowhere).
+  EXPECT_EQ(familyText(text, "shardproxy_shard_statements_total"),
+            "# HELP shardproxy_shard_statements_total Statements that ran on the shard (a scatter counts on each "
+            "of its shards).\n"
+            "# TYPE shardproxy_shard_statements_total counter\n"
+            "shardproxy_shard_statements_total{table=\"msg\",shard=\"00\"} 1\n"
+            "shardproxy_shard_statements_total{table=\"msg\",shard=\"01\"} 1\n"
+            "shardproxy_shard_statements_total{table=\"msg\",shard=\"02\"} 1\n"
+            "shardproxy_shard_statements_total{table=\"msg\",shard=\"07\"} 1\n");
+  EXPECT_NE(text.find("shardproxy_shard_rows_total{table=\"msg\",shard=\"01\"} 4\n"), std::string::npos);
+  EXPECT_NE(text.find("shardproxy_shard_rows_total{table=\"msg\",shard=\"07\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("shardproxy_shard_statement_errors_total{table=\"msg\",shard=\"07\"} 0\n"),
+            std::string::npos);
   EXPECT_EQ(familyText(text, "shardproxy_backend_pool_in_use_connections"),
             "# HELP shardproxy_backend_pool_in_use_connections Connections lent to sessions.\n"
             "# TYPE shardproxy_backend_pool_in_use_connections gauge\n"

@@ -47,6 +47,31 @@ TEST(RouteExecution, TranslatesClassicEofForDeprecateEofClients) {
   EXPECT_EQ(result.status_flags, protocol::status::kAutocommit);
 }
 
+TEST(RouteExecution, MoreResultsFlagIsAddedToTheFinalPacketOnly) {
+  ScriptedShard shard;
+  shard.resultSet({column("id", ColumnType::kLong)}, {{"1"}}, protocol::status::kAutocommit);
+  RecordingClient client;
+  const uint16_t more = protocol::status::kMoreResultsExist;
+  auto result = test::runToEnd(routeQuery(shard, "SELECT 1", client, protocol::cap::kProtocol41, 1, more));
+  ASSERT_EQ(client.packets.size(), 5u);  // count, definition, EOF, row, EOF
+  auto columns_end = protocol::decodeEofPacket(client.packets[2].payload);
+  ASSERT_TRUE(columns_end.has_value());
+  EXPECT_EQ(columns_end->status_flags & more, 0);
+  auto rows_end = protocol::decodeEofPacket(client.packets.back().payload);
+  ASSERT_TRUE(rows_end.has_value());
+  EXPECT_EQ(rows_end->status_flags, protocol::status::kAutocommit | more);
+  EXPECT_EQ(result.status_flags, protocol::status::kAutocommit);  // the server's own
+
+  ScriptedShard write;
+  write.ok(1);
+  RecordingClient write_client;
+  test::runToEnd(routeQuery(write, "DO 1", write_client, protocol::cap::kProtocol41, 1, more));
+  ASSERT_EQ(write_client.packets.size(), 1u);
+  auto ok = protocol::decodeOkPacket(write_client.packets[0].payload, protocol::cap::kProtocol41);
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_TRUE(ok->status_flags & more);
+}
+
 TEST(RouteExecution, CapturesTheServerErrorAsSentToTheClient) {
   ScriptedShard shard;
   shard.err(1064, "42000", "You have an error in your SQL syntax");

@@ -176,6 +176,44 @@ TEST(ScatterExecution, MergeBeyondTheMemoryCapFails) {
   EXPECT_NE(outcome.error->message.find("scatter.max_merge_bytes"), std::string::npos);
 }
 
+TEST(ScatterExecution, ShardsWithDriftedColumnsFailWith9005) {
+  ScatterRun run(2);
+  run.shards[0].resultSet(kColumns, {{"1", "a"}});
+  run.shards[1].resultSet({column("id", ColumnType::kLong), column("body", ColumnType::kVarString)}, {{"2", "b"}});
+  auto outcome = run.execute(sortedOn(2, 0));
+  ASSERT_TRUE(outcome.error);
+  EXPECT_EQ(outcome.error->error_code, 9005);
+  EXPECT_NE(outcome.error->message.find("shard s1"), std::string::npos) << outcome.error->message;
+  EXPECT_EQ(outcome.rows, 0u);
+}
+
+TEST(ScatterExecution, GlobalMergeBudgetExhaustedIsReportedToTheCaller) {
+  ScatterRun run(2);
+  routing::MergeBudget budget(routing::MergeBudget::kStep);
+  routing::MergeBudget::Reservation other(budget);
+  ASSERT_TRUE(other.cover(1));  // another statement holds the whole budget
+  routing::MergeBudget::Reservation mine(budget);
+  run.options.merge_memory = &mine;
+  run.shards[0].resultSet(kColumns, {{"1", "a"}, {"3", "c"}});
+  run.shards[1].resultSet(kColumns, {{"2", "b"}});
+  auto outcome = run.execute(sortedOn(2, 0));
+  EXPECT_TRUE(outcome.merge_memory_exhausted);
+  EXPECT_FALSE(outcome.error);  // the caller words the 9006
+  EXPECT_EQ(outcome.error_seq, 1u + 1 + 2 + 1);  // after the header: count, 2 definitions, EOF
+}
+
+TEST(ScatterExecution, ReportsMergedRowBytesAndPeak) {
+  ScatterRun run(2);
+  run.shards[0].resultSet(kColumns, {{"1", "a"}, {"4", "d"}});
+  run.shards[1].resultSet(kColumns, {{"2", "b"}, {"3", "c"}});
+  auto outcome = run.execute(sortedOn(2, 0));
+  ASSERT_FALSE(outcome.error) << outcome.error->message;
+  uint64_t row_bytes = 0;
+  for (size_t p = 4; p + 1 < run.client.packets.size(); ++p) row_bytes += run.client.packets[p].payload.size();
+  EXPECT_EQ(outcome.row_bytes, row_bytes);
+  EXPECT_GT(outcome.merge_peak_bytes, 0u);
+}
+
 TEST(ScatterExecution, WaitsForAShardWithoutBufferedDataAfterFlushingTheClient) {
   ScatterRun run(2);
   routing::MergeSpec concat;

@@ -69,6 +69,32 @@ TEST(SessionState, CharacterSetThenBackToNames) {
   EXPECT_EQ(syncStatements(applied, desired), std::vector<std::string>{"SET NAMES utf8mb4"});
 }
 
+TEST(SessionState, CharsetVariablesOfAnotherSessionAreResetBeforeNames) {
+  // A connection whose previous session ran SET NAMES big5 (tracked as
+  // variables) serves a session that logged in with gbk.
+  SessionState desired, applied;
+  desired.names = "gbk";
+  applied.names = "big5";
+  applied.variables["character_set_client"] = "'big5'";
+  applied.variables["character_set_results"] = "'big5'";
+  EXPECT_EQ(syncStatements(desired, applied),
+            (std::vector<std::string>{
+                "SET @@session.character_set_client = DEFAULT, @@session.character_set_results = DEFAULT",
+                "SET NAMES gbk"}));
+  // Same names: SET NAMES is still re-issued after the resets.
+  applied.names = "gbk";
+  EXPECT_EQ(syncStatements(desired, applied),
+            (std::vector<std::string>{
+                "SET @@session.character_set_client = DEFAULT, @@session.character_set_results = DEFAULT",
+                "SET NAMES gbk"}));
+  // The session's own character_set_results comes after its SET NAMES.
+  desired.variables["character_set_results"] = "'binary'";
+  applied.variables["character_set_results"] = "'binary'";
+  EXPECT_EQ(syncStatements(desired, applied),
+            (std::vector<std::string>{"SET @@session.character_set_client = DEFAULT", "SET NAMES gbk",
+                                      "SET @@session.character_set_results = 'binary'"}));
+}
+
 TEST(SessionState, ApplyRecordsOnlySessionState) {
   SessionState s;
   EXPECT_TRUE(s.apply(setting(Kind::kSystemVariable, "SQL_MODE", "'ANSI'")));

@@ -1,5 +1,8 @@
 // Golden planner cases: tests/unit/routing/golden/*.txt hold (split_*.txt
-// are planned with PlannerInput::split_in_lists)
+// are planned with PlannerInput::split_in_lists; names_*.txt with the
+// sharded schema `im`, current database `im` and lower_case_table_names=0;
+// a comment `# dialect: <sql_mode> | <charset>` plans the case under that
+// sql_mode and client charset, `# database: <name>` with that current database)
 //   # comment
 //   sql> <query on one line>
 //     <expected plan, indented two spaces>
@@ -14,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "parser/dialect.hpp"
 #include "routing/plan.hpp"
 
 namespace sp::routing {
@@ -143,6 +147,30 @@ void writeCases(const std::string& path, const std::vector<GoldenCase>& cases) {
   }
 }
 
+// The case's own dialect and current database, from its comments.
+PlannerInput withCaseComments(PlannerInput input, const GoldenCase& c, std::string& database) {
+  for (const auto& comment : c.comments) {
+    if (comment.starts_with("# dialect: ")) {
+      std::string spec = comment.substr(11);
+      auto bar = spec.find('|');
+      std::string mode = spec.substr(0, bar);
+      parser::Dialect d = parser::fromSqlMode(mode);
+      if (bar != std::string::npos) {
+        std::string charset = spec.substr(bar + 1);
+        charset.erase(0, charset.find_first_not_of(' '));
+        auto lookup = parser::charsetByName(charset);
+        if (lookup.status == parser::CharsetStatus::kOk) d.charset = lookup.charset;
+        else d.unknown_charset = true;
+      }
+      input.dialect = d;
+    } else if (comment.starts_with("# database: ")) {
+      database = comment.substr(12);
+      input.names.current_database = database;
+    }
+  }
+  return input;
+}
+
 TEST(PlannerGolden, AllFiles) {
   auto map = goldenMap();
   ASSERT_TRUE(map);
@@ -152,6 +180,8 @@ TEST(PlannerGolden, AllFiles) {
   PlannerInput input{*map, "db0", {}, false, false};
   PlannerInput split_input{*map, "db0", {}, true, false};
   PlannerInput scatter_input{*map, "db0", {}};
+  PlannerInput names_input{*map, "db0", {}};
+  names_input.names = NameScope{"im", "im", true};
   bool regenerate = std::getenv("SP_REGENERATE_GOLDEN") != nullptr;
   size_t total = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kGoldenDir)) {
@@ -164,7 +194,11 @@ TEST(PlannerGolden, AllFiles) {
       // split_*.txt: IN lists spanning shards are split (PlannerInput::split_in_lists).
       bool split = entry.path().filename().string().starts_with("split_");
       bool scatter = entry.path().filename().string().starts_with("scatter_");
-      std::string actual = renderPlan(planQuery(c.sql, scatter ? scatter_input : split ? split_input : input));
+      bool names = entry.path().filename().string().starts_with("names_");
+      std::string database;
+      PlannerInput chosen =
+          withCaseComments(names ? names_input : scatter ? scatter_input : split ? split_input : input, c, database);
+      std::string actual = renderPlan(planQuery(c.sql, chosen));
       if (regenerate) c.expected = actual;
       else EXPECT_EQ(actual, c.expected) << entry.path().filename().string() << ":" << c.line << ": " << c.sql;
     }

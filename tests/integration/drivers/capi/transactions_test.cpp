@@ -44,7 +44,7 @@ class Transactions : public ::testing::Test {
   static void SetUpTestSuite() {
     if (!kDirect) return;
     bool ok = false;
-    Connection db0 = connectTo(kBackendPort[0], "proxy", "proxy_pw", "im", &ok);
+    Connection db0 = connectTo(kBackendPort[0], "root", "root_pw", "im", &ok);
     ASSERT_TRUE(ok) << mysql_error(db0.get());
     for (const char* sql : {"CREATE DATABASE IF NOT EXISTS im_txref", "CREATE TABLE IF NOT EXISTS im_txref.msg LIKE im.msg_00"}) {
       ASSERT_EQ(mysql_query(db0.get(), sql), 0) << mysql_error(db0.get());
@@ -56,7 +56,7 @@ class Transactions : public ::testing::Test {
     checker_ = target(&ok);
     ASSERT_TRUE(ok) << "target on " << kTargetPort << ": " << mysql_error(checker_.get());
     for (int i = 0; i < 2; ++i) {
-      backend_[i] = connectTo(kBackendPort[i], "proxy", "proxy_pw", "im", &ok);
+      backend_[i] = connectTo(kBackendPort[i], "root", "root_pw", "im", &ok);
       ASSERT_TRUE(ok) << mysql_error(backend_[i].get());
     }
     std::random_device rd;
@@ -66,7 +66,7 @@ class Transactions : public ::testing::Test {
   void TearDown() override { cleanup(); }
 
   static Connection target(bool* ok) {
-    return kDirect ? connectTo(kTargetPort, "proxy", "proxy_pw", "im_txref", ok)
+    return kDirect ? connectTo(kTargetPort, "root", "root_pw", "im_txref", ok)
                    : connectTo(kTargetPort, "app", "app_pw", "im", ok);
   }
   void cleanup() {

@@ -73,7 +73,7 @@ func open(user, password, port, db, extra string) *sql.DB {
 // target opens what is under test: the proxy, or MariaDB itself in direct mode.
 func target(extra string) *sql.DB {
 	if direct {
-		return open("proxy", "proxy_pw", env("SP_DB0_PORT", "3307"), "im_txref", extra)
+		return open("root", "root_pw", env("SP_DB0_PORT", "3307"), "im_txref", extra)
 	}
 	return open("app", "app_pw", env("SP_PROXY_PORT", "16033"), "im", extra)
 }
@@ -303,8 +303,8 @@ func main() {
 	ctx := context.Background()
 	rand.Seed(time.Now().UnixNano())
 	seqBase = uint64(rand.Int63n(1_000_000_000)+1_000_000) * 1000
-	backends[0] = open("proxy", "proxy_pw", env("SP_DB0_PORT", "3307"), "im", "")
-	backends[1] = open("proxy", "proxy_pw", env("SP_DB1_PORT", "3308"), "im", "")
+	backends[0] = open("root", "root_pw", env("SP_DB0_PORT", "3307"), "im", "")
+	backends[1] = open("root", "root_pw", env("SP_DB1_PORT", "3308"), "im", "")
 	if direct {
 		for _, s := range []string{"CREATE DATABASE IF NOT EXISTS im_txref", "CREATE TABLE IF NOT EXISTS im_txref.msg LIKE im.msg_00"} {
 			if _, err := backends[0].Exec(s); err != nil {

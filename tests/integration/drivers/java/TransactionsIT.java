@@ -55,7 +55,7 @@ public class TransactionsIT {
   }
 
   static Connection target() throws SQLException {
-    return DIRECT ? open(env("SP_DB0_PORT", "3307"), "proxy", "proxy_pw", "im_txref")
+    return DIRECT ? open(env("SP_DB0_PORT", "3307"), "root", "root_pw", "im_txref")
                   : open(env("SP_PROXY_PORT", "16033"), "app", "app_pw", "im");
   }
 
@@ -228,8 +228,8 @@ public class TransactionsIT {
 
   public static void main(String[] args) throws Exception {
     seqBase = ThreadLocalRandom.current().nextLong(1_000_000, 1_000_000_000) * 1000;
-    backend[0] = open(env("SP_DB0_PORT", "3307"), "proxy", "proxy_pw", "im");
-    backend[1] = open(env("SP_DB1_PORT", "3308"), "proxy", "proxy_pw", "im");
+    backend[0] = open(env("SP_DB0_PORT", "3307"), "root", "root_pw", "im");
+    backend[1] = open(env("SP_DB1_PORT", "3308"), "root", "root_pw", "im");
     if (DIRECT) {
       try (Statement s = backend[0].createStatement()) {
         s.execute("CREATE DATABASE IF NOT EXISTS im_txref");

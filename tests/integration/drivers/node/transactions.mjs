@@ -24,7 +24,7 @@ const errText = (e) => `ERROR ${e.errno ?? '?'}: ${e.sqlMessage ?? e.message}`;
 
 const DIRECT = process.env.SP_TX_DIRECT === '1';
 const common = { host: '127.0.0.1', supportBigNumbers: true, bigNumberStrings: true };
-const backendOptions = (port, database) => ({ ...common, port: Number(port), user: 'proxy', password: 'proxy_pw', database });
+const backendOptions = (port, database) => ({ ...common, port: Number(port), user: 'root', password: 'root_pw', database });
 const targetOptions = DIRECT
   ? backendOptions(env('SP_DB0_PORT', '3307'), 'im_txref')
   : { ...common, port: Number(env('SP_PROXY_PORT', '16033')), user: 'app', password: 'app_pw', database: 'im' };

@@ -29,7 +29,7 @@ sub open_db {
 }
 sub target {
     my ($autocommit) = @_;
-    return $DIRECT ? open_db(env('SP_DB0_PORT', 3307), 'proxy', 'proxy_pw', 'im_txref', $autocommit)
+    return $DIRECT ? open_db(env('SP_DB0_PORT', 3307), 'root', 'root_pw', 'im_txref', $autocommit)
                    : open_db(env('SP_PROXY_PORT', 16033), 'app', 'app_pw', 'im', $autocommit);
 }
 sub err_text { my ($e) = @_; $e =~ s/\s+at \S+ line \d+\.?\s*$//; return "ERROR " . ($DBI::err // '?') . ": $e" }
@@ -50,8 +50,8 @@ sub next_row {
     return { conv => $conv, seq => $seq, msg_id => $conv * 1000 + $counter, content => "perl-$conv-$seq" };
 }
 
-my @backend = (open_db(env('SP_DB0_PORT', 3307), 'proxy', 'proxy_pw', 'im'),
-               open_db(env('SP_DB1_PORT', 3308), 'proxy', 'proxy_pw', 'im'));
+my @backend = (open_db(env('SP_DB0_PORT', 3307), 'root', 'root_pw', 'im'),
+               open_db(env('SP_DB1_PORT', 3308), 'root', 'root_pw', 'im'));
 if ($DIRECT) {
     $backend[0]->do('CREATE DATABASE IF NOT EXISTS im_txref');
     $backend[0]->do('CREATE TABLE IF NOT EXISTS im_txref.msg LIKE im.msg_00');

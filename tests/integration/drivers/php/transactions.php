@@ -34,7 +34,7 @@ function err(PDOException $e) {
 $DIRECT = getenv('SP_TX_DIRECT') === '1';
 function target($extra = []) {
     global $DIRECT;
-    return $DIRECT ? open(env('SP_DB0_PORT', '3307'), 'proxy', 'proxy_pw', 'im_txref', $extra)
+    return $DIRECT ? open(env('SP_DB0_PORT', '3307'), 'root', 'root_pw', 'im_txref', $extra)
                    : open(env('SP_PROXY_PORT', '16033'), 'app', 'app_pw', 'im', $extra);
 }
 
@@ -54,8 +54,8 @@ function nextRow($conv) {
             'content' => "php-$conv-" . ($seqBase + $counter)];
 }
 
-$backend = [open(env('SP_DB0_PORT', '3307'), 'proxy', 'proxy_pw', 'im'),
-            open(env('SP_DB1_PORT', '3308'), 'proxy', 'proxy_pw', 'im')];
+$backend = [open(env('SP_DB0_PORT', '3307'), 'root', 'root_pw', 'im'),
+            open(env('SP_DB1_PORT', '3308'), 'root', 'root_pw', 'im')];
 if ($DIRECT) {
     $backend[0]->exec('CREATE DATABASE IF NOT EXISTS im_txref');
     $backend[0]->exec('CREATE TABLE IF NOT EXISTS im_txref.msg LIKE im.msg_00');

@@ -1,0 +1,49 @@
+// OpenSSL contexts for both sides of the proxy (docs/security.md, "TLS").
+// ServerTls: the certificate clients see on the application and admin ports,
+// replaced as a whole on reload (SIGHUP): a new handshake takes the context in
+// force, a session keeps the one it started with. Backend contexts: one per
+// backends[].tls setting, built on first use and kept.
+#pragma once
+#include <atomic>
+#include <expected>
+#include <memory>
+#include <string>
+
+#include "conf/config.hpp"
+
+namespace boost::asio::ssl {
+class context;
+}
+
+namespace sp::proxy {
+
+using TlsContextPtr = std::shared_ptr<boost::asio::ssl::context>;
+
+class ServerTls {
+ public:
+  // Reads server.tls_cert / tls_key (nothing when they are not set); an error
+  // message when a file is missing, unreadable, or the key does not match.
+  std::string load(const conf::ServerConfig& server);
+  // Reads the same files again. On failure the certificate in force stays.
+  std::string reload();
+  // The context for a new handshake; null when TLS is off.
+  TlsContextPtr current() const { return current_.load(); }
+  bool enabled() const { return !cert_path_.empty(); }
+
+ private:
+  std::string cert_path_;
+  std::string key_path_;
+  std::atomic<TlsContextPtr> current_;
+};
+
+// A client context for connections to one backend: CA (or the system store)
+// and peer verification per `tls.verify`, an optional client certificate.
+std::expected<TlsContextPtr, std::string> backendTlsContext(const conf::BackendTls& tls);
+
+// Forgets the backend contexts built so far (SIGHUP): new connections read the CA and client certificate files again.
+void forgetBackendTlsContexts();
+
+// The name a backend's certificate must carry: tls.server_name, else the host of its address.
+std::string backendTlsName(const conf::BackendConfig& backend);
+
+}  // namespace sp::proxy

@@ -1,0 +1,225 @@
+"""Passthrough fidelity (issue 20): what MariaDB's own suite found, each
+checked against the same steps sent directly to the server.
+
+- LAST_INSERT_ID() keeps the server's meaning: an explicit-value insert does
+  not change it, though its OK packet carries the value.
+- A session that logs in after SET GLOBAL sees the new defaults, though the
+  pool holds backend connections opened before it.
+- A prepared SHOW WARNINGS (COM_STMT_PREPARE + COM_STMT_EXECUTE) answers from
+  the session's own diagnostics area, byte for byte as the server does.
+- MariaDB's extended column metadata (format=json, type=uuid) reaches clients
+  that ask for it.
+"""
+import os
+import struct
+import subprocess
+import unittest
+
+import pymysql
+from pymysql.constants import COMMAND
+
+from pyit import sptest
+
+DBA_USER, DBA_PASSWORD = "dba", "dba_pw"
+
+
+def direct_db0():
+    return sptest.direct(sptest.DB0_PORT)
+
+
+class LastInsertId(unittest.TestCase):
+    def setUp(self):
+        self.table = sptest.unique_name("it_lid")
+        with direct_db0() as d:
+            sptest.query(d, f"CREATE TABLE {self.table} (i INT AUTO_INCREMENT PRIMARY KEY, note INT)")
+
+    def tearDown(self):
+        with direct_db0() as d:
+            sptest.query(d, f"DROP TABLE IF EXISTS {self.table}")
+
+    def steps(self, conn):
+        """Insert a generated id, then an explicit one: what the client sees."""
+        seen = []
+        with conn.cursor() as cur:
+            cur.execute(f"INSERT INTO {self.table} VALUES (NULL, 0)")
+            seen.append(("ok id", cur.lastrowid))
+            cur.execute(f"INSERT INTO {self.table} VALUES (50, 0)")
+            seen.append(("ok id", cur.lastrowid))
+        seen.append(("last_insert_id", sptest.scalar(conn, "SELECT LAST_INSERT_ID()")))
+        with conn.cursor() as cur:
+            cur.execute(f"INSERT INTO {self.table} VALUES (NULL, 0)")
+            seen.append(("ok id", cur.lastrowid))
+        seen.append(("last_insert_id", sptest.scalar(conn, "SELECT LAST_INSERT_ID()")))
+        return seen
+
+    def test_explicit_insert_keeps_the_generated_id(self):
+        with direct_db0() as d:
+            expected = self.steps(d)
+        sptest.query(direct_db0(), f"TRUNCATE TABLE {self.table}")
+        with sptest.proxy() as p:
+            got = self.steps(p)
+        # The server: OK ids 1, 50, LAST_INSERT_ID() 1; then 51 and 51.
+        self.assertEqual(expected, [("ok id", 1), ("ok id", 50), ("last_insert_id", 1),
+                                    ("ok id", 51), ("last_insert_id", 51)])
+        self.assertEqual(got, expected)
+
+    def test_another_sessions_insert_does_not_leak(self):
+        a, b = sptest.proxy(), sptest.proxy()
+        try:
+            with a.cursor() as cur:
+                cur.execute(f"INSERT INTO {self.table} VALUES (NULL, 1)")
+                first = cur.lastrowid
+            # b's statements may run on the connection a's insert used.
+            with b.cursor() as cur:
+                cur.execute(f"INSERT INTO {self.table} VALUES (NULL, 2), (NULL, 3)")
+            self.assertEqual(sptest.scalar(b, "SELECT LAST_INSERT_ID()"), first + 1)
+            self.assertEqual(sptest.scalar(a, "SELECT LAST_INSERT_ID()"), first)
+            self.assertEqual(sptest.scalar(b, "SELECT LAST_INSERT_ID()"), first + 1)
+        finally:
+            a.close()
+            b.close()
+
+
+class GlobalDefaults(unittest.TestCase):
+    VARIABLE = "div_precision_increment"
+
+    def test_new_session_sees_set_global(self):
+        with direct_db0() as d:
+            original = sptest.scalar(d, f"SELECT @@GLOBAL.{self.VARIABLE}")
+        changed = 9 if original != 9 else 7
+        # Pooled backend connections exist before the change.
+        warm = [sptest.proxy() for _ in range(3)]
+        for c in warm:
+            self.assertEqual(sptest.scalar(c, f"SELECT @@{self.VARIABLE}"), original)
+        for c in warm:
+            c.close()
+        dba = sptest.proxy(user=DBA_USER, password=DBA_PASSWORD)
+        try:
+            with dba:
+                sptest.query(dba, f"SET GLOBAL {self.VARIABLE} = {changed}")
+                # The session that ran it keeps its own value, as on the server.
+                self.assertEqual(sptest.scalar(dba, f"SELECT @@{self.VARIABLE}"), original)
+            with direct_db0() as d:
+                self.assertEqual(sptest.scalar(d, f"SELECT @@{self.VARIABLE}"), changed)
+                third = sptest.scalar(d, "SELECT 1/3")
+            for _ in range(3):
+                with sptest.proxy() as fresh:
+                    self.assertEqual(sptest.scalar(fresh, f"SELECT @@{self.VARIABLE}"), changed)
+                    self.assertEqual(sptest.scalar(fresh, "SELECT 1/3"), third)
+        finally:
+            # Through the proxy, which sees the change (one made past it, on
+            # the server directly, would not reach its pooled connections).
+            with sptest.proxy(user=DBA_USER, password=DBA_PASSWORD) as dba:
+                sptest.query(dba, f"SET GLOBAL {self.VARIABLE} = {original}")
+        # Back to the original for sessions that log in now.
+        with sptest.proxy() as fresh:
+            self.assertEqual(sptest.scalar(fresh, f"SELECT @@{self.VARIABLE}"), original)
+
+
+def read_packets(conn, count):
+    return [conn._read_packet().get_all_data() for _ in range(count)]
+
+
+def read_until_eof(conn):
+    out = []
+    while True:
+        data = conn._read_packet().get_all_data()
+        out.append(data)
+        if data[:1] == b"\xfe" and len(data) < 9:
+            return out
+
+
+def prepared_show_warnings(conn, sql="SHOW WARNINGS"):
+    """COM_STMT_PREPARE + COM_STMT_EXECUTE, raw: the packets of both answers
+    (the statement id zeroed, it differs by nature)."""
+    conn._execute_command(COMMAND.COM_STMT_PREPARE, sql)
+    ok = conn._read_packet().get_all_data()
+    assert ok[:1] == b"\x00", ok
+    stmt_id, columns, params = struct.unpack("<IHH", ok[1:9])
+    prepare = [ok[:1] + b"\x00\x00\x00\x00" + ok[5:]]
+    if params:
+        prepare += read_packets(conn, params + 1)
+    if columns:
+        prepare += read_packets(conn, columns + 1)
+    conn._execute_command(COMMAND.COM_STMT_EXECUTE, struct.pack("<IBI", stmt_id, 0, 1))
+    header = conn._read_packet().get_all_data()
+    execute = [header] + read_packets(conn, header[0] + 1) + read_until_eof(conn)
+    conn._execute_command(COMMAND.COM_STMT_CLOSE, struct.pack("<I", stmt_id))
+    return prepare, execute
+
+
+class PreparedShowWarnings(unittest.TestCase):
+    STATEMENT = "SELECT CAST('12abc' AS SIGNED), CAST('x' AS SIGNED)"
+
+    def test_prepared_show_warnings_is_the_sessions_area(self):
+        with direct_db0() as d:
+            sptest.query(d, self.STATEMENT)
+            expected = prepared_show_warnings(d)
+            expected_count = prepared_show_warnings(d, "SHOW COUNT(*) WARNINGS")
+        self.assertEqual(len(expected[1]), 1 + 3 + 1 + 2 + 1, "server: 2 warning rows")
+        a, b = sptest.proxy(), sptest.proxy()
+        try:
+            sptest.query(a, self.STATEMENT)
+            # b resets the area of the connection a's statement may have used.
+            sptest.query(b, "SELECT COUNT(*) FROM information_schema.CHARACTER_SETS")
+            self.assertEqual(prepared_show_warnings(a), expected)
+            self.assertEqual(prepared_show_warnings(a, "SHOW COUNT(*) WARNINGS"), expected_count)
+            # Reading the area leaves it as it was, text or prepared.
+            self.assertEqual(len(sptest.query(a, "SHOW WARNINGS")), 2)
+            _, none = prepared_show_warnings(b)
+            self.assertEqual(len(none), 1 + 3 + 1 + 1, "b's area is empty")
+        finally:
+            a.close()
+            b.close()
+
+
+    def after_failed_prepare(self, conn):
+        conn._execute_command(COMMAND.COM_STMT_PREPARE, "SELECT 1 FROM")
+        with self.assertRaises(pymysql.err.ProgrammingError):
+            conn._read_packet()
+        return (prepared_show_warnings(conn, "SHOW COUNT(*) ERRORS"), prepared_show_warnings(conn, "SHOW ERRORS"),
+                sptest.query(conn, "SHOW ERRORS"))
+
+    def test_a_failed_prepare_is_the_areas_error(self):
+        # mysqltest --ps-protocol (user_var): the prepare's error, then SHOW COUNT(*) ERRORS.
+        with direct_db0() as d:
+            expected = self.after_failed_prepare(d)
+        self.assertEqual(expected[2][0][1], 1064)
+        with sptest.proxy() as p:
+            self.assertEqual(self.after_failed_prepare(p), expected)
+
+
+class ExtendedMetadata(unittest.TestCase):
+    """The mariadb client negotiates MARIADB_CLIENT_EXTENDED_TYPE_INFO."""
+
+    def client(self, port, user, password):
+        args = ["mariadb", "--no-defaults", "--protocol=tcp", "-h127.0.0.1", f"-P{port}", f"-u{user}",
+                f"-p{password}", "--column-type-info", "--table", sptest.DATABASE,
+                "-e", f"SELECT a, u, i, JSON_OBJECT('k', 1) AS o FROM {self.table}"]
+        return subprocess.run(args, capture_output=True, text=True, timeout=30, check=True).stdout
+
+    def setUp(self):
+        self.table = sptest.unique_name("it_extmeta")
+        with direct_db0() as d:
+            sptest.query(d, f"CREATE TABLE {self.table} (a JSON, u UUID, i INET6)")
+            sptest.query(d, f"INSERT INTO {self.table} VALUES ('{{}}', UUID(), '::1')")
+
+    def tearDown(self):
+        with direct_db0() as d:
+            sptest.query(d, f"DROP TABLE IF EXISTS {self.table}")
+
+    def test_format_and_type_names_forwarded(self):
+        expected = self.client(sptest.DB0_PORT, sptest.BACKEND_USER, sptest.BACKEND_PASSWORD)
+        self.assertIn("(format=json)", expected)
+        self.assertIn("(type=uuid)", expected)
+        got = self.client(sptest.PROXY_PORT, sptest.APP_USER, sptest.APP_PASSWORD)
+        strip = lambda text: [l for l in text.splitlines() if not l.startswith("Max_length")]  # noqa: E731
+        self.assertEqual(strip(got), strip(expected))
+        # A client that did not ask (PyMySQL) still reads the same columns.
+        with sptest.proxy() as p:
+            rows = sptest.query(p, f"SELECT a, i FROM {self.table}")
+            self.assertEqual(rows, (("{}", "::1"),))
+
+
+if __name__ == "__main__":
+    unittest.main()
