@@ -134,26 +134,21 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
   if (!(hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo)) {
     extended_types_everywhere.store(false, std::memory_order_relaxed);
   }
-  // What the login packets announce (the SSLRequest too: the server takes
-  // MariaDB's extended capabilities from the first packet it reads).
-  uint32_t announced = capabilities_;
   if ((flavour_ & kExtendedTypesFlavour) && !(hs->capabilities & cap::kLongPassword)) {
     // A MariaDB server: ask for extended type info (clearing CLIENT_MYSQL says
-    // the extended capabilities follow).
+    // the extended capabilities follow). Decided before TLS: the server takes
+    // the extended capabilities from the SSL request, so both packets carry them.
     mariadb_capabilities_ = hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo;
-    announced &= ~cap::kLongPassword;
+    capabilities_ &= ~cap::kLongPassword;
   }
 
   uint8_t seq = greeting->sequence_id + 1;
   if (config.tls) {
-    if (auto tls = co_await startTls(config, hs->capabilities, announced, seq); !tls) {
-      co_return std::unexpected(tls.error());
-    }
-    announced |= cap::kSsl;
+    if (auto tls = co_await startTls(config, hs->capabilities, seq); !tls) co_return std::unexpected(tls.error());
   }
   std::string scramble = hs->auth_plugin_data.substr(0, protocol::kScrambleLength);
   protocol::HandshakeResponse41 resp;
-  resp.capabilities = announced;
+  resp.capabilities = capabilities_;
   resp.mariadb_capabilities = mariadb_capabilities_;
   resp.max_packet_size = 1u << 30;
   resp.character_set = kBackendCollation;
@@ -220,8 +215,7 @@ awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf
 
 // SSLRequest, then the TLS handshake (certificate checked per backends[].tls).
 awaitable<std::expected<void, BackendError>> BackendConnection::startTls(const conf::BackendConfig& config,
-                                                                         uint32_t server_capabilities,
-                                                                         uint32_t announced, uint8_t& seq) {
+                                                                         uint32_t server_capabilities, uint8_t& seq) {
   if (!(server_capabilities & cap::kSsl)) {
     co_return std::unexpected(makeError(BackendError::Kind::kConnect,
         "backends[].tls is set but the server does not offer TLS (its have_ssl is not YES: ssl_cert/ssl_key)"));
@@ -229,7 +223,7 @@ awaitable<std::expected<void, BackendError>> BackendConnection::startTls(const c
   auto ctx = backendTlsContext(*config.tls);
   if (!ctx) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "TLS: " + ctx.error()));
   capabilities_ |= cap::kSsl;
-  protocol::SslRequest request{announced | cap::kSsl, 1u << 30, kBackendCollation, mariadb_capabilities_};
+  protocol::SslRequest request{capabilities_, 1u << 30, kBackendCollation, mariadb_capabilities_};
   protocol::Bytes out;
   protocol::encode(request, out);
   seq = stream_.append(out, seq);
@@ -295,7 +289,6 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::ex
       if (!count) co_return malformed("malformed column count");
       columns = static_cast<size_t>(*count);
     } else if (*ev == protocol::ResponseEvent::kColumnDef && column_defs) {
-      // The backend sends extended type info when it was negotiated (MariaDB capabilities).
       auto def = protocol::decodeColumnDefinition41(msg->payload, mariadb_capabilities_);
       if (!def) co_return malformed("malformed column definition");
       column_defs->push_back(std::move(*def));

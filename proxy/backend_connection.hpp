@@ -122,11 +122,8 @@ class BackendConnection {
 
  private:
   awaitable<std::expected<void, BackendError>> login(const conf::BackendConfig& config);
-  // `announced`: the capability flags the login response will carry (and
-  // MariaDB's extended ones, mariadb_capabilities_), sent in the SSLRequest too.
   awaitable<std::expected<void, BackendError>> startTls(const conf::BackendConfig& config,
-                                                        uint32_t server_capabilities, uint32_t announced,
-                                                        uint8_t& seq);
+                                                        uint32_t server_capabilities, uint8_t& seq);
   BackendError ioError(std::string_view what) const;
   awaitable<std::expected<void, BackendError>> enableTracking();
   awaitable<std::expected<protocol::OkPacket, BackendError>> exchange(protocol::Command cmd,

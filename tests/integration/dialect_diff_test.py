@@ -312,8 +312,6 @@ def ddl_msg():
 
 
 def direct(port, database="im"):
-    # root (scripts/cluster: root@127.0.0.1): the proxy's account has grants on
-    # the application schema only, and the reference schemas are created here.
     return pymysql.connect(host="127.0.0.1", port=port, user="root", password="root_pw", database=database,
                            autocommit=True, connect_timeout=10, read_timeout=60)
 
@@ -331,11 +329,10 @@ def setup():
             cur.execute(f"DROP TABLE IF EXISTS {db}.msg")
             cur.execute(ddl_msg().replace("CREATE TABLE IF NOT EXISTS msg", f"CREATE TABLE {db}.msg", 1))
             cur.execute(f"DROP PROCEDURE IF EXISTS {db}.dialect_set_mode")
-            # The proxy's backend account has grants on the application schema
-            # only (scripts/cluster); statements naming the other schema
-            # through the proxy must reach it as they reach the mirror.
-            for host in ("127.0.0.1", "%", "localhost"):
-                cur.execute(f"GRANT ALL PRIVILEGES ON `{db}`.* TO 'proxy'@'{host}'")
+        # The proxy's backend account has least privilege (im.* only): the
+        # other schema is the application's too here, as a DBA would grant it.
+        for account in ("'proxy'@'127.0.0.1'", "'proxy'@'%'", "'proxy'@'localhost'"):
+            cur.execute(f"GRANT ALL PRIVILEGES ON `{OTHER_DB}`.* TO {account}")
         cur.execute(f"INSERT INTO {OTHER_DB}.msg (conv_id, seq, msg_id, sender_uid, content) VALUES "
                     "(12934, 1, 1, 1, 'other'), (12934, 2, 2, 1, 'other')")
     db0.close()
