@@ -450,9 +450,13 @@ bool readsDiagnostics(std::string_view sql, Tokens tokens) {
 }  // namespace
 
 StatementInfo classify(std::string_view sql, const Dialect& dialect) {
-  StatementInfo info;
   const std::vector<Token> all = tokenize(sql, dialect);
-  const Tokens tokens(all.data(), all.size() - 1);  // drop kEnd
+  return classify(sql, all, dialect);
+}
+
+StatementInfo classify(std::string_view sql, std::span<const Token> all, const Dialect& dialect) {
+  StatementInfo info;
+  const Tokens tokens = all.first(all.size() - 1);  // drop kEnd
   scanPinFlags(sql, tokens, info);
 
   Tokens first_statement;

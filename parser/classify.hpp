@@ -5,11 +5,13 @@
 // pinned to the client session.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "parser/dialect.hpp"
+#include "parser/lexer.hpp"
 
 namespace sp::parser {
 
@@ -104,5 +106,8 @@ struct StatementInfo {
 };
 
 StatementInfo classify(std::string_view sql, const Dialect& dialect = {});
+// The same from the statement's tokens (tokenize(sql, dialect): significant
+// tokens, then kEnd), lexed once for all readers (parser/analysis.hpp).
+StatementInfo classify(std::string_view sql, std::span<const Token> tokens, const Dialect& dialect);
 
 }  // namespace sp::parser

@@ -31,12 +31,20 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+namespace {
+thread_local uint64_t lexer_runs = 0;
+}  // namespace
+
+uint64_t lexerRuns() { return lexer_runs; }
+
 Lexer::Lexer(std::string_view sql, const Dialect& dialect)
     // Offsets are 32-bit; a MySQL packet cannot carry more than 1 GiB anyway.
     : sql_(sql.substr(0, std::numeric_limits<uint32_t>::max())),
       dialect_(dialect),
       multi_byte_(needsMultiByteLexing(dialect.charset)),
-      latin1_(dialect.charset == Charset::kLatin1) {}
+      latin1_(dialect.charset == Charset::kLatin1) {
+  ++lexer_runs;
+}
 
 // Word characters from i on; in multi-byte charsets whole characters are
 // stepped over (a gbk 0x955C is one letter, not a letter and a backslash) and
@@ -376,15 +384,21 @@ Token Lexer::lexOperator(size_t begin) {
   }
 }
 
-std::vector<Token> tokenize(std::string_view sql, const Dialect& dialect) {
-  std::vector<Token> tokens;
-  tokens.reserve(sql.size() / 4 + 8);
+void tokenizeInto(std::string_view sql, const Dialect& dialect, std::vector<Token>& out) {
+  out.clear();
+  out.reserve(sql.size() / 4 + 8);
   Lexer lexer(sql, dialect);
   for (;;) {
     Token token = lexer.nextSignificant();
-    tokens.push_back(token);
-    if (token.kind == TokenKind::kEnd) return tokens;
+    out.push_back(token);
+    if (token.kind == TokenKind::kEnd) return;
   }
+}
+
+std::vector<Token> tokenize(std::string_view sql, const Dialect& dialect) {
+  std::vector<Token> tokens;
+  tokenizeInto(sql, dialect, tokens);
+  return tokens;
 }
 
 uint64_t countTokens(std::string_view sql, uint64_t limit, const Dialect& dialect) {

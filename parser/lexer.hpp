@@ -112,6 +112,12 @@ class Lexer {
 
 // All significant tokens, terminated by one kEnd token.
 std::vector<Token> tokenize(std::string_view sql, const Dialect& dialect = {});
+// The same into `out` (cleared first; its capacity is reused).
+void tokenizeInto(std::string_view sql, const Dialect& dialect, std::vector<Token>& out);
+
+// Lexers started on this thread so far: tests count the passes over a
+// statement (parser/analysis.hpp: a plan-cache hit lexes once).
+uint64_t lexerRuns();
 // How many significant tokens `sql` has, counting no further than `limit + 1`;
 // memory O(1), so a 20 MB statement can be measured before anything holds
 // its tokens.

@@ -22,8 +22,13 @@ bool wordIs(const Token& t, std::string_view sql, std::string_view word) {
 }  // namespace
 
 std::optional<std::string> connectionIdQuery(std::string_view sql) {
+  const std::vector<Token> all = tokenize(sql);
+  return connectionIdQuery(sql, all);
+}
+
+std::optional<std::string> connectionIdQuery(std::string_view sql, std::span<const Token> all) {
   std::vector<Token> tokens;
-  for (const Token& t : tokenize(sql)) {
+  for (const Token& t : all) {
     if (!t.isSignificant() || t.kind == TokenKind::kEnd) continue;
     tokens.push_back(t);
   }

@@ -3,8 +3,11 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+
+#include "parser/lexer.hpp"
 
 namespace sp::parser {
 
@@ -14,6 +17,8 @@ namespace sp::parser {
 // handshake reported and KILL takes, not that of whichever backend
 // connection runs the statement.
 std::optional<std::string> connectionIdQuery(std::string_view sql);
+// The same from the statement's tokens (default dialect; parser/analysis.hpp).
+std::optional<std::string> connectionIdQuery(std::string_view sql, std::span<const Token> tokens);
 
 // SHOW WARNINGS | ERRORS [LIMIT [offset,] n] and SHOW COUNT(*) WARNINGS |
 // ERRORS [;]: the session answers them from its own diagnostics area

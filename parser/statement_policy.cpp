@@ -36,7 +36,11 @@ class Analyzer {
 
   void run() {
     const std::vector<Token> all = tokenize(sql_);
-    const Tokens tokens(all.data(), all.size() - 1);  // drop kEnd
+    run(all);
+  }
+  // `all`: tokenize(sql_), kEnd last.
+  void run(std::span<const Token> all) {
+    const Tokens tokens = all.first(all.size() - 1);  // drop kEnd
     bool in_body = false;
     size_t start = 0;
     for (size_t i = 0; i <= tokens.size(); ++i) {
@@ -336,9 +340,15 @@ class Analyzer {
 }  // namespace
 
 std::vector<PrivilegeNeed> privilegesNeeded(std::string_view sql, bool backslash_escapes) {
+  return privilegesNeeded(sql, {}, backslash_escapes);
+}
+
+std::vector<PrivilegeNeed> privilegesNeeded(std::string_view sql, std::span<const Token> tokens,
+                                            bool backslash_escapes) {
   std::vector<PrivilegeNeed> out;
   if (backslash_escapes || sql.find('\\') == std::string_view::npos) {
-    Analyzer(sql, 0, out).run();
+    if (tokens.empty()) Analyzer(sql, 0, out).run();
+    else Analyzer(sql, 0, out).run(tokens);
     return out;
   }
   // NO_BACKSLASH_ESCAPES: a backslash is an ordinary character, so strings

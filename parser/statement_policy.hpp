@@ -8,9 +8,12 @@
 // docs/security.md lists the statements.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "parser/lexer.hpp"
 
 namespace sp::parser {
 
@@ -53,5 +56,9 @@ struct PrivilegeNeed {
 // strings are split where the server will split them (a backslash before a
 // quote does not hide what follows).
 std::vector<PrivilegeNeed> privilegesNeeded(std::string_view sql, bool backslash_escapes = true);
+// The same reading `tokens` (tokenize(sql) under the default dialect, as the
+// statement's analysis holds them; empty: lexed here).
+std::vector<PrivilegeNeed> privilegesNeeded(std::string_view sql, std::span<const Token> tokens,
+                                            bool backslash_escapes);
 
 }  // namespace sp::parser

@@ -42,6 +42,23 @@ uint8_t appendFramed(Bytes& out, ByteView payload, uint8_t seq) {
   }
 }
 
+uint8_t appendFramed(Bytes& out, ByteView head, ByteView rest, uint8_t seq) {
+  const size_t length = head.size() + rest.size();
+  if (length >= kMaxPacketPayload) {  // split into several packets: rare, join first
+    Bytes joined(head.begin(), head.end());
+    joined.insert(joined.end(), rest.begin(), rest.end());
+    return appendFramed(out, joined, seq);
+  }
+  size_t need = out.size() + length + kHeaderSize;
+  if (need > out.capacity()) out.reserve(std::max(need, out.capacity() * 2));
+  uint8_t header[kHeaderSize];
+  encodeHeader({static_cast<uint32_t>(length), seq}, header);
+  out.insert(out.end(), header, header + kHeaderSize);
+  out.insert(out.end(), head.begin(), head.end());
+  out.insert(out.end(), rest.begin(), rest.end());
+  return static_cast<uint8_t>(seq + 1);
+}
+
 void MessageAssembler::feed(ByteView bytes) { buf_.insert(buf_.end(), bytes.begin(), bytes.end()); }
 
 DecodeResult<std::optional<MessageAssembler::Message>> MessageAssembler::next() {

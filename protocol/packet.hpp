@@ -24,6 +24,9 @@ void encodeHeader(PacketHeader h, uint8_t* out4);
 // Appends `payload` framed as one or more packets starting at `seq`.
 // Returns the sequence id that the next packet should use.
 uint8_t appendFramed(Bytes& out, ByteView payload, uint8_t seq);
+// The same for the payload `head` followed by `rest` (a command byte and its
+// argument: COM_QUERY and the SQL), without joining them first.
+uint8_t appendFramed(Bytes& out, ByteView head, ByteView rest, uint8_t seq);
 
 // Incremental de-framer: feed bytes as they arrive; take complete logical
 // messages (payloads joined across 0xffffff splits). Tolerates any split of

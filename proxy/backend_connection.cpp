@@ -29,7 +29,7 @@ namespace {
 // translates for clients that want it), no LOCAL_FILES. SESSION_TRACK: the
 // server reports every change of session state a statement made
 // (session_state.hpp, adoptTrackedChanges); OK packets carrying it are
-// re-encoded for clients (response_forwarder.cpp).
+// re-encoded for clients (route_execution.cpp).
 constexpr uint32_t kBackendCapabilities =
     cap::kLongPassword | cap::kLongFlag | cap::kConnectWithDb | cap::kProtocol41 |
     cap::kTransactions | cap::kSecureConnection | cap::kMultiResults | cap::kPsMultiResults |
@@ -261,11 +261,8 @@ awaitable<std::expected<BackendConnection::TextResult, BackendError>> BackendCon
 awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::exchange(
     protocol::Command cmd, std::string_view argument, TextRows* rows,
     std::vector<protocol::ColumnDefinition41>* column_defs) {
-  protocol::Bytes payload;
-  payload.reserve(argument.size() + 1);
-  payload.push_back(static_cast<uint8_t>(cmd));
-  payload.insert(payload.end(), argument.begin(), argument.end());
-  stream_.append(payload, 0);
+  const uint8_t command = static_cast<uint8_t>(cmd);
+  stream_.append(protocol::ByteView(&command, 1), protocol::asBytes(argument), 0);
   if (!co_await stream_.flush()) {
     broken_ = true;
     co_return std::unexpected(ioError("sending command"));

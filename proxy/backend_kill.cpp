@@ -4,24 +4,37 @@
 #include <spdlog/spdlog.h>
 
 #include "proxy/backend_connection.hpp"
+#include "proxy/backend_shard_channel.hpp"
 
 namespace sp::proxy {
 
 namespace {
+
 constexpr size_t kKillPacketLimit = 1 << 20;  // the answer is one OK or ERR
-constexpr uint16_t kUnknownThread = 1094;     // ER_NO_SUCH_THREAD: the query ended meanwhile
+
+// A channel over a connection of its own, closed with it (never pooled).
+struct OwnedConnection {
+  std::unique_ptr<BackendConnection> conn;
+};
+class OwnedBackendChannel final : private OwnedConnection, public BackendShardChannel {
+ public:
+  OwnedBackendChannel(std::unique_ptr<BackendConnection> conn, const conf::BackendConfig& backend)
+      : OwnedConnection{std::move(conn)}, BackendShardChannel(*OwnedConnection::conn, backend) {}
+  ~OwnedBackendChannel() override { OwnedConnection::conn->stream().close(); }
+};
+
 }  // namespace
 
-awaitable<std::string> killBackendQuery(conf::BackendConfig backend, uint32_t thread_id) {
+awaitable<std::expected<std::unique_ptr<ShardChannel>, std::string>> openKillChannel(
+    const conf::BackendConfig& backend) {
   auto conn = co_await BackendConnection::open(backend, 0, kKillPacketLimit);
-  if (!conn) co_return fmt::format("cannot connect to send KILL QUERY: {}", conn.error().message);
-  const std::string sql = fmt::format("KILL QUERY {}", thread_id);
-  auto r = co_await (*conn)->command(protocol::Command::kQuery, sql);
-  (*conn)->stream().close();
-  if (!r && !(r.error().kind == BackendError::Kind::kServer && r.error().code == kUnknownThread)) {
-    co_return fmt::format("{} failed: {}", sql, r.error().message);
-  }
-  co_return std::string();
+  if (!conn) co_return std::unexpected(conn.error().message);
+  co_return std::make_unique<OwnedBackendChannel>(std::move(*conn), backend);
+}
+
+awaitable<std::string> killBackendQuery(conf::BackendConfig backend, uint32_t thread_id) {
+  const KillTarget target{std::move(backend), thread_id};
+  co_return co_await killThread(target, openKillChannel);
 }
 
 void spawnKillBackendQuery(const asio::any_io_executor& executor, const conf::BackendConfig& backend,

@@ -5,9 +5,14 @@
 #include <cstdint>
 
 #include "conf/config.hpp"
+#include "proxy/kill_execution.hpp"
 #include "proxy/net.hpp"
 
 namespace sp::proxy {
+
+// A connection of the proxy's own to `backend` for KILL QUERY (kill_execution.hpp).
+awaitable<std::expected<std::unique_ptr<ShardChannel>, std::string>> openKillChannel(
+    const conf::BackendConfig& backend);
 
 // Sends KILL QUERY <thread_id> to `backend` and waits for the answer. A thread
 // that already ended (1094) counts as done. Returns an error message, or "".

@@ -69,7 +69,8 @@ std::optional<protocol::ErrPacket> ClientSession::schemaRefusal(std::string_view
                                                         peerHost(), database)};
 }
 
-std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view sql) {
+std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view sql,
+                                                               std::span<const parser::Token> tokens) {
   const auto& config = worker_.context().config;
   const conf::UserAccount* account = config.findUser(user_);
   const routing::AccessRights rights = rightsOf(account);
@@ -89,7 +90,7 @@ std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view
     }
   }
   if (rights.privileged) return std::nullopt;
-  auto denial = routing::checkAccess(sql, rights, map.get(), !txn_.noBackslashEscapes());
+  auto denial = routing::checkAccess(sql, rights, map.get(), !txn_.noBackslashEscapes(), tokens);
   if (!denial) return std::nullopt;
   // The statement text is not logged: it may hold a password.
   if (const auto* refusal = std::get_if<routing::Refusal>(&*denial)) {

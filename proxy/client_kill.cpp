@@ -13,7 +13,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "protocol/wire.hpp"
 #include "proxy/backend_kill.hpp"
+#include "proxy/kill_execution.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
 #include "proxy/local_result.hpp"
@@ -67,15 +69,11 @@ awaitable<bool> ClientSession::onKill(const parser::KillRequest& request) {
                                               fmt::format("You are not owner of thread {}", request.id)));
     co_return co_await client_.flush();
   }
-  std::vector<std::string> failures;
-  for (const auto& target : aim.running) {
-    auto err = co_await killBackendQuery(target.backend, target.thread_id);
-    if (!err.empty()) failures.push_back(fmt::format("backend {} thread {}: {}", target.backend.name,
-                                                     target.thread_id, err));
-  }
+  const KillOutcome outcome = co_await executeKill(aim.running, openKillChannel);
+  const auto& failures = outcome.failures;
   spdlog::info("session {} ({}): KILL {} {}: {} backend quer{} interrupted{}", connection_id_, user_,
-               request.query_only ? "QUERY" : "CONNECTION", request.id, aim.running.size() - failures.size(),
-               aim.running.size() - failures.size() == 1 ? "y" : "ies",
+               request.query_only ? "QUERY" : "CONNECTION", request.id, outcome.interrupted,
+               outcome.interrupted == 1 ? "y" : "ies",
                failures.empty() ? "" : fmt::format("; failed: {}", fmt::join(failures, "; ")));
   if (!failures.empty() && request.query_only) {
     queueError(reply_seq_, client_error::make(client_error::kGeneric, fmt::format(
@@ -101,14 +99,15 @@ awaitable<bool> ClientSession::sendConnectionId(const std::string& column) {
 
 awaitable<bool> ClientSession::onProcessKill(protocol::ByteView payload) {
   // COM_PROCESS_KILL: a 4-byte connection id; kills the connection.
-  if (payload.size() < 5) {
+  protocol::Reader reader(payload.subspan(1));
+  auto id = reader.u32();
+  if (!id) {
     queueError(reply_seq_, client_error::make(client_error::kMalformedPacket,
                                               "shardproxy: COM_PROCESS_KILL without a 4-byte connection id"));
     co_return co_await client_.flush();
   }
   parser::KillRequest request;
-  request.id = static_cast<uint32_t>(payload[1]) | static_cast<uint32_t>(payload[2]) << 8 |
-               static_cast<uint32_t>(payload[3]) << 16 | static_cast<uint32_t>(payload[4]) << 24;
+  request.id = *id;
   co_return co_await onKill(request);
 }
 

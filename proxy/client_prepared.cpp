@@ -293,12 +293,13 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
 }
 
 awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
-  if (payload.size() < 5) {
+  protocol::Reader reader(payload.subspan(1));
+  auto statement_id = reader.u32();
+  if (!statement_id) {
     queueError(reply_seq_, malformed("COM_STMT_EXECUTE"));
     co_return co_await client_.flush();
   }
-  uint32_t id = uint32_t(payload[1]) | (uint32_t(payload[2]) << 8) | (uint32_t(payload[3]) << 16) |
-                (uint32_t(payload[4]) << 24);
+  const uint32_t id = *statement_id;
   ClientStatement* stmt = statements_.find(id);
   if (!stmt) {
     queueError(reply_seq_, unknownStatement(id, "mysqld_stmt_execute"));

@@ -16,7 +16,8 @@
 #include "proxy/client_errors.hpp"
 #include "proxy/global_defaults.hpp"
 #include "proxy/local_result.hpp"
-#include "proxy/response_forwarder.hpp"
+#include "proxy/backend_shard_channel.hpp"
+#include "proxy/route_execution.hpp"
 #include "proxy/statement_limits.hpp"
 #include "routing/explain.hpp"
 #include "routing/plan.hpp"
@@ -312,8 +313,9 @@ void ClientSession::beginRecord(protocol::ByteView payload) {
 }
 
 routing::Plan ClientSession::planFor(std::string_view sql, const parser::StatementInfo& info,
-                                     std::span<const routing::ParamValue> params) {
-  routing::Plan plan = choosePlan(sql, info, params);
+                                     std::span<const routing::ParamValue> params,
+                                     std::span<const parser::Token> tokens) {
+  routing::Plan plan = choosePlan(sql, info, params, tokens);
   if (record_.active) {
     if (record_.sql.empty()) record_.sql = sql;  // a prepared statement's text (kept by statements_)
     record_.onPlan(plan, worker_.context().config.default_backend);
@@ -322,7 +324,8 @@ routing::Plan ClientSession::planFor(std::string_view sql, const parser::Stateme
 }
 
 routing::Plan ClientSession::choosePlan(std::string_view sql, const parser::StatementInfo& info,
-                                        std::span<const routing::ParamValue> params) {
+                                        std::span<const routing::ParamValue> params,
+                                        std::span<const parser::Token> tokens) {
   routing::Plan passthrough;
   passthrough.kind = routing::PlanKind::kPassthrough;
   if (isSessionControl(info.kind)) return passthrough;
@@ -334,7 +337,8 @@ routing::Plan ClientSession::choosePlan(std::string_view sql, const parser::Stat
   input.multi_shard_writes = multiShardWrites(worker_.context().config);
   input.limits = parseLimits(worker_.context().config);
   if (info.kind == parser::StatementKind::kPrepareSql) return routing::planSqlPrepare(sql, input);
-  routing::Plan plan = worker_.planCache().plan(sql, input, record_.active ? &record_.normalized : nullptr);
+  routing::Plan plan =
+      worker_.planCache().plan(sql, tokens, input, record_.active ? &record_.normalized : nullptr);
   // Writes into months ARCHIVE ... BEFORE dropped (proxy/archived_months.hpp).
   if (auto refused = refuseArchivedMonthWrite(plan, info.kind, worker_.context().archived_months.load().get())) {
     return std::move(*refused);
@@ -393,19 +397,24 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
 
 awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   std::string_view sql = protocol::asText(payload.subspan(1));
+  // Before anything holds its tokens: a 20 MB statement is measured in O(1) memory.
   if (auto refused = tokenBudgetRefusal(sql, worker_.context().config, dialect_)) {
     queueError(reply_seq_, *refused);
     co_return co_await client_.flush();
   }
-  if (auto inner = routing::explainShardsStatement(sql)) co_return co_await onExplainShards(*inner);
-  parser::StatementInfo info = parser::classify(sql, dialect_);
-  if (auto refused = accessRefusal(sql)) {
+  // One lexing pass: every reader below takes its tokens and kind from here.
+  parser::analyze(sql, dialect_, analysis_);
+  if (auto inner = routing::explainShardsStatement(sql, analysis_.tokens)) co_return co_await onExplainShards(*inner);
+  parser::StatementInfo& info = analysis_.info;
+  if (auto refused = accessRefusal(sql, analysis_.defaultTokens())) {
     queueError(reply_seq_, *refused);
     co_return co_await client_.flush();
   }
   using K = parser::StatementKind;
   if (info.calls_connection_id && info.kind == K::kSelect && !info.multiple_statements) {
-    if (auto column = parser::connectionIdQuery(sql)) co_return co_await sendConnectionId(*column);
+    auto column = analysis_.defaultTokens().empty() ? parser::connectionIdQuery(sql)
+                                                    : parser::connectionIdQuery(sql, analysis_.tokens);
+    if (column) co_return co_await sendConnectionId(*column);
   }
   if (info.kind == K::kKill) {
     // Never forwarded: the id is the proxy's, and on a backend it would name
@@ -446,7 +455,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
       co_return co_await sendOk(reply_seq_);
     }
   }
-  routing::Plan plan = planFor(sql, info, {});
+  routing::Plan plan = planFor(sql, info, {}, analysis_.defaultTokens());
   if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter);
   if (plan.kind == routing::PlanKind::kMultiWrite) co_return co_await runMultiWrite(plan, info);
   auto routed = resolve(plan, sql, info);
@@ -456,15 +465,8 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   }
   auto& target = std::get<StatementTarget>(routed);
   Outbound out;
-  protocol::Bytes rewritten;
-  if (target.sql.empty()) {
-    out.payload = payload;
-  } else {
-    rewritten.reserve(target.sql.size() + 1);
-    rewritten.push_back(static_cast<uint8_t>(Command::kQuery));
-    rewritten.insert(rewritten.end(), target.sql.begin(), target.sql.end());
-    out.payload = rewritten;
-  }
+  if (target.sql.empty()) out.payload = payload;
+  else out.sql = target.sql;
   // GET DIAGNOSTICS, @@warning_count: run where they read an empty area when
   // the session's previous statement left nothing (not another session's).
   // (When it left conditions, they are on a connection that may be gone: the
@@ -477,112 +479,6 @@ awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result) {
   protocol::Bytes out;
   appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_, false, mariadb_capabilities_);
   client_.appendFramedBytes(out);
-  co_return co_await client_.flush();
-}
-
-awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info) {
-  last_run_ = RunOutcome{};
-  if (auto refused = reservePin(info)) {
-    queueError(reply_seq_, *refused);
-    co_return co_await client_.flush();
-  }
-  auto conn = co_await borrowFor(pool);
-  if (!conn) {
-    syncPinSlot();  // the reservation, when nothing ran
-    co_return true;
-  }
-  if (txn_.pendingBegin()) {
-    auto r = co_await conn->command(Command::kQuery, *txn_.pendingBegin());
-    txn_.clearPendingBegin();
-    if (!r) {
-      if (r.error().kind == BackendError::Kind::kServer) {
-        queueError(reply_seq_, r.error().toErrPacket());
-        co_await client_.flush();
-      } else {
-        reportBackendFailure(pool, reply_seq_, false);
-        co_await client_.flush();
-      }
-      giveBack(std::move(conn), pool, std::nullopt);
-      co_return true;
-    }
-    // The transaction is open from here: losing the connection loses it.
-    txn_.onServerStatus(r->status_flags);
-  }
-  if (out.clear_diagnostics) {
-    // Only a statement naming a table resets the server's diagnostics area
-    // (DO 0 or COMMIT leave it as they found it); this one names a table every
-    // account can read and returns nothing.
-    constexpr std::string_view kResetDiagnostics = "DO (SELECT 1 FROM information_schema.CHARACTER_SETS LIMIT 0)";
-    if (!co_await conn->command(Command::kQuery, kResetDiagnostics)) {
-      reportBackendFailure(pool, reply_seq_, false);
-      giveBack(std::move(conn), pool, std::nullopt);
-      co_return co_await client_.flush();
-    }
-  }
-  if (auto restore = info.uses_last_insert_id ? last_insert_id_.restoreFor(conn->loan()) : std::nullopt) {
-    auto r = co_await conn->command(Command::kQuery, *restore);
-    if (!r) {
-      reportBackendFailure(pool, reply_seq_, false);
-      giveBack(std::move(conn), pool, std::nullopt);
-      co_return co_await client_.flush();
-    }
-    last_insert_id_.onRestored(conn->loan());
-  }
-  if (out.execute) {
-    // The physical statement, prepared on this connection the first time it is used.
-    auto stmt = co_await conn->prepared(out.execute_sql);
-    if (!stmt) {
-      if (stmt.error().kind == BackendError::Kind::kServer) {
-        queueError(reply_seq_, stmt.error().toErrPacket());
-      } else {
-        reportBackendFailure(pool, reply_seq_, true);
-      }
-      giveBack(std::move(conn), pool, std::nullopt);
-      co_return co_await client_.flush();
-    }
-    protocol::Bytes execute;
-    if (!protocol::encode(protocol::retarget(*out.execute, stmt->id), execute)) {
-      queueError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: cannot encode parameters"));
-      giveBack(std::move(conn), pool, std::nullopt);
-      co_return co_await client_.flush();
-    }
-    conn->stream().append(execute, 0);
-  } else {
-    conn->stream().append(out.payload, 0);
-  }
-  const bool changes_globals = changesGlobalDefaults(info);
-  if (changes_globals) advanceGlobalsEpoch();  // and again once answered: global_defaults.hpp
-  if (!co_await conn->stream().flush()) {
-    conn->markBroken();
-    reportBackendFailure(pool, reply_seq_, true);
-    giveBack(std::move(conn), pool, std::nullopt);
-    co_return co_await client_.flush();
-  }
-  auto result = co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_,
-                                         out.more_results ? status::kMoreResultsExist : 0);
-  if (changes_globals) advanceGlobalsEpoch();
-  last_run_ = {result.next_client_seq, result.server_error || result.backend_failed || result.client_failed};
-  record_.onResponse(result.rows, result.server_error ? result.error_code : 0);
-  if (result.client_failed) {
-    giveBack(std::move(conn), pool, std::nullopt);
-    co_return false;
-  }
-  if (result.backend_failed) {
-    reportBackendFailure(pool, result.next_client_seq, true);
-    giveBack(std::move(conn), pool, std::nullopt);
-    co_return co_await client_.flush();
-  }
-  if (!result.server_error || info.multiple_statements) {
-    recordEffects(info, *conn, result.changes, result.changes_unreadable);
-  }
-  if (!info.reads_diagnostics) co_await recordDiagnostics(result, info, *conn);
-  auto server_status = co_await statusAfter(result, *conn);
-  if (server_status) {
-    carryAutocommit(*server_status & status::kAutocommit, initial_status_ & status::kAutocommit, desired_,
-                    conn->applied());
-  }
-  last_insert_id_.afterStatement(conn->loan(), result.last_insert_id);
-  giveBack(std::move(conn), pool, server_status);
   co_return co_await client_.flush();
 }
 
@@ -604,61 +500,6 @@ awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
     }
   }
   co_return co_await sendLocalResult(result);
-}
-
-awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
-  std::string db(protocol::asText(payload.subspan(1)));
-  if (auto refused = schemaRefusal(db)) {
-    queueError(reply_seq_, *refused);
-    co_return co_await client_.flush();
-  }
-  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
-  auto conn = co_await borrow(pool, false);
-  if (!conn) co_return true;
-  conn->stream().append(payload, 0);
-  if (!co_await conn->stream().flush()) conn->markBroken();
-  ForwardResult result;
-  result.backend_failed = true;
-  if (!conn->broken()) {
-    result = co_await forwardResponse(*conn, client_, protocol::ResponseKind::kQuery, capabilities_, reply_seq_);
-  }
-  if (result.client_failed) {
-    giveBack(std::move(conn), pool, std::nullopt);
-    co_return false;
-  }
-  std::optional<uint16_t> server_status;
-  if (result.backend_failed) {
-    reportBackendFailure(pool, result.next_client_seq ? result.next_client_seq : reply_seq_, true);
-  } else {
-    if (!result.server_error) {
-      desired_.database = db;
-      conn->applied().database = db;
-    }
-    server_status = co_await statusAfter(result, *conn);
-  }
-  giveBack(std::move(conn), pool, server_status);
-  co_return co_await client_.flush();
-}
-
-awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state,
-                                             BackendPool* target) {
-  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : target ? *target : defaultPool();
-  auto conn = co_await borrow(pool, sync_state);
-  if (!conn) co_return true;
-  conn->stream().append(payload, 0);
-  if (!co_await conn->stream().flush()) conn->markBroken();
-  ForwardResult result;
-  result.backend_failed = true;
-  if (!conn->broken()) result = co_await forwardResponse(*conn, client_, kind, capabilities_, reply_seq_);
-  if (result.client_failed) {
-    giveBack(std::move(conn), pool, std::nullopt);
-    co_return false;
-  }
-  if (result.backend_failed) reportBackendFailure(pool, result.next_client_seq ? result.next_client_seq : reply_seq_, true);
-  std::optional<uint16_t> flags;
-  if (kind == protocol::ResponseKind::kQuery && !result.backend_failed) flags = co_await statusAfter(result, *conn);
-  giveBack(std::move(conn), pool, flags);
-  co_return co_await client_.flush();
 }
 
 awaitable<bool> ClientSession::onResetConnection() {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <variant>
 
+#include "parser/analysis.hpp"
 #include "parser/classify.hpp"
 #include "parser/dialect.hpp"
 #include "protocol/prepared.hpp"
@@ -26,7 +27,7 @@
 #include "proxy/backend_connection.hpp"
 #include "proxy/metrics.hpp"
 #include "proxy/packet_stream.hpp"
-#include "proxy/response_forwarder.hpp"
+#include "proxy/route_execution.hpp"
 #include "proxy/session_state.hpp"
 #include "proxy/local_result.hpp"
 #include "proxy/session_diagnostics.hpp"
@@ -76,7 +77,8 @@ class ClientSession {
 
   // client_access.cpp: the ERR refusing `sql` for this user (statement
   // policy, private physical tables; docs/security.md), or nullopt.
-  std::optional<protocol::ErrPacket> accessRefusal(std::string_view sql);
+  // `tokens`: tokenize(sql) under the default dialect when at hand, else empty.
+  std::optional<protocol::ErrPacket> accessRefusal(std::string_view sql, std::span<const parser::Token> tokens = {});
   // MariaDB's 1044 when users[].allow_schemas leaves `database` out (login,
   // COM_INIT_DB, COM_CHANGE_USER), or nullopt.
   std::optional<protocol::ErrPacket> schemaRefusal(std::string_view database);
@@ -94,7 +96,8 @@ class ClientSession {
   // What runOn sends: a command payload as is, or an execute of a prepared
   // statement whose physical SQL is prepared on the borrowed connection.
   struct Outbound {
-    protocol::ByteView payload;
+    protocol::ByteView payload;  // the client's command, sent as is
+    std::string_view sql;        // else: a COM_QUERY of this (the statement rewritten for its shard)
     std::string execute_sql;
     const protocol::StmtExecute* execute = nullptr;
     bool clear_diagnostics = false;  // reset the connection's diagnostics area first
@@ -114,7 +117,13 @@ class ClientSession {
   // read with SHOW WARNINGS on `conn` (only when it had some).
   awaitable<void> recordDiagnostics(const ForwardResult& result, const parser::StatementInfo& info,
                                     BackendConnection& conn);
+  // session_route.cpp: a statement, COM_INIT_DB and the other commands run on
+  // one backend connection (route_execution.hpp forwards the answer).
   awaitable<bool> runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info);
+  awaitable<bool> onInitDb(protocol::ByteView payload);
+  // `target`: another backend than the default one (ignored when pinned).
+  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state,
+                                BackendPool* target = nullptr);
   RunOutcome last_run_;  // of the latest runOn
 
   // multi_statement.cpp: a COM_QUERY holding several statements
@@ -128,7 +137,7 @@ class ClientSession {
   std::optional<protocol::ErrPacket> planPacketStatement(PacketStatement& st);
   awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
 
-  // scatter_executor.cpp: statements that span shards.
+  // session_scatter.cpp: statements that span shards (scatter_execution.hpp runs them).
   // binary_rows: answer a COM_STMT_EXECUTE (binary result rows built from the
   // shards' text rows and the merged column definitions).
   awaitable<bool> runScatter(const routing::ScatterPlan& plan, bool binary_rows = false);
@@ -141,14 +150,13 @@ class ClientSession {
   awaitable<std::expected<BackendConnection::TextResult, protocol::ErrPacket>> catalogQuery(BackendPool& pool,
                                                                                           const std::string& sql);
 
-  // multi_write_executor.cpp: an INSERT / REPLACE split per shard (routing::PlanKind::kMultiWrite).
+  // session_split_write.cpp: an INSERT / REPLACE split per shard
+  // (routing::PlanKind::kMultiWrite; split_write_execution.hpp runs the parts).
   awaitable<bool> runMultiWrite(const routing::Plan& plan, const parser::StatementInfo& info);
   awaitable<bool> runMultiWriteParallel(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
                                         const parser::StatementInfo& info);
   awaitable<bool> runMultiWriteOnOne(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
                                      const parser::StatementInfo& info);
-  awaitable<bool> undoSplitWrite(std::unique_ptr<BackendConnection> conn, BackendPool& pool,
-                                 const routing::RouteTarget& target, const protocol::ErrPacket& error);
   awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> preparePartConnection(
       BackendPool& pool, const parser::StatementInfo& info);
   awaitable<bool> sendWriteOk(const protocol::OkPacket& sum);
@@ -168,13 +176,10 @@ class ClientSession {
   awaitable<bool> prepareDiagnostics(std::string sql);
   awaitable<bool> executeDiagnostics(const ClientStatement& statement);
   void onStmtClose(protocol::ByteView payload);
-  awaitable<bool> onInitDb(protocol::ByteView payload);
-  // `target`: another backend than the default one (ignored when pinned).
-  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state,
-                                BackendPool* target = nullptr);
   // catalog_executor.cpp: COM_FIELD_LIST, checked as SHOW COLUMNS and
   // pointed at a logical table's first physical table.
   awaitable<bool> onFieldList(protocol::ByteView payload);
+  // client_session.cpp
   awaitable<bool> onResetConnection();
   awaitable<bool> onSetOption(protocol::ByteView payload);
 
@@ -205,6 +210,9 @@ class ClientSession {
   // ERR inside a transaction those of a `DO 0` (nullopt: unchanged).
   awaitable<std::optional<uint16_t>> statusAfter(const ForwardResult& result, BackendConnection& conn);
   void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement);
+  // A failure while preparing a connection for the statement (state sync, a
+  // deferred BEGIN): the server's own ERR, or the lost backend, queued.
+  void queuePreparationFailure(const BackendPool& pool, const BackendError& error);
 
   awaitable<bool> sendOk(uint8_t seq, uint16_t extra_status = 0);
   void queueError(uint8_t seq, const protocol::ErrPacket& err);
@@ -223,10 +231,11 @@ class ClientSession {
     BackendPool* pool = nullptr;
     std::string sql;
   };
+  // `tokens`: the statement's default-dialect tokens when analysed (analysis_), else empty.
   routing::Plan planFor(std::string_view sql, const parser::StatementInfo& info,
-                        std::span<const routing::ParamValue> params);
+                        std::span<const routing::ParamValue> params, std::span<const parser::Token> tokens = {});
   routing::Plan choosePlan(std::string_view sql, const parser::StatementInfo& info,
-                           std::span<const routing::ParamValue> params);
+                           std::span<const routing::ParamValue> params, std::span<const parser::Token> tokens);
   void beginRecord(protocol::ByteView payload);
   // `metadata_only`: a COM_STMT_PREPARE, which reads metadata and changes
   // nothing, may go to another backend than the session's pinned one.
@@ -266,6 +275,8 @@ class ClientSession {
   bool names_case_sensitive_ = false;  // the backends' lower_case_table_names is 0
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
   ClientStatements statements_;
+  // The current COM_QUERY's analysis (parser/analysis.hpp); kept to reuse its buffers.
+  parser::StatementAnalysis analysis_;
   // LAST_INSERT_ID() of this session and the backend connection holding it
   // (session_last_insert_id.hpp).
   SessionLastInsertId last_insert_id_;

@@ -78,7 +78,7 @@ std::optional<protocol::ErrPacket> ClientSession::planPacketStatement(PacketStat
                                     "the proxy and must be sent on their own, not in a multi-statement packet"),
                  st.index, st.text);
   }
-  routing::Plan plan = choosePlan(st.text, st.info, {});
+  routing::Plan plan = choosePlan(st.text, st.info, {}, {});
   if (plan.kind == routing::PlanKind::kScatter || plan.kind == routing::PlanKind::kMultiRoute ||
       plan.kind == routing::PlanKind::kMultiWrite) {
     return named(client_error::make(client_error::kNotSupported,

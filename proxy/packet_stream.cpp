@@ -128,6 +128,16 @@ awaitable<bool> PacketStream::fill(size_t needed_total) {
   co_return true;
 }
 
+std::optional<StreamMessage> PacketStream::tryRead() {
+  if (!hasBufferedPacket() || joined_.capacity() > kShrinkAbove) return std::nullopt;
+  const uint8_t* h = in_.data() + begin_;
+  uint32_t len = payloadLength(h);
+  if (len == protocol::kMaxPacketPayload || len > max_) return std::nullopt;  // read() handles both
+  StreamMessage m{protocol::ByteView(h + protocol::kHeaderSize, len), h[3], h[3]};
+  begin_ += protocol::kHeaderSize + len;
+  return m;
+}
+
 awaitable<std::expected<StreamMessage, StreamError>> PacketStream::read() {
   auto fail = [this] { return std::unexpected(eof_ ? StreamError::kClosed : StreamError::kIo); };
   read_started_at_ = std::chrono::steady_clock::now();

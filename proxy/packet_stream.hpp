@@ -21,8 +21,10 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "protocol/packet.hpp"
 #include "protocol/wire.hpp"
 #include "proxy/net.hpp"
 
@@ -65,6 +67,10 @@ class PacketStream {
 
   // Reads the next logical message.
   awaitable<std::expected<StreamMessage, StreamError>> read();
+  // The next message when a whole one (under 16 MiB) is already buffered,
+  // without suspending (no coroutine frame); nullopt: call read(). Does not
+  // restart readStartedAt() (which times clients waiting between commands).
+  std::optional<StreamMessage> tryRead();
   // True when a complete packet is already buffered (read() will not block).
   bool hasBufferedPacket() const;
   // One non-blocking recv of whatever the kernel already holds, without
@@ -74,6 +80,10 @@ class PacketStream {
 
   // Frames `payload` starting at `seq` into the output buffer; returns the next seq.
   uint8_t append(protocol::ByteView payload, uint8_t seq);
+  // Frames the payload `head` + `rest` (a command byte and its argument) without joining them.
+  uint8_t append(protocol::ByteView head, protocol::ByteView rest, uint8_t seq) {
+    return protocol::appendFramed(out_, head, rest, seq);
+  }
   // Appends bytes that are already framed (header + payload).
   void appendFramedBytes(protocol::ByteView framed) { out_.insert(out_.end(), framed.begin(), framed.end()); }
   // Sends everything appended so far.

@@ -45,19 +45,18 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool&
   if (sync_state && !conn->inSync(desired_)) {
     auto s = co_await conn->sync(desired_);
     if (!s) {
-      const auto& e = s.error();
-      if (e.kind == BackendError::Kind::kServer) {
-        queueError(reply_seq_, e.toErrPacket());
-        co_await client_.flush();
-      } else {
-        reportBackendFailure(pool, reply_seq_, false);
-        co_await client_.flush();
-      }
+      queuePreparationFailure(pool, s.error());
+      co_await client_.flush();
       giveBack(std::move(conn), pool, std::nullopt);
       co_return nullptr;
     }
   }
   co_return conn;
+}
+
+void ClientSession::queuePreparationFailure(const BackendPool& pool, const BackendError& error) {
+  if (error.kind == BackendError::Kind::kServer) queueError(reply_seq_, error.toErrPacket());
+  else reportBackendFailure(pool, reply_seq_, false);
 }
 
 void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool,

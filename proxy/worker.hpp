@@ -13,6 +13,7 @@
 
 #include "proxy/async_gate.hpp"
 #include "proxy/backend_pool.hpp"
+#include "proxy/kill_execution.hpp"
 #include "proxy/net.hpp"
 #include "proxy/proxy_context.hpp"
 #include "proxy/statement_observer.hpp"
@@ -50,10 +51,7 @@ class Worker {
   // owns it, marks the backend connections lent to it so none goes back to a
   // pool, closes the client connection unless `query_only`, and returns the
   // server threads that run its statement now (none when it is idle).
-  struct KillTarget {
-    conf::BackendConfig backend;
-    uint32_t thread_id = 0;
-  };
+  using KillTarget = proxy::KillTarget;  // kill_execution.hpp
   struct KillAim {
     enum class Result : uint8_t { kNoSuchSession, kNotOwner, kAimed } result = Result::kNoSuchSession;
     std::vector<KillTarget> running;  // kAimed: KILL QUERY these

@@ -19,8 +19,11 @@ bool isWord(const parser::Token& t, std::string_view sql, std::string_view word)
   return true;
 }
 
-std::optional<PhysicalName> physicalIn(std::string_view sql, const CompiledShardMap& map, int depth) {
-  const std::vector<parser::Token> tokens = parser::tokenize(sql);
+std::optional<PhysicalName> physicalIn(std::string_view sql, const CompiledShardMap& map, int depth,
+                                      std::span<const parser::Token> given = {}) {
+  std::vector<parser::Token> lexed;
+  if (given.empty()) lexed = parser::tokenize(sql);
+  const std::span<const parser::Token> tokens = given.empty() ? std::span<const parser::Token>(lexed) : given;
   for (size_t i = 0; i + 1 < tokens.size(); ++i) {
     const parser::Token& t = tokens[i];
     if (t.is(parser::TokenKind::kString) && depth < 4 && i > 0 &&
@@ -44,9 +47,9 @@ std::optional<PhysicalName> physicalTableNamed(std::string_view sql, const Compi
 }
 
 std::optional<AccessDenial> checkAccess(std::string_view sql, const AccessRights& rights, const CompiledShardMap* map,
-                                        bool backslash_escapes) {
+                                        bool backslash_escapes, std::span<const parser::Token> tokens) {
   if (rights.privileged) return std::nullopt;
-  for (auto& need : parser::privilegesNeeded(sql, backslash_escapes)) {
+  for (auto& need : parser::privilegesNeeded(sql, tokens, backslash_escapes)) {
     if (need.need == parser::Need::kDdl && rights.allow_ddl) continue;
     if (need.need == parser::Need::kUncheckedDynamicSql) {
       return Refusal{RouteErrorCode::kUncheckedDynamicSql,
@@ -66,8 +69,9 @@ std::optional<AccessDenial> checkAccess(std::string_view sql, const AccessRights
         if (c == '\\') c = ' ';
       }
       sql = plain;
+      tokens = {};  // lexed from the changed text
     }
-    if (auto named = physicalTableNamed(sql, *map)) {
+    if (auto named = physicalIn(sql, *map, 0, tokens)) {
       return Refusal{RouteErrorCode::kPrivateTable,
                      "shardproxy: " + named->physical + " is a physical shard table of " + named->logical +
                          "; applications use the logical table " + named->logical +

@@ -4,10 +4,12 @@
 // application's. Pure: the session turns a denial into an ERR packet.
 #pragma once
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
 
+#include "parser/lexer.hpp"
 #include "parser/statement_policy.hpp"
 #include "routing/route_error.hpp"
 #include "routing/shard_map.hpp"
@@ -29,8 +31,10 @@ using AccessDenial = std::variant<parser::PrivilegeNeed, Refusal>;
 // The first thing in `sql` that `rights` do not cover; nullopt when the
 // statement may run. `map` may be null (no shard map: no physical tables).
 // `backslash_escapes`: false under NO_BACKSLASH_ESCAPES.
+// `tokens`: tokenize(sql) under the default dialect when the caller has them
+// (parser/analysis.hpp), else empty.
 std::optional<AccessDenial> checkAccess(std::string_view sql, const AccessRights& rights, const CompiledShardMap* map,
-                                        bool backslash_escapes = true);
+                                        bool backslash_escapes = true, std::span<const parser::Token> tokens = {});
 
 // The first physical shard table `sql` names (identifiers, the literal text
 // of PREPARE .. FROM / EXECUTE IMMEDIATE included), with its logical table.

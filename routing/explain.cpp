@@ -6,18 +6,17 @@
 namespace sp::routing {
 
 std::optional<std::string_view> explainShardsStatement(std::string_view sql) {
-  parser::Lexer lexer(sql);
-  parser::Token first = lexer.nextSignificant();
-  if (first.kind != parser::TokenKind::kIdentifier || !equalsIgnoreCase(first.text(sql), "EXPLAIN")) {
+  return explainShardsStatement(sql, parser::tokenize(sql));
+}
+
+std::optional<std::string_view> explainShardsStatement(std::string_view sql, std::span<const parser::Token> tokens) {
+  auto word = [&](size_t i, std::string_view w) {
+    return i < tokens.size() && tokens[i].kind == parser::TokenKind::kIdentifier && equalsIgnoreCase(tokens[i].text(sql), w);
+  };
+  if (!word(0, "EXPLAIN") || !word(1, "SHARDS") || tokens.size() < 3 || tokens[2].kind == parser::TokenKind::kEnd) {
     return std::nullopt;
   }
-  parser::Token second = lexer.nextSignificant();
-  if (second.kind != parser::TokenKind::kIdentifier || !equalsIgnoreCase(second.text(sql), "SHARDS")) {
-    return std::nullopt;
-  }
-  parser::Token third = lexer.nextSignificant();
-  if (third.kind == parser::TokenKind::kEnd) return std::nullopt;
-  return sql.substr(third.begin);
+  return sql.substr(tokens[2].begin);
 }
 
 std::vector<ExplainRow> explainRows(const Plan& plan) {

@@ -4,10 +4,12 @@
 // a result set; the same rows serve the admin SHOW ROUTE command.
 #pragma once
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "parser/lexer.hpp"
 #include "routing/plan.hpp"
 
 namespace sp::routing {
@@ -15,6 +17,8 @@ namespace sp::routing {
 // When `sql` is `EXPLAIN SHARDS <statement>` (any letter case, comments and
 // spacing allowed between the words), the statement's text; else nullopt.
 std::optional<std::string_view> explainShardsStatement(std::string_view sql);
+// The same from the statement's tokens (parser/analysis.hpp).
+std::optional<std::string_view> explainShardsStatement(std::string_view sql, std::span<const parser::Token> tokens);
 
 // Result-set column names, in order.
 inline constexpr std::string_view kExplainColumns[] = {"shard", "backend", "table", "sql"};

@@ -35,15 +35,53 @@ std::optional<uint32_t> mapPosition(const NormalizedQuery& q, uint32_t pos, bool
 
 }  // namespace
 
+// What a whole plan was made with, besides its text: the same text with
+// these gives the same plan.
+struct ExactKey {
+  std::string map_checksum;
+  std::string default_backend;
+  bool split_in_lists = false;
+  bool allow_scatter = true;
+  MultiShardWrites multi_shard_writes = MultiShardWrites::kRefuse;
+  parser::ParseLimits limits;
+
+  static ExactKey of(const PlannerInput& input) {
+    return {input.map.checksum(), std::string(input.default_backend), input.split_in_lists, input.allow_scatter,
+            input.multi_shard_writes, input.limits};
+  }
+  bool matches(const PlannerInput& in) const {
+    return map_checksum == in.map.checksum() && default_backend == in.default_backend &&
+           split_in_lists == in.split_in_lists && allow_scatter == in.allow_scatter &&
+           multi_shard_writes == in.multi_shard_writes && limits.max_nodes == in.limits.max_nodes &&
+           limits.max_depth == in.limits.max_depth && limits.max_in_values == in.limits.max_in_values;
+  }
+};
+
+// A plan kept whole; `table` is found again by name in the map of each use
+// (the map it was planned with may be gone, replaced by an equal one).
+struct ExactPlan {
+  ExactKey key;
+  Plan plan;
+  std::string table;
+  size_t bytes = 0;  // estimated, counted in the entry's bytes
+};
+
 struct PlanCache::Entry {
   std::string text;  // the normalized text the statement's views point into
   std::optional<parser::Statement> statement;  // empty: the normalized text does not parse
-  size_t bytes = 0;  // entryBytes()
+  mutable size_t bytes = 0;  // entryBytes(), and the whole plans kept
+  // Whole plans of this shape by exact text (few: the last kMaxExactPlans).
+  mutable std::list<std::pair<std::string, ExactPlan>> exact;
 };
 
 NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue> params) {
+  const std::vector<parser::Token> tokens = parser::tokenize(sql);
+  return normalizeQuery(sql, tokens, params);
+}
+
+NormalizedQuery normalizeQuery(std::string_view sql, std::span<const parser::Token> tokens,
+                               std::span<const ParamValue> params) {
   NormalizedQuery q;
-  auto tokens = parser::tokenize(sql);
   q.text.reserve(sql.size());
   q.spans.reserve(tokens.size());
   uint32_t placeholder = 0;
@@ -122,6 +160,11 @@ void PlanCache::insert(const std::string& key, std::shared_ptr<const Entry> entr
 }
 
 Plan PlanCache::plan(std::string_view sql, const PlannerInput& input, std::string* normalized) {
+  return plan(sql, {}, input, normalized);
+}
+
+Plan PlanCache::plan(std::string_view sql, std::span<const parser::Token> tokens, const PlannerInput& input,
+                     std::string* normalized) {
   // Long texts are planned directly: they rarely repeat, and an entry holds
   // the text twice plus its tree, so caching them would let a client fill
   // memory with a few thousand big statements.
@@ -136,7 +179,7 @@ Plan PlanCache::plan(std::string_view sql, const PlannerInput& input, std::strin
       !sameName(input.names.current_database, input.names.sharded_schema, input.names)) {
     return planQuery(sql, input);
   }
-  NormalizedQuery q = normalizeQuery(sql, input.params);
+  NormalizedQuery q = tokens.empty() ? normalizeQuery(sql, input.params) : normalizeQuery(sql, tokens, input.params);
   if (!q.cacheable) return planQuery(sql, input);
   Plan plan = planNormalized(sql, input, q);
   if (normalized) *normalized = std::move(q.text);
@@ -159,6 +202,11 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
   }
   // Shapes the parser rejects once `?` stands in for a literal (e.g. CHAR(10)) are planned directly.
   if (!entry->statement) return planQuery(sql, input);
+  const bool literals_only = std::all_of(q.params.begin(), q.params.end(),
+                                         [](const ParamValue& p) { return p.kind == ParamValue::Kind::kLiteral; });
+  if (literals_only && !entry->exact.empty()) {
+    if (auto kept = findExact(sql, input, *entry)) return std::move(*kept);
+  }
   PlannerInput normalized{input.map,           input.default_backend, q.params,
                           input.split_in_lists, input.allow_scatter,   input.multi_shard_writes,
                           input.limits};
@@ -168,8 +216,9 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
   if (plan.kind == PlanKind::kRefused || plan.kind == PlanKind::kMultiRoute ||
       plan.kind == PlanKind::kScatter || plan.kind == PlanKind::kMultiWrite) {
     // Messages quote the values as written, and each shard of a split plan has
-    // its own edits: plan the original text for those.
-    return planQuery(sql, input);
+    // its own edits: plan the original text for those, and keep the plan.
+    if (!literals_only) return planQuery(sql, input);
+    return exactPlan(sql, input, *entry);
   }
   for (auto& e : edits) {
     // Tokens are separated by one space in the normalized text, so a position
@@ -184,6 +233,41 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
   for (auto& target : plan.targets) target.sql = applyEdits(sql, edits);
   plan.depends_on_params = false;
   for (const auto& e : q.params) plan.depends_on_params |= e.kind != ParamValue::Kind::kLiteral;
+  return plan;
+}
+
+std::optional<Plan> PlanCache::findExact(std::string_view sql, const PlannerInput& input, const Entry& entry) {
+  for (auto it = entry.exact.begin(); it != entry.exact.end(); ++it) {
+    if (it->first != sql || !it->second.key.matches(input)) continue;
+    entry.exact.splice(entry.exact.begin(), entry.exact, it);  // most recent first
+    ++exact_hits_;
+    Plan plan = it->second.plan;
+    if (!it->second.table.empty()) plan.table = input.map.findTable(it->second.table);
+    return plan;
+  }
+  return std::nullopt;
+}
+
+Plan PlanCache::exactPlan(std::string_view sql, const PlannerInput& input, const Entry& entry) {
+  Plan plan = planQuery(sql, input);
+  auto cached = index_.find(entry.text);
+  if (cached == index_.end() || cached->second.first.get() != &entry) return plan;  // the shape is not kept
+  size_t bytes = 2 * sql.size() + 512;
+  for (const auto& t : plan.targets) bytes += 2 * (t.sql.size() + t.backend.size() + t.physical_table.size()) + 128;
+  if (plan.refusal) bytes += plan.refusal->message.size();
+  if (bytes > max_bytes_ / 8) return plan;  // too big to keep
+  ExactPlan kept{ExactKey::of(input), plan, plan.table ? plan.table->name : std::string(), bytes};
+  kept.plan.table = nullptr;
+  entry.exact.emplace_front(std::string(sql), std::move(kept));
+  entry.bytes += bytes;
+  bytes_ += bytes;
+  if (entry.exact.size() > kMaxExactPlans) {
+    const size_t oldest = entry.exact.back().second.bytes;
+    entry.exact.pop_back();
+    entry.bytes -= oldest;
+    bytes_ -= oldest;
+  }
+  while (lru_.size() > 1 && bytes_ > max_bytes_) evictOne();
   return plan;
 }
 

@@ -7,16 +7,25 @@
 // text with the planner's edits mapped back onto it: byte for byte the same
 // result as planQuery().
 //
+// Plans whose per-shard SQL or messages depend on the literals as written
+// (scatter plans with their per-shard SQL and merge specification, split
+// writes, multi-route plans, refusals) are kept whole, keyed by the exact
+// text, the shard map's checksum and the planner's settings: repeating such
+// a statement costs one normalization pass and no parse either.
+//
 // Not thread-safe: use one cache per worker thread (no locks on the hot path).
 #pragma once
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "parser/lexer.hpp"
 #include "routing/plan.hpp"
 
 namespace sp::routing {
@@ -35,6 +44,9 @@ struct NormalizedQuery {
 
 // `params` are the statement's own bound `?` values (prepared statements).
 NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue> params);
+// The same from `tokens` (tokenize(sql) under the default dialect).
+NormalizedQuery normalizeQuery(std::string_view sql, std::span<const parser::Token> tokens,
+                               std::span<const ParamValue> params);
 
 // The statement as written (comments and spacing kept) with every literal
 // value replaced by `?`: what logs show instead of the values.
@@ -55,6 +67,10 @@ class PlanCache {
   // (optional) receives the normalized text (query digests), left empty for
   // statements the cache does not normalize (too long, lexer errors).
   Plan plan(std::string_view sql, const PlannerInput& input, std::string* normalized = nullptr);
+  // The same reading the statement's tokens when the caller has them
+  // (tokenize(sql) under the default dialect; empty: lexed here).
+  Plan plan(std::string_view sql, std::span<const parser::Token> tokens, const PlannerInput& input,
+            std::string* normalized = nullptr);
 
   size_t size() const { return index_.size(); }
   // Memory the entries hold, as estimated by entryBytes().
@@ -65,6 +81,8 @@ class PlanCache {
   // limits.max_statement_nodes) and a fixed overhead.
   static size_t entryBytes(size_t text_bytes, size_t nodes) { return 3 * text_bytes + 400 * nodes + 512; }
   uint64_t hits() const { return hits_; }
+  // Of those, hits on a whole plan kept for its exact text (scatter, split write, refusal).
+  uint64_t exactHits() const { return exact_hits_; }
   uint64_t misses() const { return misses_; }
   uint64_t evictions() const { return evictions_; }
   void clear();
@@ -72,6 +90,9 @@ class PlanCache {
  private:
   struct Entry;
   Plan planNormalized(std::string_view sql, const PlannerInput& input, const NormalizedQuery& q);
+  // A plan kept whole for its exact text (see the top of this file).
+  Plan exactPlan(std::string_view sql, const PlannerInput& input, const Entry& entry);
+  std::optional<Plan> findExact(std::string_view sql, const PlannerInput& input, const Entry& entry);
   std::shared_ptr<const Entry> lookup(const std::string& key);
   void insert(const std::string& key, std::shared_ptr<const Entry> entry);
 
@@ -85,6 +106,8 @@ class PlanCache {
   uint64_t hits_ = 0;
   uint64_t misses_ = 0;
   uint64_t evictions_ = 0;
+  uint64_t exact_hits_ = 0;
+  static constexpr size_t kMaxExactPlans = 8;  // whole plans kept per shape
 };
 
 }  // namespace sp::routing
