@@ -33,6 +33,22 @@ std::optional<uint32_t> mapPosition(const NormalizedQuery& q, uint32_t pos, bool
   return is_end ? it->orig_end : it->orig_begin;
 }
 
+// A bound `?` value (not a literal) stood in the statement.
+bool dependsOnParams(const NormalizedQuery& q) {
+  return std::any_of(q.params.begin(), q.params.end(),
+                     [](const ParamValue& p) { return p.kind != ParamValue::Kind::kLiteral; });
+}
+
+// What planStatementWithEdits() and the edits give a passthrough shape: the
+// client's text, unchanged, for the default backend.
+Plan passthroughPlan(std::string_view sql, std::string_view default_backend, const NormalizedQuery& q) {
+  Plan plan;
+  plan.kind = PlanKind::kPassthrough;
+  plan.targets.push_back({std::string(default_backend), "", "", std::string(sql)});
+  plan.depends_on_params = dependsOnParams(q);
+  return plan;
+}
+
 }  // namespace
 
 // What a whole plan was made with, besides its text: the same text with
@@ -66,9 +82,28 @@ struct ExactPlan {
   size_t bytes = 0;  // estimated, counted in the entry's bytes
 };
 
+// The settings a passthrough shape was planned under: the same shape under
+// the same ones is a passthrough again (names are identifiers, never literals).
+struct PassthroughKey {
+  ExactKey planner;
+  std::string sharded_schema;
+  std::string current_database;
+  bool case_sensitive = false;
+
+  static PassthroughKey of(const PlannerInput& input) {
+    return {ExactKey::of(input), std::string(input.names.sharded_schema), std::string(input.names.current_database),
+            input.names.case_sensitive};
+  }
+  bool matches(const PlannerInput& in) const {
+    return planner.matches(in) && sharded_schema == in.names.sharded_schema &&
+           current_database == in.names.current_database && case_sensitive == in.names.case_sensitive;
+  }
+};
+
 struct PlanCache::Entry {
   std::string text;  // the normalized text the statement's views point into
   std::optional<parser::Statement> statement;  // empty: the normalized text does not parse
+  mutable std::optional<PassthroughKey> passthrough;  // set: planned as a passthrough under these settings
   mutable size_t bytes = 0;  // entryBytes(), and the whole plans kept
   // Whole plans of this shape by exact text (few: the last kMaxExactPlans).
   mutable std::list<std::pair<std::string, ExactPlan>> exact;
@@ -202,6 +237,10 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
   }
   // Shapes the parser rejects once `?` stands in for a literal (e.g. CHAR(10)) are planned directly.
   if (!entry->statement) return planQuery(sql, input);
+  if (entry->passthrough && entry->passthrough->matches(input)) {
+    ++passthrough_hits_;
+    return passthroughPlan(sql, input.default_backend, q);
+  }
   const bool literals_only = std::all_of(q.params.begin(), q.params.end(),
                                          [](const ParamValue& p) { return p.kind == ParamValue::Kind::kLiteral; });
   if (literals_only && !entry->exact.empty()) {
@@ -220,6 +259,7 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
     if (!literals_only) return planQuery(sql, input);
     return exactPlan(sql, input, *entry);
   }
+  if (plan.kind == PlanKind::kPassthrough && edits.empty()) entry->passthrough = PassthroughKey::of(input);
   for (auto& e : edits) {
     // Tokens are separated by one space in the normalized text, so a position
     // is either a token's begin or a token's end, never both.
@@ -231,8 +271,7 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
     e.end = *end;
   }
   for (auto& target : plan.targets) target.sql = applyEdits(sql, edits);
-  plan.depends_on_params = false;
-  for (const auto& e : q.params) plan.depends_on_params |= e.kind != ParamValue::Kind::kLiteral;
+  plan.depends_on_params = dependsOnParams(q);
   return plan;
 }
 

@@ -7,6 +7,10 @@
 // text with the planner's edits mapped back onto it: byte for byte the same
 // result as planQuery().
 //
+// A shape that names no sharded or physical table goes to the default
+// backend whatever its values: once planned so, later hits under the same
+// settings (shard map checksum, default backend, names) skip the planner.
+//
 // Plans whose per-shard SQL or messages depend on the literals as written
 // (scatter plans with their per-shard SQL and merge specification, split
 // writes, multi-route plans, refusals) are kept whole, keyed by the exact
@@ -83,6 +87,8 @@ class PlanCache {
   uint64_t hits() const { return hits_; }
   // Of those, hits on a whole plan kept for its exact text (scatter, split write, refusal).
   uint64_t exactHits() const { return exact_hits_; }
+  // Of those, hits on a shape known to touch no sharded table, answered without planning.
+  uint64_t passthroughHits() const { return passthrough_hits_; }
   uint64_t misses() const { return misses_; }
   uint64_t evictions() const { return evictions_; }
   void clear();
@@ -107,6 +113,7 @@ class PlanCache {
   uint64_t misses_ = 0;
   uint64_t evictions_ = 0;
   uint64_t exact_hits_ = 0;
+  uint64_t passthrough_hits_ = 0;
   static constexpr size_t kMaxExactPlans = 8;  // whole plans kept per shape
 };
 

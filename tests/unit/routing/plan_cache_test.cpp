@@ -99,6 +99,31 @@ TEST(PlanCache, OneShapeServesDifferentLiterals) {
   EXPECT_EQ(c.targets[0].backend, "db1");
 }
 
+TEST(PlanCache, PassthroughShapeSkipsThePlannerUnderTheSameSettingsOnly) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  PlannerInput input{*map, "db0", {}};
+  PlanCache cache;
+  const std::string first = "SELECT c FROM sbtest1 WHERE id = 17";
+  const std::string second = "SELECT c FROM sbtest1 WHERE id = 'x' /* other value */";
+  expectSamePlan(cache.plan(first, input), planQuery(first, input), first);
+  EXPECT_EQ(cache.passthroughHits(), 0u);  // the first use plans
+  Plan hit = cache.plan(second, input);
+  expectSamePlan(hit, planQuery(second, input), second);
+  EXPECT_EQ(hit.targets[0].sql, second);  // the client's own text, comment kept
+  EXPECT_EQ(cache.passthroughHits(), 1u);
+  // Another default backend is another setting: planned again, not taken from the first.
+  PlannerInput other{*map, "db1", {}};
+  Plan elsewhere = cache.plan(second, other);
+  EXPECT_EQ(elsewhere.targets[0].backend, "db1");
+  EXPECT_EQ(cache.passthroughHits(), 1u);
+  // A routed shape is never answered as a passthrough.
+  cache.plan("SELECT * FROM msg WHERE conv_id = 7", input);
+  Plan routed = cache.plan("SELECT * FROM msg WHERE conv_id = 8", input);
+  EXPECT_EQ(routed.kind, PlanKind::kRoute);
+  EXPECT_EQ(cache.passthroughHits(), 1u);
+}
+
 TEST(PlanCache, MonthPredicateIsMappedOntoTheOriginalText) {
   auto map = testMap();
   ASSERT_TRUE(map);
