@@ -41,6 +41,13 @@ struct ServerConfig {
   // loading; both or neither. Re-read on SIGHUP (docs/security.md, "TLS").
   std::string tls_cert;
   std::string tls_key;
+  // Protocol versions offered to clients (MariaDB's tls_version): TLS 1.2
+  // and/or 1.3; older ones are never offered.
+  bool tls_v12 = true;
+  bool tls_v13 = true;
+  // OpenSSL cipher names (MariaDB's ssl_cipher): TLS 1.3 suites (TLS_...)
+  // and TLS 1.2 ciphers in one colon-separated list; empty = OpenSSL's defaults.
+  std::string tls_ciphers;
   bool tlsEnabled() const { return !tls_cert.empty(); }
 };
 
