@@ -166,10 +166,12 @@ ServerLogin::Next ServerLogin::cachingSha2(std::string response) {
     Bytes payload;
     encodeAuthMoreData(std::string(1, char(kCachingSha2FastAuthOk)), payload);
     seq_ = appendFramed(out_, payload, seq_);
+    sha2_auth_ = CachingSha2Auth::kFast;
     return check(Proof::kClearText, account_.password);
   }
   Bytes payload;
   encodeAuthMoreData(std::string(1, char(kCachingSha2FullAuthNeeded)), payload);
+  sha2_auth_ = CachingSha2Auth::kFull;
   return send(payload, State::kSha2Password);
 }
 

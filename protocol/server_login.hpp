@@ -53,6 +53,9 @@ struct ServerLoginOptions {
   std::string client_host;            // for the 1045 message
 };
 
+// Which caching_sha2_password path a login over TLS took (for logs).
+enum class CachingSha2Auth : uint8_t { kNone, kFast, kFull };
+
 enum class LoginRefusal : uint8_t {
   kNone,
   kTooLarge,        // 1043: a message over the caller's limit
@@ -95,6 +98,7 @@ class ServerLogin {
   bool tlsActive() const { return tls_active_; }
   uint8_t nextSequenceId() const { return seq_; }
   LoginRefusal refusal() const { return refusal_; }
+  CachingSha2Auth cachingSha2Auth() const { return sha2_auth_; }
 
   // After kLookupAccount: who logs in.
   const std::string& username() const { return username_; }
@@ -122,6 +126,7 @@ class ServerLogin {
   uint8_t seq_ = 0;  // the id of the next packet, either way
   bool tls_active_ = false;
   LoginRefusal refusal_ = LoginRefusal::kNone;
+  CachingSha2Auth sha2_auth_ = CachingSha2Auth::kNone;
   HandshakeResponse41 response_;
   std::string username_;
   std::string plugin_;         // empty: mysql_native_password

@@ -230,6 +230,7 @@ TEST(ServerLogin, CachingSha2FastAuthOverTls) {
   EXPECT_EQ(packets[0].seq, 3);
   EXPECT_EQ(test::toHex(packets[0].payload), "0103");
   EXPECT_EQ(login.nextSequenceId(), 4);
+  EXPECT_EQ(login.cachingSha2Auth(), CachingSha2Auth::kFast);
 }
 
 // A password_hash account (or a wrong scramble answer): full authentication,
@@ -246,6 +247,7 @@ TEST(ServerLogin, CachingSha2FullAuthOverTls) {
     auto packets = packetsIn(take(login));
     ASSERT_EQ(packets.size(), 1u);
     EXPECT_EQ(test::toHex(packets[0].payload), "0104");
+    EXPECT_EQ(login.cachingSha2Auth(), CachingSha2Auth::kFull);
     EXPECT_EQ(packets[0].seq, 3);
     std::string password = sent + '\0';
     auto next = login.onMessage(asBytes(password), 4, 4);
