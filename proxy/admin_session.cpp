@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "protocol/constants.hpp"
+#include "protocol/text_commands.hpp"
 #include "protocol/generic_packets.hpp"
 #include "proxy/admin_results.hpp"
 #include "proxy/admin_server.hpp"
@@ -151,7 +152,7 @@ awaitable<bool> AdminSession::dispatch(protocol::ByteView payload, uint8_t seq) 
     case Command::kQuit:
       co_return false;
     case Command::kQuery:
-      co_await queueQuery(protocol::asText(payload.subspan(1)), seq);
+      co_await queueQuery(protocol::decodeComQuery(payload)->query, seq);  // the command byte was just read
       break;
     case Command::kPing:
     case Command::kInitDb:  // nothing to switch to: accepted so `mariadb -D x` and USE work
