@@ -172,7 +172,14 @@ awaitable<void> AdminSession::run() {
     for (;;) {
       if (context_.shutting_down.load()) break;
       auto msg = co_await client_.read();
-      if (!msg) break;
+      const bool out_of_order = msg ? msg->first_sequence_id != 0 : msg.error() == StreamError::kOutOfOrder;
+      if (out_of_order) {
+        // As on the application port (and MariaDB): 1156 under the id expected, then close.
+        queueError(msg ? 0 : client_.expectedSequenceId(), client_error::kPacketsOutOfOrder.number,
+                   client_error::kPacketsOutOfOrder.sql_state, "Got packets out of order");
+        co_await client_.flush();
+      }
+      if (!msg || out_of_order) break;
       auto seq = static_cast<uint8_t>(msg->sequence_id + 1);
       if (!co_await dispatch(msg->payload, seq)) break;
     }
