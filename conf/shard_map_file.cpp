@@ -19,7 +19,7 @@ constexpr std::string_view kTopKeys[] = {"version", "tables"};
 constexpr std::string_view kTableKeys[] = {"key",    "method",     "shards",  "table",    "backends",
                                            "scatter", "key_prefix", "buckets", "hot_keys", "month",
                                            "archive"};
-constexpr std::string_view kArchiveKeys[] = {"table", "time_column"};
+constexpr std::string_view kArchiveKeys[] = {"table", "time_column", "seq_column"};
 constexpr std::string_view kModOnlyKeys[] = {"backends"};
 constexpr std::string_view kBucketOnlyKeys[] = {"key_prefix", "buckets", "hot_keys"};
 constexpr std::string_view kMonthKeys[] = {"column", "time_column", "max_span_months"};
@@ -103,6 +103,10 @@ std::optional<ShardMapFile::Archive> Reader::readArchive(const MapEntry& entry, 
   if (const auto* tc = findEntry(fields, "time_column")) {
     archive.time_column = text(tc->value, joinPath(path, "time_column"));
     archive.complete = archive.time_column.has_value();
+  }
+  if (const auto* sc = findEntry(fields, "seq_column")) {
+    archive.seq_column = text(sc->value, joinPath(path, "seq_column"));
+    archive.complete = archive.complete && archive.seq_column.has_value();
   }
   return archive;
 }

@@ -43,12 +43,13 @@ struct ShardMapFile {
     std::optional<SourceText> time_column;
     std::optional<uint32_t> max_span_months;
   };
-  // `archive: {table: ..., time_column: ...}`: the cold tables of each shard.
+  // `archive: {table: ..., time_column: ..., seq_column: ...}`: the cold tables of each shard.
   struct Archive {
     int key_line = 0;       // line of the `archive` key
     bool complete = true;   // every key present was read (else reported)
     std::optional<SourceText> table;        // the cold table's name template; absent: not given (reported)
     std::optional<SourceText> time_column;
+    std::optional<SourceText> seq_column;
   };
   struct Table {
     SourceText name;        // line of the key

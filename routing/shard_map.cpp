@@ -47,7 +47,7 @@ std::string renderTable(const TableRule& t) {
         << t.month->max_span_months;
   }
   if (!t.archive_template.empty()) {
-    out << " archive=" << quoted(t.archive_template) << ',' << quoted(t.archive_time_column);
+    out << " archive=" << quoted(t.archive_template) << ',' << quoted(t.archive_time_column) << ',' << quoted(t.archive_seq_column);
   }
   out << '\n';
   for (const auto& s : t.shards) {

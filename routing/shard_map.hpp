@@ -76,6 +76,9 @@ struct TableRule {
   // "归档与冷热分层"); routed SELECTs read hot and cold together. Empty: none.
   std::string archive_template;
   std::string archive_time_column = "created_at";  // ARCHIVE ... OLDER THAN compares this column
+  // The per-key order column (msg.seq): each key's archived rows lie below its
+  // lowest hot value, so a read starting at or above it skips the archive.
+  std::string archive_seq_column = "seq";
 
   // Bucket of a key (bucket tables; 0 for mod tables). Hot keys do not change it.
   uint32_t bucketOf(uint64_t key) const;

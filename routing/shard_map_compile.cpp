@@ -180,6 +180,11 @@ void Compiler::compileArchive(const conf::ShardMapFile::Archive& archive, const 
     if (!column) return;
     draft.rule.archive_time_column = *column;
   }
+  if (archive.seq_column) {
+    auto column = identifier(*archive.seq_column, joinPath(path, "seq_column"));
+    if (!column) return;
+    draft.rule.archive_seq_column = *column;
+  }
   draft.rule.archive_template = text;
   draft.archive_line = archive.table->line;
   if (!draft.shards_complete) return;
