@@ -51,7 +51,8 @@ struct ArchiveBatchSql {
 // rely on, routing/archive_read.hpp) even when two messages of a
 // conversation were stored in the other order around the cutoff. The server
 // caches the subquery per conversation (subquery_cache) and stops at the
-// first younger row.
+// first younger row; the DELETE then removes the rows of its range that the
+// INSERT copied: `AND (conv_id, seq) IN (SELECT conv_id, seq FROM archive)`.
 struct KeyOrder {
   std::string key_column;
   std::string seq_column;

@@ -37,9 +37,11 @@ TEST(ArchiveSql, PerConversationPrefixKeepsArchivedSeqsBelowHotOnes) {
       "`msg_07`.`conv_id` AND y.`created_at` >= '2026-06-04 00:00:00' ORDER BY y.`seq` LIMIT 1), 18446744073709551615)";
   EXPECT_EQ(batch.select_keys, "SELECT `conv_id`, `seq` FROM `msg_07` WHERE " + prefix +
                                    " ORDER BY `conv_id`, `seq` LIMIT 2000");
-  EXPECT_EQ(batch.remove, "DELETE FROM `msg_07` WHERE (`conv_id` < 23 OR (`conv_id` = 23 AND `seq` <= 4)) AND " +
-                              prefix + " ORDER BY `conv_id`, `seq` LIMIT 2000");
-  EXPECT_NE(batch.insert.find(prefix), std::string::npos);
+  EXPECT_EQ(batch.insert, "INSERT INTO `msg_archive_07` SELECT * FROM `msg_07` WHERE (`conv_id` < 23 OR (`conv_id` = "
+                          "23 AND `seq` <= 4)) AND " + prefix + " ORDER BY `conv_id`, `seq` LIMIT 2000");
+  EXPECT_EQ(batch.remove, "DELETE FROM `msg_07` WHERE (`conv_id` < 23 OR (`conv_id` = 23 AND `seq` <= 4)) AND "
+                          "`created_at` < '2026-06-04 00:00:00' AND (`conv_id`, `seq`) IN (SELECT `conv_id`, `seq` FROM "
+                          "`msg_archive_07`) ORDER BY `conv_id`, `seq` LIMIT 2000");
 }
 
 TEST(ArchiveSql, IntegerKeysOnly) {
