@@ -60,6 +60,7 @@ struct ShardMapFile {
     std::optional<SourceText> table;       // the physical name template
     std::optional<Month> month;
     std::optional<Archive> archive;        // read for a valid `method` only
+    std::optional<Archive> backfill;       // `backfill: {table: ...}` (month tables; only `table` is read)
     // Mod tables:
     std::optional<uint64_t> shards;        // the count (1-4096)
     bool backends_present = false;         // the key exists and holds a mapping

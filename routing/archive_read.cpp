@@ -62,11 +62,14 @@ std::optional<uint64_t> integerLiteral(const Expr* e, std::string_view sql, std:
   return v;
 }
 
-// sql[range] with the edits that fall inside it applied.
-std::string editedText(std::string_view sql, parser::SourceRange range, const std::vector<TextEdit>& edits) {
+// sql[range] with the edits that fall inside it applied; `with_appended`:
+// also insertions at its end (the month predicate a month table's WHERE gets).
+std::string editedText(std::string_view sql, parser::SourceRange range, const std::vector<TextEdit>& edits,
+                       bool with_appended = false) {
   std::vector<TextEdit> inside;
   for (const auto& e : edits) {
-    if (e.begin >= range.begin && e.end <= range.end && !(e.begin == e.end && e.begin == range.end)) {
+    bool appended = e.begin == e.end && e.begin == range.end;
+    if (e.begin >= range.begin && e.end <= range.end && (!appended || with_appended)) {
       inside.push_back({e.begin - range.begin, e.end - range.begin, e.replacement});
     }
   }
@@ -104,7 +107,7 @@ std::optional<BranchOrderLimit> pushdownOrderLimit(std::string_view sql, const p
     }
     out.order_by += (out.order_by.empty() ? "" : ", ") + editedText(sql, o.range, edits);
   }
-  if (s->where) out.where = editedText(sql, s->where->range, edits);
+  if (s->where) out.where = editedText(sql, s->where->range, edits, true);
   out.rows = *count + *offset;
   return out;
 }
@@ -118,7 +121,7 @@ bool readHotAndCold(std::string_view sql, const parser::Statement& statement, co
   // other reference may read another key of the shard.
   auto uses = std::count_if(refs.tables.begin(), refs.tables.end(),
                             [&](const TableUse& u) { return equalsIgnoreCase(u.name->table.value, rule.name); });
-  if (uses != 1) key.reset();
+  if (uses != 1 || rule.archive_seq_column.empty()) key.reset();
   for (const auto& use : refs.tables) {
     // alias is null for INSERT/DELETE targets: only tables read in a FROM get the union.
     if (!use.alias || !equalsIgnoreCase(use.name->table.value, rule.name)) continue;

@@ -371,6 +371,55 @@ class PartitionArchiveTest(unittest.TestCase):
         app.close()
         admin.close()
 
+    def test_zz_backfill_table_takes_dropped_months(self):
+        """With `backfill:` in the map, writes into dropped months go to the backfill table and reads of those
+        months read it (after test_export_verify_drop dropped October and November)."""
+        # Runs after test_export_verify_drop (name order), which dropped October and November.
+        self.assertEqual(lp.partitions_of(DB1_PORT, f"{CHAN}_s01")[0], "p202412")
+        lp.create_backfill_tables()
+        self.proxy.stop()
+        self.proxy.write_map(lp.map_text(version=2, chan_extra=lp.BACKFILL_MAP_EXTRA))
+        self.proxy.start()
+        app, m = ap.app(), direct(DB0_PORT)
+        try:
+            peer = self.s01[0]
+            late = chan_row(peer, 7000, "2024-11-30 10:00:00.000")
+            with app.cursor() as cur:
+                self.assertEqual(cur.execute(INSERT, late), 1)
+            with m.cursor() as cur:
+                cur.execute(INSERT.replace(f"INTO {CHAN}", f"INTO {lp.MIRROR_DB}.{CHAN}"), late)
+            c = direct(DB1_PORT)
+            self.assertEqual(rows(c, f"SELECT message_id FROM {CHAN}_backfill_s01"), ((7000,),))
+            self.assertEqual(rows(c, f"SELECT COUNT(*) FROM {CHAN}_s01 WHERE message_id = 7000")[0][0], 0)
+            c.close()
+            # Reads of the dropped months, and across into kept ones, equal the mirror (which still has
+            # everything: the proxy's answer is the backfill row plus December).
+            for lo, hi in (("2024-11-01", "2024-12-01"), ("2024-10-01", "2025-01-01")):
+                sql = (f"SELECT peer_id, message_id, message_time, text_body FROM {CHAN} WHERE peer_id = {peer} AND "
+                       f"message_month >= '{lo}' AND message_month < '{hi}' AND (message_id >= 5000 OR "
+                       "message_month >= '2024-12-01') ORDER BY message_id LIMIT 10")
+                got = rows(app, sql)
+                self.assertEqual(got, rows(m, sql.replace(f"FROM {CHAN}", f"FROM {lp.MIRROR_DB}.{CHAN}")))
+                self.assertIn(7000, [r[1] for r in got])
+            # An UPDATE of a dropped month reaches the backfill row; a write spanning dropped and kept months is
+            # refused (9122), as is the same write without a backfill table.
+            with app.cursor() as cur:
+                self.assertEqual(cur.execute(f"UPDATE {CHAN} SET text_body = 'edited' WHERE peer_id = %s AND "
+                                             "message_month >= '2024-11-01' AND message_month < '2024-12-01'",
+                                             (peer,)), 1)
+            with self.assertRaises(pymysql.MySQLError) as e:
+                with app.cursor() as cur:
+                    cur.execute(f"UPDATE {CHAN} SET text_body = 'x' WHERE peer_id = %s AND "
+                                "message_month >= '2024-11-01' AND message_month < '2025-01-01'", (peer,))
+            self.assertEqual(e.exception.args[0], 9122)
+            self.assertIn("split the statement at 2024-12-01", e.exception.args[1])
+            c = direct(DB1_PORT)
+            self.assertEqual(rows(c, f"SELECT text_body FROM {CHAN}_backfill_s01"), (("edited",),))
+            c.close()
+        finally:
+            app.close()
+            m.close()
+
 
 MSG_INSERT = ("INSERT INTO {} (conv_id, seq, msg_id, sender_uid, msg_type, content, status, created_at) "
               "VALUES (%s, %s, %s, %s, 1, %s, 0, %s)")

@@ -197,5 +197,53 @@ TEST(ArchiveRead, ScatterShardsReadHotAndColdToo) {
       << plan.scatter->targets[3].sql;
 }
 
+const char* const kChanMap =
+    "version: 1\n"
+    "tables:\n"
+    "  chan:\n"
+    "    key: peer_id\n"
+    "    method: bucket\n"
+    "    key_prefix: \"channel:\"\n"
+    "    buckets: 64\n"
+    "    table: \"chan_{shard}\"\n"
+    "    shards:\n"
+    "      s00: {buckets: \"0-31\", backend: db0}\n"
+    "      s01: {buckets: \"32-63\", backend: db1}\n"
+    "    month: {column: message_month, time_column: message_time}\n";
+
+TEST(Backfill, ViewsRouteWritesToTheBackfillTableAndReadBoth) {
+  auto map = compileShardMap(std::string(kChanMap) + "    backfill: {table: \"chan_backfill_{shard}\"}\n", kBackends);
+  ASSERT_TRUE(map.has_value()) << formatShardMapIssues(map.error(), "map");
+  const TableRule* chan = (*map)->findTable("chan");
+  EXPECT_EQ(chan->shards[0].backfill_table, "chan_backfill_s00");
+  EXPECT_EQ(chan->shards[0].physical_table, "chan_s00");  // the map itself routes to the month table
+  auto plain = compileShardMap(kChanMap, kBackends);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_NE((*plain)->checksum(), (*map)->checksum());
+  EXPECT_EQ((*plain)->backfillView(true), nullptr);
+  ASSERT_NE((*map)->backfillView(true), nullptr);
+  ASSERT_NE((*map)->backfillView(false), nullptr);
+
+  const std::string insert = "INSERT INTO chan (peer_id, message_id, message_month, message_time) VALUES "
+                             "(1, 5, '2024-11-01', '2024-11-20 08:00:00')";
+  std::string routed = routedSql(*(*map)->backfillView(true), insert);
+  EXPECT_NE(routed.find("INSERT INTO chan_backfill_s"), std::string::npos) << routed;
+  // Reads: month table and backfill table as one derived table; no seq guard (not a msg archive).
+  std::string read = routedSql(*(*map)->backfillView(false),
+                               "SELECT message_id FROM chan WHERE peer_id = 1 AND message_month >= '2024-10-01' "
+                               "AND message_month < '2025-01-01' ORDER BY message_id LIMIT 5");
+  EXPECT_NE(read.find("UNION ALL (SELECT * FROM `chan_backfill_s"), std::string::npos) << read;
+  EXPECT_EQ(read.find("IFNULL"), std::string::npos) << read;
+}
+
+TEST(Backfill, OnlyForMonthTables) {
+  auto map = compileShardMap(mapText("    backfill: {table: \"msg_backfill_{shard:02}\"}\n"), kBackends);
+  ASSERT_FALSE(map.has_value());
+  EXPECT_NE(formatShardMapIssues(map.error(), "map").find("only for a table with 'month'"), std::string::npos);
+  auto clash = compileShardMap(std::string(kChanMap) + "    backfill: {table: \"chan_{shard}\"}\n", kBackends);
+  ASSERT_FALSE(clash.has_value());
+  EXPECT_NE(formatShardMapIssues(clash.error(), "map").find("also produced by"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sp::routing
