@@ -727,6 +727,11 @@ class MsgArchiveTest(unittest.TestCase):
                 alias = rng.choice(["", " AS m"])
                 sql = f"SELECT {rng.choice(cols)} FROM {lp.MSG}{alias} WHERE conv_id = {conv}{cond} ORDER BY {order}{limit}"
                 self.compare(app, mirror, sql)
+            # Several conversations (one shard, then a scatter over shards): no guard, pages still pushed down.
+            for convs in ("1001, 1005", "1001, 1002, 1005, 1007"):
+                for page in ("LIMIT 7 OFFSET 3", "LIMIT 40"):
+                    self.compare(app, mirror, f"SELECT conv_id, seq FROM {lp.MSG} WHERE conv_id IN ({convs}) AND "
+                                              f"seq > 20 ORDER BY seq DESC, conv_id {page}")
             for sql in (f"SELECT seq FROM {lp.MSG} WHERE conv_id = {odd} AND seq >= 6 ORDER BY seq LIMIT 3",
                         f"SELECT seq FROM {lp.MSG} WHERE conv_id = {odd} AND seq > 2 ORDER BY seq",
                         f"SELECT COUNT(*), MIN(seq), MAX(seq) FROM {lp.MSG} WHERE conv_id = {gone}",
