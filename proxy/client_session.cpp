@@ -347,10 +347,10 @@ routing::Plan ClientSession::choosePlan(std::string_view sql, const parser::Stat
   if (info.kind == parser::StatementKind::kPrepareSql) return routing::planSqlPrepare(sql, input);
   routing::Plan plan =
       worker_.planCache().plan(sql, tokens, input, record_.active ? &record_.normalized : nullptr);
-  // Writes into months ARCHIVE ... BEFORE dropped (proxy/archived_months.hpp).
-  if (auto refused = refuseArchivedMonthWrite(plan, info.kind, worker_.context().archived_months.load().get())) {
-    return std::move(*refused);
-  }
+  // Statements on months ARCHIVE ... BEFORE dropped (proxy/archived_months.hpp).
+  auto archived = worker_.context().archived_months.load();
+  if (auto backfill = planBackfill(plan, info.kind, archived.get(), sql, input)) return std::move(*backfill);
+  if (auto refused = refuseArchivedMonthWrite(plan, info.kind, archived.get())) return std::move(*refused);
   return plan;
 }
 

@@ -214,7 +214,7 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
   std::vector<TextEdit> edits;
   Plan plan = detail::planStatementWithEdits(*entry->statement, entry->text, normalized, &edits);
   if (plan.kind == PlanKind::kRefused || plan.kind == PlanKind::kMultiRoute ||
-      plan.kind == PlanKind::kScatter || plan.kind == PlanKind::kMultiWrite) {
+      plan.kind == PlanKind::kScatter || plan.kind == PlanKind::kMultiWrite || plan.copies_text) {
     // Messages quote the values as written, and each shard of a split plan has
     // its own edits: plan the original text for those, and keep the plan.
     if (!literals_only) return planQuery(sql, input);
