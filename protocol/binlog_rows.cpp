@@ -53,8 +53,11 @@ DecodeResult<std::vector<bool>> readBitmap(Reader& r, size_t bits) {
   return out;
 }
 
+// The columns the SIGNEDNESS field has a bit for. MariaDB counts YEAR (a
+// TINYINT underneath) among them, as a real server's TABLE_MAP shows.
 bool isNumericForSignedness(uint8_t type) {
   switch (static_cast<ColumnType>(type)) {
+    case T::kYear:
     case T::kTiny:
     case T::kShort:
     case T::kInt24:

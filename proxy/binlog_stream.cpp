@@ -116,6 +116,7 @@ awaitable<Expected<protocol::BinlogEvent>> BinlogStream::next() {
     co_return std::unexpected(std::string("binlog stream: the source ended the dump"));
   }
   if (payload[0] != 0x00) co_return std::unexpected(std::string("binlog stream: unexpected packet"));
+  if (options_.keep_raw) last_raw_.assign(payload.begin() + 1, payload.end());
   auto event = decoder_.decode(payload.subspan(1));
   if (!event) {
     close();

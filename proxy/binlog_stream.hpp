@@ -44,6 +44,8 @@ struct BinlogStreamOptions {
   // Largest event accepted (a row of big BLOBs); at least max_allowed_packet
   // of the source for such rows.
   size_t max_event_bytes = 1u << 30;
+  // Keep a copy of each raw event for lastRawEvent() (fixture capture).
+  bool keep_raw = false;
 };
 
 class BinlogStream final : public BinlogEventSource {
@@ -63,6 +65,8 @@ class BinlogStream final : public BinlogEventSource {
   protocol::BinlogPosition position() const override { return decoder_.position(); }
   // Closes the connection (the server's dump thread ends with it).
   void close();
+  // The bytes of the event next() returned last (with keep_raw).
+  const protocol::Bytes& lastRawEvent() const { return last_raw_; }
 
   BinlogStream(std::unique_ptr<BackendConnection> connection, const protocol::BinlogPosition& from, bool checksum,
                const BinlogStreamOptions& options);
@@ -72,6 +76,7 @@ class BinlogStream final : public BinlogEventSource {
   std::unique_ptr<BackendConnection> connection_;
   protocol::BinlogDecoder decoder_;
   BinlogStreamOptions options_;
+  protocol::Bytes last_raw_;
 };
 
 // The current end of the binary log (SHOW BINLOG STATUS): events written

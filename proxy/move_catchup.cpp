@@ -187,6 +187,17 @@ Expected<std::vector<std::string>> catchupStatements(const BinlogRowsEvent& rows
   return out.finish();
 }
 
+awaitable<Expected<void>> ConnectionCatchupTarget::apply(std::string_view sql) {
+  auto ok = co_await connection_.command(protocol::Command::kQuery, sql);
+  if (!ok) {
+    const auto& e = ok.error();
+    co_return std::unexpected(e.kind == BackendError::Kind::kServer
+                                  ? fmt::format("{} ({}): {}", e.code, e.sql_state, e.message)
+                                  : e.message);
+  }
+  co_return Expected<void>{};
+}
+
 MoveCatchup::MoveCatchup(BinlogEventSource& source, CatchupTarget& target, CatchupConfig config)
     : source_(source), target_(target), config_(std::move(config)) {
   progress_.applied = source_.position();

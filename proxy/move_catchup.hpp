@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "protocol/binlog_decoder.hpp"
+#include "proxy/backend_connection.hpp"
 #include "proxy/binlog_stream.hpp"
 #include "proxy/net.hpp"
 
@@ -29,6 +30,16 @@ namespace sp::proxy {
 struct CatchupTarget {
   virtual ~CatchupTarget() = default;
   virtual awaitable<Expected<void>> apply(std::string_view sql) = 0;
+};
+
+// A CatchupTarget over one backend connection of its own (not a pooled one).
+class ConnectionCatchupTarget final : public CatchupTarget {
+ public:
+  explicit ConnectionCatchupTarget(BackendConnection& connection) : connection_(connection) {}
+  awaitable<Expected<void>> apply(std::string_view sql) override;
+
+ private:
+  BackendConnection& connection_;
 };
 
 struct CatchupFilter {
