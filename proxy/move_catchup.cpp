@@ -135,9 +135,9 @@ bool containsNoCase(std::string_view text, std::string_view word) {
 
 }  // namespace
 
-Expected<std::vector<std::string>> catchupStatements(const BinlogRowsEvent& rows, const CatchupConfig& config) {
+Expected<CatchupStatements> catchupStatements(const BinlogRowsEvent& rows, const CatchupConfig& config) {
   const auto& filter = config.filter;
-  if (rows.schema != filter.schema || rows.table != filter.table) return std::vector<std::string>{};
+  if (rows.schema != filter.schema || rows.table != filter.table) return CatchupStatements{};
   if (rows.column_names.empty()) {
     return std::unexpected(fmt::format("the binlog has no column names for {}.{}: the source needs "
                                        "binlog_row_metadata=FULL", rows.schema, rows.table));
@@ -159,16 +159,23 @@ Expected<std::vector<std::string>> catchupStatements(const BinlogRowsEvent& rows
   }
 
   StatementBuilder out(config.target_table, rows.column_names, std::move(*pk));
+  uint64_t changed = 0;
   auto matches = [&](const Row& row) { return filter.matches(row[key_index]); };
   switch (rows.kind) {
     case BinlogRowsEvent::Kind::kInsert:
       for (const auto& row : rows.rows) {
-        if (matches(row)) out.replace(row);
+        if (matches(row)) {
+          out.replace(row);
+          ++changed;
+        }
       }
       break;
     case BinlogRowsEvent::Kind::kDelete:
       for (const auto& row : rows.rows) {
-        if (matches(row)) out.remove(row);
+        if (matches(row)) {
+          out.remove(row);
+          ++changed;
+        }
       }
       break;
     case BinlogRowsEvent::Kind::kUpdate:
@@ -181,10 +188,11 @@ Expected<std::vector<std::string>> catchupStatements(const BinlogRowsEvent& rows
         // old key must not stay behind.
         if (was && (!is || !out.samePrimaryKey(before, after))) out.remove(before);
         if (is) out.replace(after);
+        changed += was || is;
       }
       break;
   }
-  return out.finish();
+  return CatchupStatements{out.finish(), changed};
 }
 
 awaitable<Expected<void>> ConnectionCatchupTarget::apply(std::string_view sql) {
@@ -217,9 +225,8 @@ std::chrono::seconds MoveCatchup::lagSeconds() const {
 Expected<void> MoveCatchup::collect(const protocol::BinlogRowsEvent& rows) {
   auto statements = catchupStatements(rows, config_);
   if (!statements) return std::unexpected(statements.error());
-  if (statements->empty()) return {};
-  pending_rows_ += rows.kind == BinlogRowsEvent::Kind::kUpdate ? rows.rows.size() / 2 : rows.rows.size();
-  for (auto& s : *statements) pending_.push_back(std::move(s));
+  pending_rows_ += statements->rows;
+  for (auto& s : statements->sql) pending_.push_back(std::move(s));
   return {};
 }
 

@@ -102,8 +102,12 @@ class MoveCatchup {
 };
 
 // The statements of one rows event for the target (empty when no row
-// matches); unit-tested without a stream.
-Expected<std::vector<std::string>> catchupStatements(const protocol::BinlogRowsEvent& rows,
-                                                     const CatchupConfig& config);
+// matches) and how many of its row changes they carry; unit-tested without
+// a stream.
+struct CatchupStatements {
+  std::vector<std::string> sql;
+  uint64_t rows = 0;
+};
+Expected<CatchupStatements> catchupStatements(const protocol::BinlogRowsEvent& rows, const CatchupConfig& config);
 
 }  // namespace sp::proxy
