@@ -17,6 +17,7 @@
 namespace sp::proxy {
 
 class Worker;
+class FleetAgent;
 class SlowQueryLog;
 class ServerTls;
 struct ArchivedMonths;
@@ -68,6 +69,9 @@ struct ProxyContext {
   routing::MergeBudget merge_budget;  // its total set from the config at start-up
   // Every worker, set once before they start (KILL finds a session on any of them).
   std::vector<Worker*> workers;
+  // The fleet membership (fleet: in the config), set once before the admin
+  // port opens; null when the proxy works alone.
+  FleetAgent* fleet = nullptr;
 
   // The shard map in force. Each statement plans against one snapshot; a
   // reload publishes a new immutable map (null: no sharded tables).
