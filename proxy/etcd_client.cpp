@@ -171,13 +171,13 @@ awaitable<std::expected<T, std::string>> EtcdClient::failover(One one) {
   co_return std::unexpected(problems);
 }
 
-awaitable<std::expected<std::string, std::string>> EtcdClient::call(std::string_view target, const std::string& body) {
+awaitable<std::expected<std::string, std::string>> EtcdClient::call(std::string target, std::string body) {
   co_return co_await failover<std::string>(
       [&](const conf::HostPort& endpoint) { return callOne(endpoint, target, body); });
 }
 
-awaitable<std::expected<std::unique_ptr<EtcdStream>, std::string>> EtcdClient::stream(std::string_view target,
-                                                                                     const std::string& body) {
+awaitable<std::expected<std::unique_ptr<EtcdStream>, std::string>> EtcdClient::stream(std::string target,
+                                                                                     std::string body) {
   co_return co_await failover<std::unique_ptr<EtcdStream>>(
       [&](const conf::HostPort& endpoint) { return streamOne(endpoint, target, body); });
 }

@@ -43,13 +43,14 @@ class EtcdClient {
   explicit EtcdClient(const conf::FleetConfig& config) : config_(config) {}
 
   // POST `body` to `target` ("/v3/kv/range"), on the endpoint that answered
+  // (by value: the coroutine owns them, so a caller may return the awaitable)
   // last, then on the others in turn. The answer's body when the status is
   // 200; otherwise why no endpoint answered (every endpoint's reason).
-  awaitable<std::expected<std::string, std::string>> call(std::string_view target, const std::string& body);
+  awaitable<std::expected<std::string, std::string>> call(std::string target, std::string body);
   // Opens a streaming POST the same way; the stream's head (status 200) has
   // been read.
-  awaitable<std::expected<std::unique_ptr<EtcdStream>, std::string>> stream(std::string_view target,
-                                                                          const std::string& body);
+  awaitable<std::expected<std::unique_ptr<EtcdStream>, std::string>> stream(std::string target,
+                                                                          std::string body);
 
   const conf::FleetConfig& config() const { return config_; }
 

@@ -106,7 +106,7 @@ awaitable<std::string> FleetAgent::session() {
   lease_.store(lease->id);
   int64_t revision = 0;
   if (auto why = co_await syncMap(revision); !why.empty()) co_return why;
-  co_await putMember();
+  memberChanged();  // registers under the new lease
   setState(fmt::format("connected, lease {} ({} s), serving version {} of revision {}", lease->id, config_.lease_ttl_s,
                        member_.version, member_.map_revision),
            true);
@@ -218,12 +218,33 @@ void FleetAgent::applied(const routing::CompiledShardMap& map, int64_t revision)
   record.checksum = map.checksum();
   record.map_revision = revision;
   record.applied_at = utcNowMillis();
-  asio::post(io_, [this, record] {
-    bool changed = record.checksum != member_.checksum || record.map_revision != member_.map_revision;
-    if (!changed) return;
+  auto update = [this, record] {
+    if (record.checksum == member_.checksum && record.map_revision == member_.map_revision) return;
     member_ = record;
-    asio::co_spawn(io_, putMember(), asio::detached);
-  });
+    memberChanged();
+  };
+  // From the watch (this thread) at once; from the admin thread through the agent's loop.
+  if (io_.get_executor().running_in_this_thread()) update();
+  else asio::post(io_, update);
+}
+
+void FleetAgent::memberChanged() {
+  // One put at a time, the last record last: two puts on two connections could land in either order.
+  if (member_put_running_) {
+    member_dirty_ = true;
+    return;
+  }
+  member_put_running_ = true;
+  asio::co_spawn(
+      io_,
+      [this]() -> awaitable<void> {
+        do {
+          member_dirty_ = false;
+          co_await putMember();
+        } while (member_dirty_);
+        member_put_running_ = false;
+      },
+      asio::detached);
 }
 
 std::expected<int64_t, std::string> FleetAgent::publish(const routing::CompiledShardMap& map, int64_t expected_revision,

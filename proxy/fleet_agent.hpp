@@ -53,6 +53,8 @@ class FleetAgent final : public FleetLink {
   awaitable<std::string> watch(int64_t start_revision);
   awaitable<std::string> keepAlive(int64_t lease);
   awaitable<void> putMember();
+  // member_ changed (agent thread): put it, serialized with other puts.
+  void memberChanged();
   void setState(std::string state, bool healthy);
 
   ProxyContext& context_;
@@ -69,6 +71,8 @@ class FleetAgent final : public FleetLink {
   bool healthy_ = false;
   // The record last put (agent thread only).
   coord::MemberRecord member_;
+  bool member_put_running_ = false;
+  bool member_dirty_ = false;
   std::shared_ptr<EtcdStream> watch_stream_;  // agent thread only; closed by stop()
 };
 
