@@ -60,18 +60,18 @@ TEST(FleetConfig, BadValuesNamePathAndLine) {
   std::string text = issuesText(minimalWith("fleet:\n  name: \"p 1\"\n  etcd:\n    endpoints: [\"https://h:2379\", "
                                             "\"127.0.0.1:2379\", \"http://h:0\"]\n    prefix: shardproxy\n"
                                             "  lease_ttl_s: 1\n"));
-  EXPECT_NE(text.find("t.yaml:5: fleet.name: 'p 1' may only contain"), std::string::npos) << text;
+  EXPECT_NE(text.find("t.yaml:7: fleet.name: 'p 1' may only contain"), std::string::npos) << text;
   EXPECT_NE(text.find("fleet.etcd.endpoints[0]: 'https://h:2379': only http:// endpoints"), std::string::npos) << text;
   EXPECT_NE(text.find("fleet.etcd.endpoints[1]: '127.0.0.1:2379' must be an http:// URL"), std::string::npos) << text;
   EXPECT_NE(text.find("fleet.etcd.endpoints[2]:"), std::string::npos) << text;
-  EXPECT_NE(text.find("t.yaml:8: fleet.etcd.prefix: 'shardproxy' must start with '/'"), std::string::npos) << text;
-  EXPECT_NE(text.find("t.yaml:9: fleet.lease_ttl_s:"), std::string::npos) << text;
+  EXPECT_NE(text.find("t.yaml:10: fleet.etcd.prefix: 'shardproxy' must start with '/'"), std::string::npos) << text;
+  EXPECT_NE(text.find("t.yaml:11: fleet.lease_ttl_s: 1 is out of range [2, 600]"), std::string::npos) << text;
 }
 
 TEST(FleetConfig, RequiredKeysAndTheCache) {
   std::string missing = issuesText(minimalWith("fleet: {etcd: {endpoints: []}}\n"));
-  EXPECT_NE(missing.find("fleet: missing required key 'name'"), std::string::npos) << missing;
-  EXPECT_NE(missing.find("fleet.etcd: missing required key 'prefix'"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("t.yaml:6: fleet.name: missing required key 'name'"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("fleet.etcd.prefix: missing required key 'prefix'"), std::string::npos) << missing;
   EXPECT_NE(missing.find("fleet.etcd.endpoints: needs at least one endpoint"), std::string::npos) << missing;
   std::string no_cache = issuesText(
       "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n"
