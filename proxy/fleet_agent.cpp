@@ -98,19 +98,33 @@ awaitable<void> FleetAgent::run() {
   }
 }
 
-awaitable<std::string> FleetAgent::session() {
+// The lease of the previous session when it is still alive (a watch broken
+// by a member's loss), else a new one.
+awaitable<std::expected<int64_t, std::string>> FleetAgent::acquireLease() {
+  if (int64_t previous = lease_.load(); previous != 0) {
+    auto answer = co_await client_.call("/v3/lease/keepalive", coord::etcdLeaseKeepAliveRequest(previous));
+    if (answer) {
+      if (auto kept = coord::parseEtcdLeaseKeepAlive(*answer); kept && kept->ttl > 0) co_return previous;
+    }
+  }
   auto granted = co_await client_.call("/v3/lease/grant", coord::etcdLeaseGrantRequest(config_.lease_ttl_s));
-  if (!granted) co_return "lease grant: " + granted.error();
+  if (!granted) co_return std::unexpected("lease grant: " + granted.error());
   auto lease = coord::parseEtcdLeaseGrant(*granted);
-  if (!lease) co_return lease.error();
+  if (!lease) co_return std::unexpected(lease.error());
   lease_.store(lease->id);
+  co_return lease->id;
+}
+
+awaitable<std::string> FleetAgent::session() {
+  auto lease = co_await acquireLease();
+  if (!lease) co_return lease.error();
   int64_t revision = 0;
   if (auto why = co_await syncMap(revision); !why.empty()) co_return why;
   memberChanged();  // registers under the new lease
-  setState(fmt::format("connected, lease {} ({} s), serving version {} of revision {}", lease->id, config_.lease_ttl_s,
+  setState(fmt::format("connected, lease {} ({} s), serving version {} of revision {}", *lease, config_.lease_ttl_s,
                        member_.version, member_.map_revision),
            true);
-  auto outcome = co_await (watch(revision + 1) || keepAlive(lease->id));
+  auto outcome = co_await (watch(revision + 1) || keepAlive(*lease));
   co_return std::visit([](auto& why) { return why; }, outcome);
 }
 

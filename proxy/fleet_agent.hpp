@@ -49,6 +49,7 @@ class FleetAgent final : public FleetLink {
  private:
   awaitable<void> run();
   awaitable<std::string> session();
+  awaitable<std::expected<int64_t, std::string>> acquireLease();
   awaitable<std::string> syncMap(int64_t& revision);
   awaitable<std::string> watch(int64_t start_revision);
   awaitable<std::string> keepAlive(int64_t lease);
