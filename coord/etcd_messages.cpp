@@ -171,7 +171,11 @@ std::string etcdPrefixEnd(std::string_view prefix) {
   return std::string(1, '\0');
 }
 
-std::string etcdRangeRequest(std::string_view key, bool prefix) { return toText(keyRange(key, prefix)); }
+std::string etcdRangeRequest(std::string_view key, bool prefix, bool keys_only) {
+  json::object o = keyRange(key, prefix);
+  if (keys_only) o["keys_only"] = true;
+  return toText(o);
+}
 
 std::string etcdPutRequest(std::string_view key, std::string_view value, int64_t lease) {
   json::object o;

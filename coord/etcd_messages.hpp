@@ -63,7 +63,8 @@ struct EtcdWatchMessage {
 // (trailing 0xff bytes dropped); "\0" for an empty or all-0xff prefix.
 std::string etcdPrefixEnd(std::string_view prefix);
 
-std::string etcdRangeRequest(std::string_view key, bool prefix);
+// keys_only: the kvs come without values (revisions only).
+std::string etcdRangeRequest(std::string_view key, bool prefix, bool keys_only = false);
 std::string etcdPutRequest(std::string_view key, std::string_view value, int64_t lease = 0);
 std::string etcdDeleteRequest(std::string_view key, bool prefix);
 // Put `value` only if `key` was last modified at `expected_mod_revision`

@@ -44,6 +44,12 @@ std::string encodeHttpPost(const HttpPost& request) {
   out += request.host;
   out += "\r\nContent-Type: application/json\r\nContent-Length: ";
   out += std::to_string(request.body.size());
+  for (const auto& [name, value] : request.headers) {
+    out += "\r\n";
+    out += name;
+    out += ": ";
+    out += value;
+  }
   out += request.keep_alive ? "\r\nConnection: keep-alive\r\n\r\n" : "\r\nConnection: close\r\n\r\n";
   out += request.body;
   return out;

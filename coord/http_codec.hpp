@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sp::coord {
 
@@ -14,6 +16,7 @@ struct HttpPost {
   std::string target;  // "/v3/kv/range"
   std::string body;    // JSON
   bool keep_alive = false;
+  std::vector<std::pair<std::string, std::string>> headers;  // more header fields, in order
 };
 
 std::string encodeHttpPost(const HttpPost& request);

@@ -102,7 +102,7 @@ awaitable<std::expected<std::string, std::string>> EtcdClient::callOne(const con
     auto s = co_await connectTo(endpoint);
     if (!s) co_return std::unexpected(s.error());
     socket.emplace(std::move(*s));
-    std::string request = coord::encodeHttpPost({describe(endpoint), std::string(target), body, false});
+    std::string request = coord::encodeHttpPost({describe(endpoint), std::string(target), body, false, {}});
     co_return co_await exchange(*socket, request, reader, answer,
                                 [](const coord::HttpResponseReader& r) { return r.complete(); });
   };
@@ -133,7 +133,11 @@ awaitable<std::expected<std::unique_ptr<EtcdStream>, std::string>> EtcdClient::s
     auto s = co_await connectTo(endpoint);
     if (!s) co_return std::unexpected(s.error());
     socket.emplace(std::move(*s));
-    std::string request = coord::encodeHttpPost({describe(endpoint), std::string(target), body, true});
+    coord::HttpPost post{describe(endpoint), std::string(target), body, true, {}};
+    // etcd cancels the watch when its member loses the leader (a member cut
+    // off from the others would otherwise keep the stream open and silent).
+    post.headers.emplace_back("Grpc-Metadata-Hasleader", "true");
+    std::string request = coord::encodeHttpPost(post);
     co_return co_await exchange(*socket, request, *reader, early,
                                 [](const coord::HttpResponseReader& r) { return r.headComplete(); });
   };

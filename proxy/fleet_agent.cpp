@@ -89,8 +89,8 @@ awaitable<void> FleetAgent::run() {
       backoff = kFirstBackoff;
       since = utcNowMillis();
     }
-    setState(fmt::format("etcd unreachable since {}: {}; serving version {} (retrying every {} ms at most)", since, why,
-                         member_.version, config_.retry_max_ms),
+    setState(fmt::format("no session with etcd since {}: {}; serving version {} (reconnecting, every {} ms at most)",
+                         since, why, member_.version, config_.retry_max_ms),
              false);
     asio::steady_timer timer(executor, backoff);
     co_await timer.async_wait(kNoThrow);
@@ -148,11 +148,13 @@ awaitable<std::string> FleetAgent::syncMap(int64_t& revision) {
     if (!txn) co_return txn.error();
     if (!txn->succeeded) co_return "another proxy published the first map meanwhile";  // the next session reads it
     revision = txn->header.revision;
+    seen_revision_ = revision;
     spdlog::info("fleet {}: published the first map of the fleet, version {}", config_.name, running->version());
     maps_.applyFromFleet({running->sourceText(), first.published_by, first.note, revision});
     co_return std::string();
   }
   const auto& kv = range->kvs.front();
+  seen_revision_ = kv.mod_revision;
   auto published = coord::decodePublishedMap(kv.value);
   if (!published) co_return published.error();
   auto outcome = maps_.applyFromFleet({published->source, published->published_by, published->note, kv.mod_revision});
@@ -179,6 +181,7 @@ awaitable<std::string> FleetAgent::watch(int64_t start_revision) {
                             message->compact_revision ? fmt::format(", compacted at {}", message->compact_revision) : "");
     }
     for (const auto& event : message->events) {
+      seen_revision_ = std::max(seen_revision_, event.kv.mod_revision);
       if (event.is_delete) {
         spdlog::error("fleet {}: {} was deleted in etcd; still serving the map in force (publish one with RELOAD)",
                       config_.name, key);
@@ -204,7 +207,7 @@ awaitable<std::string> FleetAgent::watch(int64_t start_revision) {
 awaitable<std::string> FleetAgent::keepAlive(int64_t lease) {
   auto executor = co_await asio::this_coro::executor;
   const auto period = std::chrono::milliseconds(config_.lease_ttl_s * 1000 / 3);
-  for (;;) {
+  for (unsigned tick = 1;; ++tick) {
     asio::steady_timer timer(executor, period);
     co_await timer.async_wait(kNoThrow);
     if (stopping_.load()) co_return "stopping";
@@ -213,7 +216,28 @@ awaitable<std::string> FleetAgent::keepAlive(int64_t lease) {
     auto kept = coord::parseEtcdLeaseKeepAlive(*answer);
     if (!kept) co_return "lease keepalive: " + kept.error();
     if (kept->ttl <= 0) co_return fmt::format("lease {} expired", lease);
+    if (tick % 3 == 0) {
+      if (auto missed = co_await checkWatch(); !missed.empty()) co_return missed;
+    }
   }
+}
+
+// Once per lease period: the map's revision, read without its value. A
+// watch that fell silent (its member cut off) shows as a newer revision
+// here; the session then restarts with a full read.
+awaitable<std::string> FleetAgent::checkWatch() {
+  auto answer = co_await client_.call("/v3/kv/range", coord::etcdRangeRequest(coord::mapKey(config_.etcd_prefix), false, true));
+  if (!answer) co_return "read the map's revision: " + answer.error();
+  auto range = coord::parseEtcdRange(*answer);
+  if (!range) co_return range.error();
+  if (range->kvs.empty()) co_return std::string();
+  int64_t published = range->kvs.front().mod_revision;
+  if (published > seen_revision_ && published == last_checked_revision_) {
+    // Seen twice, a lease period apart: not an event in flight.
+    co_return fmt::format("the watch missed revision {} of the map (last seen: {})", published, seen_revision_);
+  }
+  last_checked_revision_ = published;
+  co_return std::string();
 }
 
 awaitable<void> FleetAgent::putMember() {

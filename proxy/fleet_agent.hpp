@@ -53,6 +53,7 @@ class FleetAgent final : public FleetLink {
   awaitable<std::string> syncMap(int64_t& revision);
   awaitable<std::string> watch(int64_t start_revision);
   awaitable<std::string> keepAlive(int64_t lease);
+  awaitable<std::string> checkWatch();
   awaitable<void> putMember();
   // member_ changed (agent thread): put it, serialized with other puts.
   void memberChanged();
@@ -74,6 +75,8 @@ class FleetAgent final : public FleetLink {
   coord::MemberRecord member_;
   bool member_put_running_ = false;
   bool member_dirty_ = false;
+  int64_t last_checked_revision_ = 0;  // checkWatch (agent thread)
+  int64_t seen_revision_ = 0;          // newest <prefix>/map revision read or watched, applied or refused
   std::shared_ptr<EtcdStream> watch_stream_;  // agent thread only; closed by stop()
 };
 

@@ -51,6 +51,7 @@ def proxy_ports():
 RELOADS = int(os.environ.get("SP_FLEET_RELOADS", "20"))
 V1 = dict(s01="0-31", s02="32-63")
 V2 = dict(s01="0-16,18-31", s02="17,32-63")  # bucket 17 on db1
+V3 = dict(s01="0-15", s02="16-63")  # differs from both
 KEY17 = ap.keys_in_bucket(17, 1)[0]
 
 
@@ -213,7 +214,7 @@ class FleetTest(unittest.TestCase):
         self.assertEqual((row["result"], int(row["new_version"])), ("applied", current), row)
         self.wait_versions(current)
         # A stale reload (not above the fleet's version) is refused locally, nothing published.
-        self.proxies[0].write_map(ap.map_text(current, **V2))
+        self.proxies[0].write_map(ap.map_text(current, **V3))
         c = admin(self.proxies[0])
         with self.assertRaises(pymysql.err.OperationalError) as e:
             ap.rows(c, "RELOAD SHARD MAP")
@@ -335,6 +336,47 @@ class FleetTest(unittest.TestCase):
         # Includes the proxies' reconnect backoff (fleet.retry_max_ms): p3 started during the outage.
         print(f"etcd back: healthy {healthy - restarted:.1f} s after the restart; a RELOAD published and served "
               f"by all 3 proxies {time.monotonic() - healthy:.1f} s after that", flush=True)
+
+    def test_6_quorum_lost(self):
+        """Two members stopped: the one left has no leader; requests to it time out."""
+        version = self.versions()[0]
+        leader = self.etcd.leader()
+        others = [n for n in self.etcd.names if n != leader]
+        survivor = others[0]
+        for n in self.etcd.names:
+            if n != survivor:
+                self.etcd.stop(n)
+        try:
+            time.sleep(1)
+            self.assertEqual(self.versions(), [version] * 3)
+            self.proxies[1].write_map(ap.map_text(version + 1, **V1))
+            c = admin(self.proxies[1])
+            started = time.monotonic()
+            with self.assertRaises(pymysql.err.OperationalError) as e:
+                ap.rows(c, "RELOAD SHARD MAP")
+            refused_after = time.monotonic() - started
+            c.close()
+            self.assertIn("fleet: the coordination store (etcd) is unreachable", e.exception.args[1])
+            self.assertIn("fleet.etcd.request_timeout_ms", e.exception.args[1])  # the survivor did not answer
+            self.assertEqual(self.versions(), [version] * 3)
+            print(f"\nquorum lost: RELOAD refused after {refused_after:.1f} s", flush=True)
+        finally:
+            for n in self.etcd.names:
+                if n != survivor:
+                    self.etcd.start(n)
+        self.wait_fleet(3, timeout=30)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                c = admin(self.proxies[1])
+                row = ap.dict_rows(c, "RELOAD SHARD MAP")[0]
+                c.close()
+                break
+            except pymysql.err.OperationalError as e:
+                self.assertLess(time.monotonic(), deadline, e)
+                time.sleep(0.2)
+        self.assertEqual(row["result"], "applied")
+        self.wait_versions(version + 1)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ const char* kGatewayError = R"({"error":"etcdserver: request timed out","code":1
 TEST(EtcdMessages, RangeRequestsAreBase64WithPrefixEnd) {
   EXPECT_EQ(etcdRangeRequest("foo", false), R"({"key":"Zm9v"})");
   EXPECT_EQ(etcdRangeRequest("/a/", true), R"({"key":"L2Ev","range_end":"L2Ew"})");  // "/a/" .. "/a0"
+  EXPECT_EQ(etcdRangeRequest("foo", false, true), R"({"key":"Zm9v","keys_only":true})");
 }
 
 TEST(EtcdMessages, PrefixEnd) {

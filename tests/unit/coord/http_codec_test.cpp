@@ -20,10 +20,12 @@ std::string chunk(const std::string& data) {
 }
 
 TEST(HttpPost, EncodesRequestLineHeadersAndBody) {
-  EXPECT_EQ(encodeHttpPost({"127.0.0.1:2379", "/v3/kv/range", "{\"key\":\"Zm9v\"}", false}),
+  EXPECT_EQ(encodeHttpPost({"127.0.0.1:2379", "/v3/kv/range", "{\"key\":\"Zm9v\"}", false, {}}),
             "POST /v3/kv/range HTTP/1.1\r\nHost: 127.0.0.1:2379\r\nContent-Type: application/json\r\n"
             "Content-Length: 14\r\nConnection: close\r\n\r\n{\"key\":\"Zm9v\"}");
-  EXPECT_NE(encodeHttpPost({"h:1", "/v3/watch", "{}", true}).find("Connection: keep-alive\r\n"), std::string::npos);
+  EXPECT_EQ(encodeHttpPost({"h:1", "/v3/watch", "{}", true, {{"Grpc-Metadata-Hasleader", "true"}}}),
+            "POST /v3/watch HTTP/1.1\r\nHost: h:1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+            "Grpc-Metadata-Hasleader: true\r\nConnection: keep-alive\r\n\r\n{}");
 }
 
 TEST(HttpResponseReader, ContentLengthBodyAtEverySplit) {
