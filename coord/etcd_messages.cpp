@@ -88,6 +88,15 @@ std::expected<json::object, std::string> parseObject(std::string_view text) {
   return o;
 }
 
+// A message of a streamed answer: {"result": {...}}.
+std::expected<json::object, std::string> streamedResult(std::string_view text, std::string_view what) {
+  auto o = parseObject(text);
+  if (!o) return std::unexpected(o.error());
+  const json::object* result = objectField(*o, "result");
+  if (!result) return std::unexpected("etcd " + std::string(what) + " without 'result'");
+  return *result;
+}
+
 std::expected<EtcdHeader, std::string> readHeader(const json::object& o) {
   EtcdHeader h;
   const json::object* header = objectField(o, "header");
@@ -277,25 +286,19 @@ std::expected<EtcdTxnResponse, std::string> parseEtcdTxn(std::string_view text) 
 std::expected<EtcdLeaseResponse, std::string> parseEtcdLeaseGrant(std::string_view text) {
   auto o = parseObject(text);
   if (!o) return std::unexpected(o.error());
-  if (auto e = o->find("error"); e != o->end() && e->value().is_string() && !e->value().as_string().empty()) {
-    return std::unexpected("etcd lease grant: " + std::string(e->value().as_string()));
-  }
   return readLease(*o);
 }
 
 std::expected<EtcdLeaseResponse, std::string> parseEtcdLeaseKeepAlive(std::string_view text) {
-  auto o = parseObject(text);
-  if (!o) return std::unexpected(o.error());
-  const json::object* result = objectField(*o, "result");
-  if (!result) return std::unexpected("etcd keepalive answer without 'result'");
+  auto result = streamedResult(text, "keepalive answer");
+  if (!result) return std::unexpected(result.error());
   return readLease(*result);
 }
 
 std::expected<EtcdWatchMessage, std::string> parseEtcdWatchLine(std::string_view text) {
-  auto o = parseObject(text);
-  if (!o) return std::unexpected(o.error());
-  const json::object* result = objectField(*o, "result");
-  if (!result) return std::unexpected("etcd watch message without 'result'");
+  auto streamed = streamedResult(text, "watch message");
+  if (!streamed) return std::unexpected(streamed.error());
+  const json::object* result = &*streamed;
   EtcdWatchMessage m;
   auto header = readHeader(*result);
   if (!header) return std::unexpected(header.error());

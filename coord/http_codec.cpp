@@ -1,20 +1,17 @@
 #include "coord/http_codec.hpp"
 
+#include <boost/algorithm/string/predicate.hpp>
+
 #include <charconv>
+#include <locale>
 
 namespace sp::coord {
 
 namespace {
 
+// Header names and tokens are ASCII; the classic locale keeps it so.
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
+  return boost::algorithm::iequals(a, b, std::locale::classic());
 }
 
 std::string_view trim(std::string_view s) {

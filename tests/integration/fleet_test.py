@@ -156,6 +156,20 @@ class FleetTest(unittest.TestCase):
         finally:
             c.close()
 
+    def reload_after_outage(self, proxy, timeout=15):
+        """RELOAD SHARD MAP, retried only until the proxy is back in session with etcd."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                c = admin(proxy)
+                try:
+                    return ap.dict_rows(c, "RELOAD SHARD MAP")[0]
+                finally:
+                    c.close()
+            except pymysql.err.OperationalError as e:
+                self.assertLess(time.monotonic(), deadline, e)
+                time.sleep(0.2)
+
     # ---- one map for all ----
 
     def test_1_every_proxy_registered_with_the_same_map(self):
@@ -320,17 +334,7 @@ class FleetTest(unittest.TestCase):
         self.wait_fleet(3, timeout=30)
         self.assertEqual(self.versions(), [version] * 3)
         self.proxies[0].write_map(ap.map_text(version + 1, **V2))
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                c = admin(self.proxies[0])
-                row = ap.dict_rows(c, "RELOAD SHARD MAP")[0]
-                c.close()
-                break
-            except pymysql.err.OperationalError as e:
-                # Only until this proxy has re-read the fleet's map after the outage.
-                self.assertLess(time.monotonic(), deadline, e)
-                time.sleep(0.2)
+        row = self.reload_after_outage(self.proxies[0])
         self.assertEqual(row["result"], "applied")
         self.wait_versions(version + 1)
         # Includes the proxies' reconnect backoff (fleet.retry_max_ms): p3 started during the outage.
@@ -365,16 +369,7 @@ class FleetTest(unittest.TestCase):
                 if n != survivor:
                     self.etcd.start(n)
         self.wait_fleet(3, timeout=30)
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                c = admin(self.proxies[1])
-                row = ap.dict_rows(c, "RELOAD SHARD MAP")[0]
-                c.close()
-                break
-            except pymysql.err.OperationalError as e:
-                self.assertLess(time.monotonic(), deadline, e)
-                time.sleep(0.2)
+        row = self.reload_after_outage(self.proxies[1])
         self.assertEqual(row["result"], "applied")
         self.wait_versions(version + 1)
 
