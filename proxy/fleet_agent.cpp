@@ -69,6 +69,7 @@ void FleetAgent::setState(std::string state, bool healthy) {
   }
   state_ = std::move(state);
   healthy_ = healthy;
+  context_.fleet_session.store(healthy);
 }
 
 std::string FleetAgent::state() {
@@ -256,6 +257,7 @@ void FleetAgent::applied(const routing::CompiledShardMap& map, int64_t revision)
   record.checksum = map.checksum();
   record.map_revision = revision;
   record.applied_at = utcNowMillis();
+  context_.fleet_map_revision.store(revision);
   auto update = [this, record] {
     if (record.checksum == member_.checksum && record.map_revision == member_.map_revision) return;
     member_ = record;

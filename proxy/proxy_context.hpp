@@ -72,6 +72,8 @@ struct ProxyContext {
   // The fleet membership (fleet: in the config), set once before the admin
   // port opens; null when the proxy works alone.
   FleetAgent* fleet = nullptr;
+  std::atomic<bool> fleet_session{false};        // set by the fleet agent
+  std::atomic<int64_t> fleet_map_revision{0};    // the fleet map applied last
 
   // The shard map in force. Each statement plans against one snapshot; a
   // reload publishes a new immutable map (null: no sharded tables).
