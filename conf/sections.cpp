@@ -635,6 +635,8 @@ const FieldSpec<Document> kTopFields[] = {
        d.default_backend_line = lineOf(v);
        readStringInto(w, v, p, d.config.default_backend, NullIs::kMissing, false);
      }},
+    {"fleet", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) { readFleet(w, v, p, d); }},
     {"cache", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        if (auto s = w.readString(v, p, NullIs::kEmpty, true)) {
