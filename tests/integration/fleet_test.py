@@ -15,6 +15,7 @@ import importlib.util
 import os
 import random
 import shutil
+import socket
 import statistics
 import threading
 import time
@@ -40,12 +41,23 @@ PEER_PORTS = [int(p) for p in os.environ.get("SP_FLEET_PEER_PORTS", "23801,23802
 def proxy_ports():
     if os.environ.get("SP_FLEET_PROXY_PORTS"):
         return [int(p) for p in os.environ["SP_FLEET_PROXY_PORTS"].split(",")]
+    # A free port whose successor (the admin port) is free too. The kernel
+    # hands out ephemeral ports in random order, so waiting for it to return
+    # two consecutive ones could take for ever: probe the successor instead.
     ports = []
-    while len(ports) < 3:
-        a, b = free_ports(2)
-        if b == a + 1:
-            ports.append(a)
-    return ports
+    for _ in range(200):
+        (a,) = free_ports(1)
+        probe = socket.socket()
+        try:
+            probe.bind((ap.HOST, a + 1))
+        except OSError:
+            continue
+        finally:
+            probe.close()
+        ports.append(a)
+        if len(ports) == 3:
+            return ports
+    raise RuntimeError("no three free pairs of consecutive loopback ports in 200 tries")
 
 
 RELOADS = int(os.environ.get("SP_FLEET_RELOADS", "20"))
