@@ -41,6 +41,13 @@ struct ServerConfig {
   // loading; both or neither. Re-read on SIGHUP (docs/security.md, "TLS").
   std::string tls_cert;
   std::string tls_key;
+  // Protocol versions offered to clients (MariaDB's tls_version): TLS 1.2
+  // and/or 1.3; older ones are never offered.
+  bool tls_v12 = true;
+  bool tls_v13 = true;
+  // OpenSSL cipher names (MariaDB's ssl_cipher): TLS 1.3 suites (TLS_...)
+  // and TLS 1.2 ciphers in one colon-separated list; empty = OpenSSL's defaults.
+  std::string tls_ciphers;
   bool tlsEnabled() const { return !tls_cert.empty(); }
 };
 
@@ -84,6 +91,10 @@ struct BackendConfig {
   std::string user;
   std::string password;
   std::string database;
+  // The account that reads this backend's binlog for online moves (REPLICATION
+  // SLAVE, BINLOG MONITOR); empty: `user`/`password`.
+  std::string replication_user;
+  std::string replication_password;
   uint32_t max_connections = 64;     // pool ceiling for this backend (all worker threads together)
   uint32_t min_connections = 0;      // kept open and warm
   uint32_t connect_timeout_ms = 2000;
@@ -147,8 +158,21 @@ struct ArchiveConfig {
   std::string export_dir;        // where ARCHIVE tg_channel_message writes month files; empty = refused
 };
 
+// A fleet of proxies sharing one shard map through etcd (docs/operations.md,
+// "Fleets"); absent = the proxy works alone.
+struct FleetConfig {
+  std::string name;                        // this proxy's name in the fleet (unique)
+  std::vector<HostPort> etcd_endpoints;    // from "http://host:port"; tried in turn
+  std::string etcd_prefix;                 // "/shardproxy/<cluster>": every key of the fleet under it
+  uint32_t request_timeout_ms = 2000;      // one etcd request on one endpoint
+  uint32_t lease_ttl_s = 5;                // a proxy vanishes from SHOW FLEET this long after it stops
+  uint32_t retry_max_ms = 2000;            // ceiling of the reconnect backoff (starts at 50 ms)
+  uint64_t max_response_bytes = 16ull << 20;  // one etcd answer (a range of the map, one watch line)
+};
+
 struct Config {
   ServerConfig server;
+  std::optional<FleetConfig> fleet;
   PartitionsConfig partitions;
   ArchiveConfig archive;
   LogConfig log;

@@ -102,6 +102,13 @@ std::string Server::start() {
   asio::co_spawn(workers_.front()->io(), logSchemaDrift(context_.config, context_.shard_map.load()), asio::detached);
   for (auto& w : workers_) w->start();
   maps_->attachWorkers(std::move(workers));
+  if (cfg.fleet) {
+    // Serving already (the cached or file map); the fleet's map follows once etcd answers.
+    fleet_ = std::make_unique<FleetAgent>(context_, *maps_);
+    context_.fleet = fleet_.get();
+    maps_->attachFleet(fleet_.get());
+    fleet_->start();
+  }
   if (cfg.server.admin_listen) {
     admin_ = std::make_unique<AdminServer>(context_, *maps_);
     if (auto err = admin_->start(); !err.empty()) return err;
@@ -161,6 +168,10 @@ void Server::shutdown() {
   if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();
   if (admin_) admin_->stop();
+  if (fleet_) {
+    fleet_->stop();  // revokes the lease: the proxy leaves SHOW FLEET at once
+    maps_->attachFleet(nullptr);
+  }
   for (auto& w : workers_) w->beginShutdown();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(context_.config.server.shutdown_grace_ms);
   while (context_.sessions.load() > 0 && std::chrono::steady_clock::now() < deadline) {
