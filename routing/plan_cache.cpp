@@ -33,6 +33,10 @@ std::optional<uint32_t> mapPosition(const NormalizedQuery& q, uint32_t pos, bool
   return is_end ? it->orig_end : it->orig_begin;
 }
 
+bool sameLimits(const parser::ParseLimits& a, const parser::ParseLimits& b) {
+  return a.max_nodes == b.max_nodes && a.max_depth == b.max_depth && a.max_in_values == b.max_in_values;
+}
+
 // A bound `?` value (not a literal) stood in the statement.
 bool dependsOnParams(const NormalizedQuery& q) {
   return std::any_of(q.params.begin(), q.params.end(),
@@ -68,8 +72,7 @@ struct ExactKey {
   bool matches(const PlannerInput& in) const {
     return map_checksum == in.map.checksum() && default_backend == in.default_backend &&
            split_in_lists == in.split_in_lists && allow_scatter == in.allow_scatter &&
-           multi_shard_writes == in.multi_shard_writes && limits.max_nodes == in.limits.max_nodes &&
-           limits.max_depth == in.limits.max_depth && limits.max_in_values == in.limits.max_in_values;
+           multi_shard_writes == in.multi_shard_writes && sameLimits(limits, in.limits);
   }
 };
 
@@ -103,6 +106,7 @@ struct PassthroughKey {
 struct PlanCache::Entry {
   std::string text;  // the normalized text the statement's views point into
   std::optional<parser::Statement> statement;  // empty: the normalized text does not parse
+  parser::ParseLimits parsed_under;  // the tree was checked against these budgets only
   mutable std::optional<PassthroughKey> passthrough;  // set: planned as a passthrough under these settings
   mutable size_t bytes = 0;  // entryBytes(), and the whole plans kept
   // Whole plans of this shape by exact text (few: the last kMaxExactPlans).
@@ -240,6 +244,7 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
     ++misses_;
     auto fresh = std::make_shared<Entry>();
     fresh->text = q.text;
+    fresh->parsed_under = input.limits;
     auto parsed = parser::parse(fresh->text, input.limits);
     if (parsed) fresh->statement = std::move(*parsed);
     fresh->bytes = entryBytes(fresh->text.size(), fresh->statement ? fresh->statement->node_count : 0);
@@ -248,6 +253,9 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
   }
   // Shapes the parser rejects once `?` stands in for a literal (e.g. CHAR(10)) are planned directly.
   if (!entry->statement) return planQuery(sql, input);
+  // A tree parsed under other budgets may be over these (config limits are
+  // fixed per process, so only tests get here).
+  if (!sameLimits(entry->parsed_under, input.limits)) return planQuery(sql, input);
   if (entry->passthrough && entry->passthrough->matches(input)) {
     ++passthrough_hits_;
     return passthroughPlan(sql, input.default_backend, q);
