@@ -121,6 +121,16 @@ NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue>
 NormalizedQuery normalizeQuery(std::string_view sql, std::span<const parser::Token> tokens,
                                std::span<const ParamValue> params) {
   NormalizedQuery q;
+  normalizeQueryInto(sql, tokens, params, q);
+  return q;
+}
+
+void normalizeQueryInto(std::string_view sql, std::span<const parser::Token> tokens,
+                        std::span<const ParamValue> params, NormalizedQuery& q) {
+  q.text.clear();
+  q.params.clear();
+  q.spans.clear();
+  q.cacheable = true;
   q.text.reserve(sql.size());
   q.spans.reserve(tokens.size());
   uint32_t placeholder = 0;
@@ -157,7 +167,6 @@ NormalizedQuery normalizeQuery(std::string_view sql, std::span<const parser::Tok
     }
     q.spans.push_back({begin, static_cast<uint32_t>(q.text.size()), token.begin, token.end});
   }
-  return q;
 }
 
 std::string maskLiterals(std::string_view sql) {
@@ -229,10 +238,18 @@ Plan PlanCache::plan(std::string_view sql, std::span<const parser::Token> tokens
       !sameName(input.names.current_database, input.names.sharded_schema, input.names)) {
     return planQuery(sql, input);
   }
-  NormalizedQuery q = tokens.empty() ? normalizeQuery(sql, input.params) : normalizeQuery(sql, tokens, input.params);
+  // scratch_ keeps its buffers from statement to statement: no allocation
+  // per statement once the longest shape has been seen.
+  NormalizedQuery& q = scratch_;
+  if (tokens.empty()) {
+    const std::vector<parser::Token> own = parser::tokenize(sql);
+    normalizeQueryInto(sql, own, input.params, q);
+  } else {
+    normalizeQueryInto(sql, tokens, input.params, q);
+  }
   if (!q.cacheable) return planQuery(sql, input);
   Plan plan = planNormalized(sql, input, q);
-  if (normalized) *normalized = std::move(q.text);
+  if (normalized) normalized->swap(q.text);  // the caller's old buffer becomes the next scratch
   return plan;
 }
 

@@ -51,6 +51,9 @@ NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue>
 // The same from `tokens` (tokenize(sql) under the default dialect).
 NormalizedQuery normalizeQuery(std::string_view sql, std::span<const parser::Token> tokens,
                                std::span<const ParamValue> params);
+// The same into `out`, reusing its buffers (the plan cache's per-statement scratch).
+void normalizeQueryInto(std::string_view sql, std::span<const parser::Token> tokens,
+                        std::span<const ParamValue> params, NormalizedQuery& out);
 
 // The statement as written (comments and spacing kept) with every literal
 // value replaced by `?`: what logs show instead of the values.
@@ -114,6 +117,7 @@ class PlanCache {
   uint64_t evictions_ = 0;
   uint64_t exact_hits_ = 0;
   uint64_t passthrough_hits_ = 0;
+  NormalizedQuery scratch_;  // plan()'s normalized form, buffers kept between statements
   static constexpr size_t kMaxExactPlans = 8;  // whole plans kept per shape
 };
 
