@@ -11,6 +11,7 @@
 #include "conf/config.hpp"
 #include "proxy/host_limits.hpp"
 #include "proxy/lifecycle_stats.hpp"
+#include "proxy/write_hold.hpp"
 #include "routing/merge_budget.hpp"
 #include "routing/shard_map.hpp"
 
@@ -72,6 +73,8 @@ struct ProxyContext {
   // The shard map in force. Each statement plans against one snapshot; a
   // reload publishes a new immutable map (null: no sharded tables).
   std::atomic<std::shared_ptr<const routing::CompiledShardMap>> shard_map;
+  // Keys of online moves and their cut-over hold (write_hold.hpp).
+  WriteHold write_hold;
 };
 
 }  // namespace sp::proxy

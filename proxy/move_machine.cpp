@@ -1,0 +1,223 @@
+#include "proxy/move_machine.hpp"
+
+#include <fmt/format.h>
+
+namespace sp::proxy {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double millisSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+}  // namespace
+
+std::string describeVerify(const VerifyOutcome& v) {
+  if (v.equal) return fmt::format("ok: {} chunks, {} rows", v.chunks, v.rows);
+  return fmt::format("differ: {} of {} chunks ({} rows){}{}", v.differing_chunks, v.chunks, v.rows,
+                     v.detail.empty() ? "" : ": ", v.detail);
+}
+
+void MoveMachine::enter(MoveState state) {
+  r_.state = state;
+  save_(r_);
+}
+
+void MoveMachine::noteCatchup() {
+  auto figures = steps_.catchup();
+  r_.applied_position = figures.applied_position;
+  r_.rows_applied = figures.rows_applied;
+  r_.lag_seconds = figures.lag_seconds;
+  r_.lag_bytes = figures.lag_bytes;
+}
+
+awaitable<void> MoveMachine::stopBeforeSwitch(MoveState state, const std::string& message) {
+  steps_.stopCatchup();
+  hold_.release(watch_);
+  // The target's copied rows are not the truth of anything: delete them.
+  if (auto cleared = co_await steps_.clearTarget(); !cleared) {
+    r_.message = message + "; the target's copied rows were not deleted: " + cleared.error();
+  } else {
+    r_.message = message;
+  }
+  hold_.unwatch(watch_);
+  enter(state);
+}
+
+awaitable<void> MoveMachine::run() {
+  r_.message.clear();
+  if (!co_await copyAndCatchUp()) co_return;
+  if (!co_await verify()) co_return;
+  if (!co_await cutOver()) co_return;
+  co_await verifyAfter();
+}
+
+awaitable<bool> MoveMachine::catchUpRound() {
+  auto end = co_await steps_.sourceEnd();
+  if (!end) {
+    co_await stopBeforeSwitch(MoveState::kFailed, "catch-up: " + end.error());
+    co_return false;
+  }
+  noteCatchup();  // the lag to this end, before applying it
+  bool close = r_.lag_bytes < settings_.cutover_lag_bytes;
+  if (auto applied = co_await steps_.catchUpTo(*end); !applied) {
+    co_await stopBeforeSwitch(MoveState::kFailed, "catch-up: " + applied.error());
+    co_return false;
+  }
+  co_return close;
+}
+
+awaitable<bool> MoveMachine::copyAndCatchUp() {
+  enter(MoveState::kCopying);
+  r_.rows_copied = 0;
+  r_.copy_seconds = 0;
+  if (auto prepared = co_await steps_.prepareTarget(); !prepared) {
+    co_await stopBeforeSwitch(MoveState::kFailed, "preparing the target: " + prepared.error());
+    co_return false;
+  }
+  auto position = co_await steps_.copy(
+      [this](uint64_t rows, double seconds) {
+        r_.rows_copied = rows;
+        r_.copy_seconds = seconds;
+        save_(r_);
+      },
+      cancel_);
+  if (cancelled()) {
+    co_await stopBeforeSwitch(MoveState::kCancelled, "cancelled during the copy");
+    co_return false;
+  }
+  if (!position) {
+    co_await stopBeforeSwitch(MoveState::kFailed, "copy: " + position.error());
+    co_return false;
+  }
+  r_.snapshot_position = *position;
+  enter(MoveState::kCatchingUp);
+  if (auto started = co_await steps_.startCatchup(*position); !started) {
+    co_await stopBeforeSwitch(MoveState::kFailed, "catch-up: " + started.error());
+    co_return false;
+  }
+  for (uint32_t round = 0; round < settings_.catchup_rounds; ++round) {
+    if (cancelled()) {
+      co_await stopBeforeSwitch(MoveState::kCancelled, "cancelled during the catch-up");
+      co_return false;
+    }
+    auto close = co_await catchUpRound();
+    if (r_.state == MoveState::kFailed) co_return false;
+    save_(r_);
+    if (close) break;
+  }
+  co_return true;
+}
+
+awaitable<bool> MoveMachine::verify() {
+  enter(MoveState::kVerifying);
+  auto outcome = co_await steps_.verifyBeforeSwitch();
+  noteCatchup();
+  if (cancelled()) {
+    co_await stopBeforeSwitch(MoveState::kCancelled, "cancelled during the verify");
+    co_return false;
+  }
+  if (!outcome) {
+    co_await stopBeforeSwitch(MoveState::kFailed, "verify: " + outcome.error());
+    co_return false;
+  }
+  r_.verify = describeVerify(*outcome);
+  if (!outcome->equal) {
+    co_await stopBeforeSwitch(MoveState::kFailed, "the target differs from the source before the switch; not switched");
+    co_return false;
+  }
+  save_(r_);
+  co_return true;
+}
+
+// In-flight writes to the keys and transactions older than the move end
+// within the drain timeout (checked every millisecond).
+awaitable<bool> MoveMachine::drained() {
+  auto started = Clock::now();
+  for (;;) {
+    if (hold_.inFlight(watch_) == 0 && hold_.olderTransactions(watch_) == 0) co_return true;
+    if (Clock::now() - started >= settings_.drain_timeout) co_return false;
+    co_await steps_.sleep(std::chrono::milliseconds(1));
+  }
+}
+
+awaitable<bool> MoveMachine::cutOver() {
+  enter(MoveState::kCuttingOver);
+  for (uint32_t attempt = 1;; ++attempt) {
+    r_.cutover_attempts = attempt;
+    if (cancelled()) {
+      co_await stopBeforeSwitch(MoveState::kCancelled, "cancelled before the switch");
+      co_return false;
+    }
+    co_await catchUpRound();  // shortens what is left to apply under the hold
+    if (r_.state == MoveState::kFailed) co_return false;
+    auto held_at = Clock::now();
+    hold_.hold(watch_);
+    if (!co_await drained()) {
+      hold_.release(watch_);
+      r_.message = fmt::format("cut-over attempt {}: {} writes in flight and {} transactions older than the move did "
+                               "not end within {} ms",
+                               attempt, hold_.inFlight(watch_), hold_.olderTransactions(watch_),
+                               settings_.drain_timeout.count());
+      save_(r_);
+      if (attempt >= settings_.cutover_attempts) {
+        co_await stopBeforeSwitch(MoveState::kFailed, r_.message + "; gave up after " + std::to_string(attempt) +
+                                                          " attempts (routing stays on the source)");
+        co_return false;
+      }
+      co_await steps_.sleep(settings_.retry_pause);
+      continue;
+    }
+    // Nothing more can reach the source's moving rows: its end is final for them.
+    auto end = co_await steps_.sourceEnd();
+    std::expected<void, std::string> step;
+    if (!end) step = std::unexpected(end.error());
+    else step = co_await steps_.catchUpTo(*end);
+    if (step) step = co_await steps_.freezeTarget();
+    std::expected<uint64_t, std::string> version = std::unexpected(std::string());
+    if (step) version = co_await steps_.publish();
+    if (!step || !version) {
+      co_await stopBeforeSwitch(MoveState::kFailed,
+                                "cut-over: " + (step ? version.error() : step.error()) + " (not switched)");
+      co_return false;
+    }
+    hold_.switched(watch_, *version);
+    r_.pause_ms = millisSince(held_at);
+    r_.new_version = *version;
+    noteCatchup();
+    steps_.stopCatchup();
+    r_.message.clear();
+    enter(MoveState::kSwitched);
+    co_return true;
+  }
+}
+
+awaitable<void> MoveMachine::verifyAfter() {
+  auto outcome = co_await steps_.verifyAfterSwitch();
+  if (!outcome) {
+    r_.verify = "not verified after the switch: " + outcome.error();
+    r_.message = "run MOVE back, or check by hand before CLEANUP (CLEANUP needs a verified move)";
+    enter(MoveState::kVerifyFailed);
+    co_return;
+  }
+  r_.verify = describeVerify(*outcome);
+  enter(outcome->equal ? MoveState::kVerified : MoveState::kVerifyFailed);
+}
+
+awaitable<void> MoveMachine::cleanup() {
+  enter(MoveState::kCleaningUp);
+  for (;;) {
+    auto deleted = co_await steps_.deleteSourceBatch();
+    if (!deleted) {
+      r_.message = "cleanup: " + deleted.error() + " (run CLEANUP MOVE again)";
+      enter(MoveState::kVerified);
+      co_return;
+    }
+    r_.rows_deleted += *deleted;
+    save_(r_);
+    if (*deleted == 0) break;
+  }
+  hold_.unwatch(watch_);
+  r_.message.clear();
+  enter(MoveState::kCleanedUp);
+}
+
+}  // namespace sp::proxy
