@@ -32,17 +32,6 @@ bool isPlainDecimal(std::string_view s) {
   return digits > 0;
 }
 
-std::string hexLiteral(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out = "X'";
-  out.reserve(bytes.size() * 2 + 3);
-  for (unsigned char c : bytes) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 0xf]);
-  }
-  out.push_back('\'');
-  return out;
-}
 
 std::string quoted(std::string_view bytes, const SqlLiteralOptions& options) {
   std::string out = "'";
@@ -75,6 +64,18 @@ std::string doubleText(double d) {
 }
 
 }  // namespace
+
+std::string hexLiteral(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out = "X'";
+  out.reserve(bytes.size() * 2 + 3);
+  for (unsigned char c : bytes) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 0xf]);
+  }
+  out.push_back('\'');
+  return out;
+}
 
 std::expected<std::string, std::string> sqlLiteral(const BinaryValue& v, BinaryType t,
                                                    const SqlLiteralOptions& options) {

@@ -25,6 +25,10 @@ struct SqlLiteralOptions {
 std::expected<std::string, std::string> sqlLiteral(const BinaryValue& v, BinaryType t,
                                                    const SqlLiteralOptions& options = {});
 
+// X'..': the bytes as a binary string literal (no quoting or character-set
+// question; assigned to a text column the bytes are taken as they are).
+std::string hexLiteral(std::string_view bytes);
+
 // Character sets whose multi-byte characters may contain the bytes of a quote
 // or a backslash (big5, cp932, gbk, gb18030, sjis): escaping bytes one by one
 // is not safe in them.
