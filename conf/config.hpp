@@ -146,8 +146,23 @@ struct ArchiveConfig {
   std::string export_dir;        // where ARCHIVE tg_channel_message writes month files; empty = refused
 };
 
+// Online moves (docs/admin.md, "Online moves"): copy batches, the write
+// hold of the cut-over, verify chunks.
+struct MovesConfig {
+  uint32_t batch_rows = 1000;          // rows per copy batch (SELECT ... LIMIT, one REPLACE on the target)
+  uint32_t pause_ms = 0;               // sleep between copy batches (throttle)
+  uint32_t hold_timeout_ms = 1000;     // a write held by a cut-over waits at most this long, then 9135
+  uint32_t hold_max_waiting = 10000;   // writes waiting at once for cut-overs; more are refused with 9136
+  uint32_t drain_timeout_ms = 500;     // writes in flight must end within this at a cut-over, else it is retried
+  uint32_t cutover_attempts = 5;       // cut-over attempts before the move fails (routing stays on the source)
+  uint32_t verify_chunk_rows = 1000;   // rows per checksum chunk of a verify
+  uint64_t cutover_lag_bytes = 1u << 20;  // catch up until less than this much binlog is left, then cut over
+  uint32_t replica_server_id = 3000000000u;  // server_id of the catch-up's binlog reader (+ move id)
+};
+
 struct Config {
   ServerConfig server;
+  MovesConfig moves;
   PartitionsConfig partitions;
   ArchiveConfig archive;
   LogConfig log;

@@ -182,6 +182,7 @@ awaitable<bool> MoveMachine::cutOver() {
     hold_.switched(watch_, *version);
     r_.pause_ms = millisSince(held_at);
     r_.new_version = *version;
+    r_.old_version = *version - 1;  // published as the running version + 1
     noteCatchup();
     steps_.stopCatchup();
     r_.message.clear();

@@ -19,6 +19,7 @@ namespace sp::proxy {
 
 class Worker;
 class SlowQueryLog;
+class MoveCoordinator;
 class ServerTls;
 struct ArchivedMonths;
 
@@ -75,6 +76,7 @@ struct ProxyContext {
   std::atomic<std::shared_ptr<const routing::CompiledShardMap>> shard_map;
   // Keys of online moves and their cut-over hold (write_hold.hpp).
   WriteHold write_hold;
+  MoveCoordinator* moves = nullptr;  // the admin commands MOVE ..., SHOW MOVES (set at start-up)
 };
 
 }  // namespace sp::proxy

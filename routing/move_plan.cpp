@@ -153,9 +153,10 @@ std::expected<void, MoveRefusal> planBuckets(const TableRule& rule, MovePlan& pl
   plan.keys.buckets = req.buckets;
   plan.keys.bucket_count = rule.bucket_count;
   plan.keys.prefix_crc = rule.prefix_crc;
-  for (const auto& [key, shard] : rule.hot_keys) {
-    if (shard == source_index) plan.keys.staying_keys.push_back(key);
-  }
+  // Hot keys never move with their bucket: those pinned to the source stay
+  // there, and the rows of those pinned elsewhere (the target included) are
+  // not the bucket's to copy, clear or delete.
+  for (const auto& [key, shard] : rule.hot_keys) plan.keys.staying_keys.push_back(key);
   plan.row_predicate = bucketExpression(rule) + " IN (" + joinNumbers(req.buckets) + ")";
   if (!plan.keys.staying_keys.empty()) {
     std::string keys;

@@ -57,7 +57,7 @@ struct MovingKeys {
   std::vector<uint32_t> buckets;      // kBuckets, ascending
   uint32_t bucket_count = 0;
   uint32_t prefix_crc = 0;
-  std::vector<uint64_t> staying_keys; // kBuckets: hot keys pinned to the source shard (they stay), ascending
+  std::vector<uint64_t> staying_keys; // kBuckets: the table's hot keys (they never move with a bucket), ascending
   uint64_t key = 0;                   // kKey
   uint32_t shard = 0;                 // kShard
   uint32_t shard_count = 0;           // kShard

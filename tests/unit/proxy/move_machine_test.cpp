@@ -98,7 +98,7 @@ class FakeSteps final : public MoveSteps {
   uint64_t watch_;
 };
 
-struct Machine : ::testing::Test {
+struct MoveMachineTest : ::testing::Test {
   asio::io_context io;
   WriteHold hold;
   uint64_t watch = hold.watch(keyFortyTwo(), "t_s01");
@@ -110,7 +110,7 @@ struct Machine : ::testing::Test {
                         if (saved.empty() || saved.back() != r.state) saved.push_back(r.state);
                       }};
 
-  Machine() { steps.machine = &machine; }
+  MoveMachineTest() { steps.machine = &machine; }
   void run(awaitable<void> (MoveMachine::*what)()) {
     asio::co_spawn(io, (machine.*what)(), asio::detached);
     io.restart();
@@ -137,7 +137,7 @@ struct Machine : ::testing::Test {
   }
 };
 
-TEST_F(Machine, RunsEveryStepInOrderAndSwitchesUnderTheHold) {
+TEST_F(MoveMachineTest, RunsEveryStepInOrderAndSwitchesUnderTheHold) {
   run(&MoveMachine::run);
   EXPECT_EQ(saved, (std::vector<MoveState>{MoveState::kCopying, MoveState::kCatchingUp, MoveState::kVerifying,
                                            MoveState::kCuttingOver, MoveState::kSwitched, MoveState::kVerified}));
@@ -154,7 +154,7 @@ TEST_F(Machine, RunsEveryStepInOrderAndSwitchesUnderTheHold) {
   EXPECT_EQ(admitNow(9), Admission::kPass);
 }
 
-TEST_F(Machine, InFlightWriteBlocksTheSwitchUntilItEnds) {
+TEST_F(MoveMachineTest, InFlightWriteBlocksTheSwitchUntilItEnds) {
   hold.transactionOpened(0);  // a transaction from before the move: counted as older
   int sleeps = 0;
   steps.on_sleep = [&] {
@@ -166,7 +166,7 @@ TEST_F(Machine, InFlightWriteBlocksTheSwitchUntilItEnds) {
   EXPECT_TRUE(steps.published_under_hold_at_end);
 }
 
-TEST_F(Machine, GivesUpWhenWritesNeverDrain) {
+TEST_F(MoveMachineTest, GivesUpWhenWritesNeverDrain) {
   hold.transactionOpened(0);
   run(&MoveMachine::run);
   EXPECT_EQ(record.state, MoveState::kFailed);
@@ -178,7 +178,7 @@ TEST_F(Machine, GivesUpWhenWritesNeverDrain) {
   hold.transactionClosed(0);
 }
 
-TEST_F(Machine, CancelDuringCopyLeavesRoutingOnTheSource) {
+TEST_F(MoveMachineTest, CancelDuringCopyLeavesRoutingOnTheSource) {
   steps.cancel_in_copy = true;
   run(&MoveMachine::run);
   EXPECT_EQ(record.state, MoveState::kCancelled);
@@ -187,7 +187,7 @@ TEST_F(Machine, CancelDuringCopyLeavesRoutingOnTheSource) {
   EXPECT_TRUE(has("clear target"));
 }
 
-TEST_F(Machine, DifferenceBeforeTheSwitchFailsTheMove) {
+TEST_F(MoveMachineTest, DifferenceBeforeTheSwitchFailsTheMove) {
   steps.differ_before = true;
   run(&MoveMachine::run);
   EXPECT_EQ(record.state, MoveState::kFailed);
@@ -195,7 +195,7 @@ TEST_F(Machine, DifferenceBeforeTheSwitchFailsTheMove) {
   EXPECT_EQ(record.verify, "differ: 1 of 3 chunks (1000 rows): row (5,1)");
 }
 
-TEST_F(Machine, RefusedPublishReleasesTheHeldWrites) {
+TEST_F(MoveMachineTest, RefusedPublishReleasesTheHeldWrites) {
   steps.fail_publish = true;
   run(&MoveMachine::run);
   EXPECT_EQ(record.state, MoveState::kFailed);
@@ -203,14 +203,14 @@ TEST_F(Machine, RefusedPublishReleasesTheHeldWrites) {
   EXPECT_EQ(admitNow(8), Admission::kPass);
 }
 
-TEST_F(Machine, DifferenceAfterTheSwitchIsReported) {
+TEST_F(MoveMachineTest, DifferenceAfterTheSwitchIsReported) {
   steps.differ_after = true;
   run(&MoveMachine::run);
   EXPECT_EQ(record.state, MoveState::kVerifyFailed);
   EXPECT_EQ(record.new_version, 9u);
 }
 
-TEST_F(Machine, CleanupDeletesInBatches) {
+TEST_F(MoveMachineTest, CleanupDeletesInBatches) {
   run(&MoveMachine::run);
   saved.clear();
   run(&MoveMachine::cleanup);

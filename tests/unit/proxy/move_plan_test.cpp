@@ -94,7 +94,7 @@ TEST(MovePlan, BucketsMoveToAnotherShard) {
   EXPECT_EQ(plan.source_backend, "db0");
   EXPECT_EQ(plan.target_table, "tg_channel_message_s03");
   EXPECT_EQ(plan.target_backend, "db1");
-  EXPECT_EQ(plan.row_predicate, "CRC32(CONCAT('channel:', `peer_id`)) % 64 IN (17,18)");
+  EXPECT_EQ(plan.row_predicate, "CRC32(CONCAT('channel:', `peer_id`)) % 64 IN (17,18) AND `peer_id` NOT IN (1001)");
   EXPECT_EQ(plan.new_version, 8u);
   auto after = compiled(plan.new_map_yaml);
   ASSERT_TRUE(after);
@@ -123,6 +123,21 @@ TEST(MovePlan, HotKeysPinnedToTheSourceStay) {
   auto after = compiled(plan.new_map_yaml);
   ASSERT_TRUE(after);
   EXPECT_EQ(after->findTable("tg_channel_message")->shardOf(1001).name, owner);
+  expectKeysMatchMaps(*map, *after, plan);
+}
+
+TEST(MovePlan, HotKeysOfTheTargetAreNotTheBucketsRows) {
+  auto probe = compiled(kMap);
+  uint64_t pinned = keyInBucket(*probe->findTable("tg_channel_message"), 17);
+  std::string text(kMap);
+  text.replace(text.find("{1001: s02}"), 11, "{1001: s02, " + std::to_string(pinned) + ": s03}");
+  auto map = compiled(text);
+  auto plan = planned(*map, {MoveKind::kBuckets, "tg_channel_message", {17}, 0, 0, "s03"});
+  // Its rows live on s03 already: clearing the target before the copy must not touch them.
+  EXPECT_FALSE(plan.keys.contains(pinned));
+  EXPECT_NE(plan.row_predicate.find(std::to_string(pinned)), std::string::npos) << plan.row_predicate;
+  auto after = compiled(plan.new_map_yaml);
+  ASSERT_TRUE(after);
   expectKeysMatchMaps(*map, *after, plan);
 }
 

@@ -22,14 +22,14 @@ routing::MovingKeys keyFortyTwo() {
   return k;
 }
 
-struct Fixture : ::testing::Test {
+struct WriteHoldTest : ::testing::Test {
   asio::io_context io;
   WriteHold hold;
   routing::TableRule rule;
   std::vector<uint64_t> keys;
   routing::Plan plan;
 
-  Fixture() {
+  WriteHoldTest() {
     rule.name = "t";
     keys = {42};
     plan.kind = routing::PlanKind::kRoute;
@@ -60,7 +60,7 @@ struct Fixture : ::testing::Test {
   }
 };
 
-TEST_F(Fixture, WritesToOtherKeysAndTablesTakeNoTicket) {
+TEST_F(WriteHoldTest, WritesToOtherKeysAndTablesTakeNoTicket) {
   SessionWriteGate gate(hold);
   auto run = start(gate, 1);
   runFor(10ms);
@@ -75,7 +75,7 @@ TEST_F(Fixture, WritesToOtherKeysAndTablesTakeNoTicket) {
   EXPECT_EQ(hold.inFlight(id), 0u);
 }
 
-TEST_F(Fixture, TicketsFollowStatementsAndTransactions) {
+TEST_F(WriteHoldTest, TicketsFollowStatementsAndTransactions) {
   uint64_t id = hold.watch(keyFortyTwo(), "t_s01");
   SessionWriteGate gate(hold);
   auto run = start(gate, 1);
@@ -95,7 +95,7 @@ TEST_F(Fixture, TicketsFollowStatementsAndTransactions) {
   EXPECT_EQ(hold.inFlight(id), 0u);
 }
 
-TEST_F(Fixture, HeldWritesWaitUntilReleased) {
+TEST_F(WriteHoldTest, HeldWritesWaitUntilReleased) {
   uint64_t id = hold.watch(keyFortyTwo(), "t_s01");
   hold.hold(id);
   SessionWriteGate gate(hold);
@@ -113,7 +113,7 @@ TEST_F(Fixture, HeldWritesWaitUntilReleased) {
   EXPECT_EQ(hold.waiting(), 0u);
 }
 
-TEST_F(Fixture, AfterTheSwitchOlderPlansReplan) {
+TEST_F(WriteHoldTest, AfterTheSwitchOlderPlansReplan) {
   uint64_t id = hold.watch(keyFortyTwo(), "t_s01");
   hold.hold(id);
   SessionWriteGate gate(hold);
@@ -133,7 +133,7 @@ TEST_F(Fixture, AfterTheSwitchOlderPlansReplan) {
   EXPECT_EQ(hold.inFlight(id), 0u);
 }
 
-TEST_F(Fixture, WaitIsBoundedInTimeAndCount) {
+TEST_F(WriteHoldTest, WaitIsBoundedInTimeAndCount) {
   hold.setLimits({40ms, 1});
   uint64_t id = hold.watch(keyFortyTwo(), "t_s01");
   hold.hold(id);
@@ -151,7 +151,7 @@ TEST_F(Fixture, WaitIsBoundedInTimeAndCount) {
   EXPECT_EQ(holdRefusal(Admission::kFull, hold.limits()).code, routing::move_error::kHoldFull);
 }
 
-TEST_F(Fixture, TransactionWithATicketPassesTheHold) {
+TEST_F(WriteHoldTest, TransactionWithATicketPassesTheHold) {
   uint64_t id = hold.watch(keyFortyTwo(), "t_s01");
   SessionWriteGate gate(hold);
   start(gate, 1);
@@ -163,7 +163,7 @@ TEST_F(Fixture, TransactionWithATicketPassesTheHold) {
   EXPECT_EQ(again->admission, Admission::kPass);
 }
 
-TEST_F(Fixture, TransactionsOlderThanTheWatchAreCounted) {
+TEST_F(WriteHoldTest, TransactionsOlderThanTheWatchAreCounted) {
   SessionWriteGate old_txn(hold), new_txn(hold);
   old_txn.beginCommand();
   old_txn.settle(true);  // BEGIN before the move
@@ -177,7 +177,7 @@ TEST_F(Fixture, TransactionsOlderThanTheWatchAreCounted) {
   new_txn.settle(false);
 }
 
-TEST_F(Fixture, UnknownKeysMatchTheSourceTable) {
+TEST_F(WriteHoldTest, UnknownKeysMatchTheSourceTable) {
   hold.watch(keyFortyTwo(), "t_s01");
   WriteTouch touch{"t", {}, {"t_s01"}};
   EXPECT_EQ(hold.touched(touch).size(), 1u);
