@@ -83,6 +83,10 @@ struct BackendConfig {
   std::string user;
   std::string password;
   std::string database;
+  // The account that reads this backend's binlog for online moves (REPLICATION
+  // SLAVE, BINLOG MONITOR); empty: `user`/`password`.
+  std::string replication_user;
+  std::string replication_password;
   uint32_t max_connections = 64;     // pool ceiling for this backend (all worker threads together)
   uint32_t min_connections = 0;      // kept open and warm
   uint32_t connect_timeout_ms = 2000;

@@ -536,6 +536,14 @@ const FieldSpec<BackendEntry> kBackendFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
        readStringInto(w, v, p, b.backend.database, NullIs::kEmpty, true);
      }},
+    {"replication_user", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+       readStringInto(w, v, p, b.backend.replication_user, NullIs::kEmpty, true);
+     }},
+    {"replication_password", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+       readStringInto(w, v, p, b.backend.replication_password, NullIs::kEmpty, true);
+     }},
     {"max_connections", false, readBackendUInt<&BackendConfig::max_connections, 1, kMaxPoolConnections>},
     {"min_connections", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {

@@ -32,6 +32,16 @@ std::optional<uint64_t> parseOffset(const std::string& text) {
 
 }  // namespace
 
+conf::BackendConfig replicationBackend(const conf::BackendConfig& backend) {
+  conf::BackendConfig out = backend;
+  if (!backend.replication_user.empty()) {
+    out.user = backend.replication_user;
+    out.password = backend.replication_password;
+  }
+  out.database.clear();
+  return out;
+}
+
 BinlogStream::BinlogStream(std::unique_ptr<BackendConnection> connection, const protocol::BinlogPosition& from,
                            bool checksum, const BinlogStreamOptions& options)
     : connection_(std::move(connection)), decoder_(from, checksum), options_(options) {}

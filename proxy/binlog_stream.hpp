@@ -23,6 +23,10 @@ namespace sp::proxy {
 template <class T>
 using Expected = std::expected<T, std::string>;
 
+// `backend` as the binlog reader connects to it: the replication account
+// (backends[].replication_user, else the backend's own), no database.
+conf::BackendConfig replicationBackend(const conf::BackendConfig& backend);
+
 // A source of decoded binlog events: BinlogStream, or a scripted list in
 // unit tests of the catch-up applier.
 class BinlogEventSource {
@@ -50,8 +54,8 @@ struct BinlogStreamOptions {
 
 class BinlogStream final : public BinlogEventSource {
  public:
-  // Connects with `backend`'s address, TLS and credentials (pass a copy with
-  // the replication account's user/password), then starts the dump at
+  // Connects with `backend`'s address, TLS and credentials (pass
+  // replicationBackend(config)), then starts the dump at
   // `from`. `replica_server_id` must differ from every server_id of the
   // replication topology (the source refuses its own id). Runs on the
   // caller's executor. (Arguments are lvalues at every call: GCC 12

@@ -36,6 +36,19 @@ TEST(CredentialsConfig, DefaultsAreLeastPrivilege) {
   EXPECT_FALSE(app.physical_tables);
 }
 
+TEST(CredentialsConfig, ReplicationAccountOfABackend) {
+  auto config = parseConfig(
+      "users:\n  - {name: app, password: pw}\nadmin_users:\n  - {name: admin, password: a}\nbackends:\n"
+      "  - {name: db0, address: 127.0.0.1:3307, user: proxy, replication_user: proxy_repl, "
+      "replication_password: rp}\n"
+      "  - {name: db1, address: 127.0.0.1:3308, user: proxy}\ndefault_backend: db0\n",
+      kBase);
+  ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
+  EXPECT_EQ(config->backends[0].replication_user, "proxy_repl");
+  EXPECT_EQ(config->backends[0].replication_password, "rp");
+  EXPECT_EQ(config->backends[1].replication_user, "");  // the backend's own account
+}
+
 TEST(CredentialsConfig, PolicyKeys) {
   auto config = parseConfig(
       withUsers("  - {name: app, password: pw, allow_ddl: true}\n"
