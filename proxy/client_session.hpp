@@ -135,7 +135,7 @@ class ClientSession {
   // The ERR refusing statement `index` (0-based) of a packet, or nullopt
   // with its target (an Outbound over `storage`) filled in.
   struct PacketStatement;
-  std::optional<protocol::ErrPacket> planPacketStatement(PacketStatement& st);
+  awaitable<std::optional<protocol::ErrPacket>> planPacketStatement(PacketStatement& st);
   awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
 
   // session_scatter.cpp: statements that span shards (scatter_execution.hpp runs them).
@@ -250,7 +250,7 @@ class ClientSession {
   // when the map switched meanwhile, or the refusal past the hold's bounds.
   awaitable<std::variant<routing::Plan, protocol::ErrPacket>> planWrite(
       std::string_view sql, const parser::StatementInfo& info, std::span<const routing::ParamValue> params,
-      std::span<const parser::Token> tokens = {});
+      std::span<const parser::Token> tokens = {}, bool record = true);
 
   Worker& worker_;
   PacketStream client_;

@@ -64,12 +64,8 @@ void MoveCoordinator::start() {
 }
 
 void MoveCoordinator::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [id, r] : running_) {
-      if (r->machine) r->machine->cancel();  // a move stopped by shutdown resumes at the next start
-    }
-  }
+  // Moves are abandoned where they are (not cancelled): their saved state
+  // makes the next start resume them.
   work_.reset();
   io_.stop();
   if (thread_.joinable()) thread_.join();

@@ -29,14 +29,12 @@ void MoveMachine::noteCatchup() {
   r_.lag_bytes = figures.lag_bytes;
 }
 
-awaitable<void> MoveMachine::stopBeforeSwitch(MoveState state, const std::string& message) {
+awaitable<void> MoveMachine::stopBeforeSwitch(MoveState state) {
   steps_.stopCatchup();
   hold_.release(watch_);
   // The target's copied rows are not the truth of anything: delete them.
   if (auto cleared = co_await steps_.clearTarget(); !cleared) {
-    r_.message = message + "; the target's copied rows were not deleted: " + cleared.error();
-  } else {
-    r_.message = message;
+    r_.message += "; the target's copied rows were not deleted: " + cleared.error();
   }
   hold_.unwatch(watch_);
   enter(state);
@@ -44,22 +42,27 @@ awaitable<void> MoveMachine::stopBeforeSwitch(MoveState state, const std::string
 
 awaitable<void> MoveMachine::run() {
   r_.message.clear();
-  if (!co_await copyAndCatchUp()) co_return;
-  if (!co_await verify()) co_return;
-  if (!co_await cutOver()) co_return;
+  bool copied = co_await copyAndCatchUp();
+  if (!copied) co_return;
+  bool verified = co_await verify();
+  if (!verified) co_return;
+  bool switched = co_await cutOver();
+  if (!switched) co_return;
   co_await verifyAfter();
 }
 
 awaitable<bool> MoveMachine::catchUpRound() {
   auto end = co_await steps_.sourceEnd();
   if (!end) {
-    co_await stopBeforeSwitch(MoveState::kFailed, "catch-up: " + end.error());
+    r_.message = "catch-up: " + end.error();
+    co_await stopBeforeSwitch(MoveState::kFailed);
     co_return false;
   }
   noteCatchup();  // the lag to this end, before applying it
   bool close = r_.lag_bytes < settings_.cutover_lag_bytes;
   if (auto applied = co_await steps_.catchUpTo(*end); !applied) {
-    co_await stopBeforeSwitch(MoveState::kFailed, "catch-up: " + applied.error());
+    r_.message = "catch-up: " + applied.error();
+    co_await stopBeforeSwitch(MoveState::kFailed);
     co_return false;
   }
   co_return close;
@@ -70,33 +73,37 @@ awaitable<bool> MoveMachine::copyAndCatchUp() {
   r_.rows_copied = 0;
   r_.copy_seconds = 0;
   if (auto prepared = co_await steps_.prepareTarget(); !prepared) {
-    co_await stopBeforeSwitch(MoveState::kFailed, "preparing the target: " + prepared.error());
+    r_.message = "preparing the target: " + prepared.error();
+    co_await stopBeforeSwitch(MoveState::kFailed);
     co_return false;
   }
-  auto position = co_await steps_.copy(
-      [this](uint64_t rows, double seconds) {
-        r_.rows_copied = rows;
-        r_.copy_seconds = seconds;
-        save_(r_);
-      },
-      cancel_);
+  const std::function<void(uint64_t, double)> progress = [this](uint64_t rows, double seconds) {
+    r_.rows_copied = rows;
+    r_.copy_seconds = seconds;
+    save_(r_);
+  };
+  auto position = co_await steps_.copy(progress, cancel_);
   if (cancelled()) {
-    co_await stopBeforeSwitch(MoveState::kCancelled, "cancelled during the copy");
+    r_.message = "cancelled during the copy";
+    co_await stopBeforeSwitch(MoveState::kCancelled);
     co_return false;
   }
   if (!position) {
-    co_await stopBeforeSwitch(MoveState::kFailed, "copy: " + position.error());
+    r_.message = "copy: " + position.error();
+    co_await stopBeforeSwitch(MoveState::kFailed);
     co_return false;
   }
   r_.snapshot_position = *position;
   enter(MoveState::kCatchingUp);
   if (auto started = co_await steps_.startCatchup(*position); !started) {
-    co_await stopBeforeSwitch(MoveState::kFailed, "catch-up: " + started.error());
+    r_.message = "catch-up: " + started.error();
+    co_await stopBeforeSwitch(MoveState::kFailed);
     co_return false;
   }
   for (uint32_t round = 0; round < settings_.catchup_rounds; ++round) {
     if (cancelled()) {
-      co_await stopBeforeSwitch(MoveState::kCancelled, "cancelled during the catch-up");
+      r_.message = "cancelled during the catch-up";
+    co_await stopBeforeSwitch(MoveState::kCancelled);
       co_return false;
     }
     auto close = co_await catchUpRound();
@@ -112,16 +119,19 @@ awaitable<bool> MoveMachine::verify() {
   auto outcome = co_await steps_.verifyBeforeSwitch();
   noteCatchup();
   if (cancelled()) {
-    co_await stopBeforeSwitch(MoveState::kCancelled, "cancelled during the verify");
+    r_.message = "cancelled during the verify";
+    co_await stopBeforeSwitch(MoveState::kCancelled);
     co_return false;
   }
   if (!outcome) {
-    co_await stopBeforeSwitch(MoveState::kFailed, "verify: " + outcome.error());
+    r_.message = "verify: " + outcome.error();
+    co_await stopBeforeSwitch(MoveState::kFailed);
     co_return false;
   }
   r_.verify = describeVerify(*outcome);
   if (!outcome->equal) {
-    co_await stopBeforeSwitch(MoveState::kFailed, "the target differs from the source before the switch; not switched");
+    r_.message = "the target differs from the source before the switch; not switched";
+    co_await stopBeforeSwitch(MoveState::kFailed);
     co_return false;
   }
   save_(r_);
@@ -144,14 +154,16 @@ awaitable<bool> MoveMachine::cutOver() {
   for (uint32_t attempt = 1;; ++attempt) {
     r_.cutover_attempts = attempt;
     if (cancelled()) {
-      co_await stopBeforeSwitch(MoveState::kCancelled, "cancelled before the switch");
+      r_.message = "cancelled before the switch";
+    co_await stopBeforeSwitch(MoveState::kCancelled);
       co_return false;
     }
     co_await catchUpRound();  // shortens what is left to apply under the hold
     if (r_.state == MoveState::kFailed) co_return false;
     auto held_at = Clock::now();
     hold_.hold(watch_);
-    if (!co_await drained()) {
+    bool drained_in_time = co_await drained();
+    if (!drained_in_time) {
       hold_.release(watch_);
       r_.message = fmt::format("cut-over attempt {}: {} writes in flight and {} transactions older than the move did "
                                "not end within {} ms",
@@ -159,8 +171,9 @@ awaitable<bool> MoveMachine::cutOver() {
                                settings_.drain_timeout.count());
       save_(r_);
       if (attempt >= settings_.cutover_attempts) {
-        co_await stopBeforeSwitch(MoveState::kFailed, r_.message + "; gave up after " + std::to_string(attempt) +
-                                                          " attempts (routing stays on the source)");
+        r_.message = r_.message + "; gave up after " + std::to_string(attempt) +
+                                                          " attempts (routing stays on the source)";
+    co_await stopBeforeSwitch(MoveState::kFailed);
         co_return false;
       }
       co_await steps_.sleep(settings_.retry_pause);
@@ -175,8 +188,8 @@ awaitable<bool> MoveMachine::cutOver() {
     std::expected<uint64_t, std::string> version = std::unexpected(std::string());
     if (step) version = co_await steps_.publish();
     if (!step || !version) {
-      co_await stopBeforeSwitch(MoveState::kFailed,
-                                "cut-over: " + (step ? version.error() : step.error()) + " (not switched)");
+      r_.message = "cut-over: " + (step ? version.error() : step.error()) + " (not switched)";
+    co_await stopBeforeSwitch(MoveState::kFailed);
       co_return false;
     }
     hold_.switched(watch_, *version);

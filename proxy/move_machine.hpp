@@ -109,7 +109,9 @@ class MoveMachine {
   awaitable<bool> drained();
   awaitable<void> verifyAfter();
   awaitable<bool> catchUpRound();
-  awaitable<void> stopBeforeSwitch(MoveState state, const std::string& message);
+  // With r_.message set to why (a coroutine takes no temporaries: GCC 12
+  // destroys them twice).
+  awaitable<void> stopBeforeSwitch(MoveState state);
   bool cancelled() const { return cancel_.load(); }
   void enter(MoveState state);
   void noteCatchup();

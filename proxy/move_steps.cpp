@@ -23,9 +23,6 @@ using protocol::ColumnType;
 constexpr uint16_t kBinaryCharset = 63;
 constexpr uint32_t kDeleteBatch = 5000;
 
-// TEMPORARY until the binlog branch's replicationBackend lands.
-conf::BackendConfig replicationBackend(const conf::BackendConfig& b) { return b; }
-
 std::string quoteName(std::string_view name) {
   std::string out = "`";
   for (char c : name) {
@@ -315,7 +312,9 @@ awaitable<Unit> BackendMoveSteps::startCatchup(const std::string& position) {
   if (!status) co_return std::unexpected(status.error());
   status_ = std::move(*status);
   uint32_t server_id = settings_.replica_server_id + static_cast<uint32_t>(id_ % 100000);
-  auto stream = co_await BinlogStream::open(replicationBackend(*backend(plan_.source_backend)), *from, server_id);
+  const conf::BackendConfig account = replicationBackend(*backend(plan_.source_backend));
+  const BinlogStreamOptions options;
+  auto stream = co_await BinlogStream::open(account, *from, server_id, options);
   if (!stream) co_return std::unexpected("binlog of " + plan_.source_backend + ": " + stream.error());
   stream_ = std::move(*stream);
   catchup_target_ = std::make_unique<ConnectionCatchupTarget>(*apply_);
@@ -441,7 +440,8 @@ awaitable<std::expected<VerifyOutcome, std::string>> BackendMoveSteps::verifyBef
   if (auto r = co_await ensureLinks(); !r) co_return std::unexpected(r.error());
   auto position = co_await snapshot(*source_);
   if (!position) co_return std::unexpected(position.error());
-  auto out = co_await compare(*source_, plan_.source_table, *target_, plan_.target_table, *position);
+  const std::optional<std::string> catch_up_to = *position;
+  auto out = co_await compare(*source_, plan_.source_table, *target_, plan_.target_table, catch_up_to);
   co_await run(*source_, "COMMIT");
   co_return out;
 }
@@ -480,7 +480,8 @@ awaitable<std::expected<uint64_t, std::string>> BackendMoveSteps::publish() {
 awaitable<std::expected<VerifyOutcome, std::string>> BackendMoveSteps::verifyAfterSwitch() {
   if (!frozen_) co_return std::unexpected(std::string("no snapshot of the target from the switch"));
   if (auto r = co_await ensureLinks(); !r) co_return std::unexpected(r.error());
-  auto out = co_await compare(*source_, plan_.source_table, *frozen_, plan_.target_table, std::nullopt);
+  const std::optional<std::string> no_catch_up;  // an lvalue: GCC 12 destroys coroutine temporaries twice
+  auto out = co_await compare(*source_, plan_.source_table, *frozen_, plan_.target_table, no_catch_up);
   co_await run(*frozen_, "COMMIT");
   frozen_->stream().close();
   frozen_.reset();

@@ -22,10 +22,10 @@ constexpr int kMaxReplans = 4;
 
 awaitable<std::variant<routing::Plan, protocol::ErrPacket>> ClientSession::planWrite(
     std::string_view sql, const parser::StatementInfo& info, std::span<const routing::ParamValue> params,
-    std::span<const parser::Token> tokens) {
+    std::span<const parser::Token> tokens, bool record) {
   WriteHold& hold = worker_.context().write_hold;
   for (int replans = 0;; ++replans) {
-    routing::Plan plan = planFor(sql, info, params, tokens);
+    routing::Plan plan = record ? planFor(sql, info, params, tokens) : choosePlan(sql, info, params, tokens);
     if (hold.empty() || !writesRows(info.kind) || !plan.table) co_return plan;
     Admission admission = co_await write_gate_.admit(plan, planned_map_version_);
     if (admission == Admission::kPass) co_return plan;

@@ -111,8 +111,8 @@ struct MoveMachineTest : ::testing::Test {
                       }};
 
   MoveMachineTest() { steps.machine = &machine; }
-  void run(awaitable<void> (MoveMachine::*what)()) {
-    asio::co_spawn(io, (machine.*what)(), asio::detached);
+  void run(bool cleanup = false) {
+    asio::co_spawn(io, cleanup ? machine.cleanup() : machine.run(), asio::detached);
     io.restart();
     io.run();
   }
@@ -138,7 +138,7 @@ struct MoveMachineTest : ::testing::Test {
 };
 
 TEST_F(MoveMachineTest, RunsEveryStepInOrderAndSwitchesUnderTheHold) {
-  run(&MoveMachine::run);
+  run();
   EXPECT_EQ(saved, (std::vector<MoveState>{MoveState::kCopying, MoveState::kCatchingUp, MoveState::kVerifying,
                                            MoveState::kCuttingOver, MoveState::kSwitched, MoveState::kVerified}));
   EXPECT_EQ(steps.calls, (std::vector<std::string>{"prepare", "copy", "catchup from bin.1:50", "verify before",
@@ -160,7 +160,7 @@ TEST_F(MoveMachineTest, InFlightWriteBlocksTheSwitchUntilItEnds) {
   steps.on_sleep = [&] {
     if (++sleeps == 5) hold.transactionClosed(0);
   };
-  run(&MoveMachine::run);
+  run();
   EXPECT_EQ(record.state, MoveState::kVerified);
   EXPECT_EQ(record.cutover_attempts, 1u);
   EXPECT_TRUE(steps.published_under_hold_at_end);
@@ -168,7 +168,7 @@ TEST_F(MoveMachineTest, InFlightWriteBlocksTheSwitchUntilItEnds) {
 
 TEST_F(MoveMachineTest, GivesUpWhenWritesNeverDrain) {
   hold.transactionOpened(0);
-  run(&MoveMachine::run);
+  run();
   EXPECT_EQ(record.state, MoveState::kFailed);
   EXPECT_EQ(record.cutover_attempts, 3u);
   EXPECT_FALSE(has("publish"));
@@ -180,7 +180,7 @@ TEST_F(MoveMachineTest, GivesUpWhenWritesNeverDrain) {
 
 TEST_F(MoveMachineTest, CancelDuringCopyLeavesRoutingOnTheSource) {
   steps.cancel_in_copy = true;
-  run(&MoveMachine::run);
+  run();
   EXPECT_EQ(record.state, MoveState::kCancelled);
   EXPECT_FALSE(has("publish"));
   EXPECT_FALSE(has("catchup from bin.1:50"));
@@ -189,7 +189,7 @@ TEST_F(MoveMachineTest, CancelDuringCopyLeavesRoutingOnTheSource) {
 
 TEST_F(MoveMachineTest, DifferenceBeforeTheSwitchFailsTheMove) {
   steps.differ_before = true;
-  run(&MoveMachine::run);
+  run();
   EXPECT_EQ(record.state, MoveState::kFailed);
   EXPECT_FALSE(has("publish"));
   EXPECT_EQ(record.verify, "differ: 1 of 3 chunks (1000 rows): row (5,1)");
@@ -197,7 +197,7 @@ TEST_F(MoveMachineTest, DifferenceBeforeTheSwitchFailsTheMove) {
 
 TEST_F(MoveMachineTest, RefusedPublishReleasesTheHeldWrites) {
   steps.fail_publish = true;
-  run(&MoveMachine::run);
+  run();
   EXPECT_EQ(record.state, MoveState::kFailed);
   EXPECT_NE(record.message.find("refused: version"), std::string::npos);
   EXPECT_EQ(admitNow(8), Admission::kPass);
@@ -205,15 +205,15 @@ TEST_F(MoveMachineTest, RefusedPublishReleasesTheHeldWrites) {
 
 TEST_F(MoveMachineTest, DifferenceAfterTheSwitchIsReported) {
   steps.differ_after = true;
-  run(&MoveMachine::run);
+  run();
   EXPECT_EQ(record.state, MoveState::kVerifyFailed);
   EXPECT_EQ(record.new_version, 9u);
 }
 
 TEST_F(MoveMachineTest, CleanupDeletesInBatches) {
-  run(&MoveMachine::run);
+  run();
   saved.clear();
-  run(&MoveMachine::cleanup);
+  run(true);
   EXPECT_EQ(record.state, MoveState::kCleanedUp);
   EXPECT_EQ(record.rows_deleted, 2500u);
   EXPECT_EQ(saved, (std::vector<MoveState>{MoveState::kCleaningUp, MoveState::kCleanedUp}));
