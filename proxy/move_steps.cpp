@@ -206,7 +206,8 @@ awaitable<std::expected<BackendConnection::TextResult, std::string>> BackendMove
 awaitable<Unit> BackendMoveSteps::ensureLinks() {
   for (auto* slot : {&source_, &target_}) {
     if (*slot && !(*slot)->broken()) continue;
-    auto c = co_await connect(slot == &source_ ? plan_.source_backend : plan_.target_backend);
+    const std::string& name = slot == &source_ ? plan_.source_backend : plan_.target_backend;
+    auto c = co_await connect(name);
     if (!c) co_return std::unexpected(c.error());
     if (auto r = co_await run(**c, "SET time_zone = '+00:00'"); !r) co_return r;
     *slot = std::move(*c);
@@ -279,7 +280,11 @@ awaitable<std::expected<std::string, std::string>> BackendMoveSteps::copy(
   }
   for (;;) {
     if (cancel.load()) break;
-    auto batch = co_await query(*source_, select + (cursor.empty() ? "" : " AND " + keyAfter(pk_, cursor, ">")) + order);
+    // Built before the co_await (GCC 12 mishandles conditional temporaries inside one).
+    std::string sql = select;
+    if (!cursor.empty()) sql += " AND " + keyAfter(pk_, cursor, ">");
+    sql += order;
+    auto batch = co_await query(*source_, sql);
     if (!batch) co_return std::unexpected(batch.error());
     if (batch->rows.empty()) break;
     std::string insert = fmt::format("REPLACE INTO {} ({}) VALUES ", quoteName(plan_.target_table), joinNames(columns_));
