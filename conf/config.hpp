@@ -160,7 +160,7 @@ struct MovesConfig {
   uint32_t drain_timeout_ms = 500;     // writes in flight must end within this at a cut-over, else it is retried
   uint32_t cutover_attempts = 5;       // cut-over attempts before the move fails (routing stays on the source)
   uint32_t verify_chunk_rows = 1000;   // rows per checksum chunk of a verify
-  uint64_t cutover_lag_bytes = 1u << 20;  // catch up until less than this much binlog is left, then cut over
+  uint64_t cutover_lag_bytes = 65536;  // catch up until less than this much binlog is left, then cut over
   uint32_t replica_server_id = 3000000000u;  // server_id of the catch-up's binlog reader (+ move id)
 };
 

@@ -158,8 +158,12 @@ awaitable<bool> MoveMachine::cutOver() {
     co_await stopBeforeSwitch(MoveState::kCancelled);
       co_return false;
     }
-    co_await catchUpRound();  // shortens what is left to apply under the hold
-    if (r_.state == MoveState::kFailed) co_return false;
+    // Catch up close to the end first: what is left is applied under the hold.
+    for (uint32_t round = 0; round < settings_.catchup_rounds; ++round) {
+      bool close = co_await catchUpRound();
+      if (r_.state == MoveState::kFailed) co_return false;
+      if (close) break;
+    }
     auto held_at = Clock::now();
     hold_.hold(watch_);
     bool drained_in_time = co_await drained();

@@ -84,7 +84,7 @@ struct MoveSettings {
   std::chrono::milliseconds drain_timeout{500};   // in-flight writes must end within this at a cut-over
   uint32_t cutover_attempts = 5;                   // then the move fails (routing stays on the source)
   std::chrono::milliseconds retry_pause{1000};     // between cut-over attempts
-  uint64_t cutover_lag_bytes = 1 << 20;            // catch up until the binlog left is below this
+  uint64_t cutover_lag_bytes = 65536;              // catch up until the binlog left is below this
   uint32_t catchup_rounds = 100;                   // rounds of catching up before the cut-over is tried anyway
 };
 

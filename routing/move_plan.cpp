@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "routing/bucket_ranges.hpp"
 #include "routing/crc32.hpp"
 
 namespace sp::routing {
@@ -12,16 +13,6 @@ namespace {
 std::string joinNumbers(const std::vector<uint32_t>& values) {
   std::string out;
   for (auto v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
-  return out;
-}
-
-std::string renderRanges(const std::vector<BucketRange>& ranges) {
-  std::string out;
-  for (const auto& r : ranges) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(r.first);
-    if (r.last != r.first) out += '-' + std::to_string(r.last);
-  }
   return out;
 }
 
@@ -43,25 +34,19 @@ std::vector<uint32_t> fromRanges(const std::vector<BucketRange>& ranges) {
   return out;
 }
 
-// A YAML double-quoted scalar.
-std::string quote(std::string_view s) {
-  std::string out = "\"";
+// `s` between `q` quotes, the quote and backslashes escaped with a
+// backslash: a YAML double-quoted scalar (q = '"') or an SQL string (q = '\'').
+std::string quoteWith(std::string_view s, char q) {
+  std::string out(1, q);
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
+    if (c == q || c == '\\') out += '\\';
     out += c;
   }
-  return out + '"';
+  return out + q;
 }
 
-// An SQL string literal for a value the map validated (key_prefix).
-std::string sqlString(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + '\'';
-}
+std::string quote(std::string_view s) { return quoteWith(s, '"'); }
+std::string sqlString(std::string_view s) { return quoteWith(s, '\''); }
 
 std::string_view scatterName(ScatterPolicy p) { return toString(p); }
 
