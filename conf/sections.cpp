@@ -115,6 +115,10 @@ const FieldSpec<ServerConfig> kServerFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.interactive_timeout_s);
      }},
+    {"net_write_timeout_s", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.net_write_timeout_s);
+     }},
     // Paths are made absolute by resolveTlsPaths (tls_fields.cpp), which has the base directory.
     {"tls_cert", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {

@@ -23,6 +23,7 @@ std::string_view kindName(AbuseKind kind) {
     case AbuseKind::kHandshakeTimeout: return "login not completed in time (server.handshake_timeout_ms)";
     case AbuseKind::kHandshakeTooLarge: return "packet too large before login (server.max_handshake_packet_bytes)";
     case AbuseKind::kIdleTimeout: return "idle session closed (wait_timeout)";
+    case AbuseKind::kWriteTimeout: return "session not reading its answer closed (server.net_write_timeout_s)";
     case AbuseKind::kPinnedPerUser: return "statement refused (users[].max_pinned_connections)";
     case AbuseKind::kMergeMemory: return "scatter statement refused (scatter.max_merge_bytes_total)";
     case AbuseKind::kCount: break;

@@ -14,6 +14,7 @@ enum class AbuseKind : uint8_t {
   kHandshakeTimeout,   // closed: login not done within server.handshake_timeout_ms
   kHandshakeTooLarge,  // closed: packet over server.max_handshake_packet_bytes before login
   kIdleTimeout,        // closed: idle past its wait_timeout (server.wait_timeout_s, or the session's SET)
+  kWriteTimeout,       // closed: took no bytes of its answer for server.net_write_timeout_s
   kPinnedPerUser,      // refused: users[].max_pinned_connections reached
   kMergeMemory,        // refused: scatter.max_merge_bytes_total reached
   kCount,

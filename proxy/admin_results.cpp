@@ -108,14 +108,15 @@ LocalResult showSessions(AdminEnv& env) {
   r.columns = {"sessions",           "in_transaction",      "statements",         "admin_sessions",
                "refused_max_connections", "refused_per_host", "handshake_timeouts", "handshake_too_large",
                "idle_timeouts", "tls_sessions", "tls_handshake_failures", "refused_pinned", "refused_merge_memory",
-               "merge_memory_in_use"};
+               "merge_memory_in_use", "write_timeouts"};
   r.rows.push_back(Row{std::to_string(c.sessions.load()), std::to_string(c.sessions_in_transaction.load()),
                        std::to_string(c.statements.load()), std::to_string(env.admin_sessions),
                        std::to_string(c.refused_max_connections.load()), std::to_string(c.refused_per_host.load()),
                        std::to_string(c.handshake_timeouts.load()), std::to_string(c.handshake_too_large.load()),
                        std::to_string(c.idle_timeouts.load()), std::to_string(c.tls_sessions.load()),
                        std::to_string(c.tls_handshake_failures.load()), std::to_string(c.refused_pinned.load()),
-                       std::to_string(c.refused_merge_memory.load()), std::to_string(c.merge_budget.used())});
+                       std::to_string(c.refused_merge_memory.load()), std::to_string(c.merge_budget.used()),
+                       std::to_string(c.write_timeouts.load())});
   return r;
 }
 

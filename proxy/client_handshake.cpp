@@ -153,6 +153,21 @@ awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
     if (account.error() != LoginFailure::kRefused) co_return false;
     co_return co_await client_.flush();
   }
+  // The new user's users[].max_connections counts this session from now on
+  // (otherwise a login as one user and a change to another would get round
+  // the other's limit); at the limit the change is refused as the server
+  // refuses it and the session goes on as the user it was.
+  if ((*account)->name != user_) {
+    auto user_slot = ctx.users.tryAcquire((*account)->name, (*account)->max_connections);
+    if (!user_slot) {
+      ctx.refused_per_user.fetch_add(1, std::memory_order_relaxed);
+      queueError(seq, client_error::make(client_error::kTooManyUserConnections,
+                                         fmt::format("User {} already has more than 'max_user_connections' active "
+                                                     "connections", (*account)->name)));
+      co_return co_await client_.flush();
+    }
+    user_slot_.emplace(std::move(*user_slot));
+  }
   // As on the server: the session starts over, as after a new login.
   co_await releasePinned();
   sticky_ = tables_locked_ = false;

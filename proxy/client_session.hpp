@@ -58,6 +58,11 @@ class ClientSession {
   // session's wait_timeout, idle_timeout.hpp): the worker's sweep closes it after that.
   std::chrono::steady_clock::time_point idleSince() const { return client_.readStartedAt(); }
   std::chrono::seconds idleLimit() const { return idle_timeout_.limit(); }
+  // Since when the session has waited for its client to take the bytes of
+  // an answer (nullopt: not waiting); server.net_write_timeout_s bounds it.
+  std::optional<std::chrono::steady_clock::time_point> writeWaitingSince() const {
+    return client_.writeWaitingSince();
+  }
   // KILL CONNECTION from another session (Worker::aimKill, on this worker's
   // thread): closes the client connection; the session ends after the
   // statement it may be running, which the killer interrupts on the backends.

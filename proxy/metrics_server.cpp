@@ -79,6 +79,7 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.handshake_timeouts = context.handshake_timeouts.load();
   snap.handshake_too_large = context.handshake_too_large.load();
   snap.idle_timeouts = context.idle_timeouts.load();
+  snap.write_timeouts = context.write_timeouts.load();
   snap.admin_commands = context.admin_commands.load();
   snap.admin_errors = context.admin_errors.load();
   snap.statements.addAdminCommands(snap.admin_commands - snap.admin_errors, snap.admin_errors);

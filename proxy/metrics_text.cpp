@@ -244,6 +244,7 @@ void renderClients(ExpositionWriter& w, const MetricsSnapshot& s) {
   w.sample("shardproxy_client_closed_total", {{"reason", "handshake_timeout"}}, s.handshake_timeouts);
   w.sample("shardproxy_client_closed_total", {{"reason", "handshake_too_large"}}, s.handshake_too_large);
   w.sample("shardproxy_client_closed_total", {{"reason", "idle_timeout"}}, s.idle_timeouts);
+  w.sample("shardproxy_client_closed_total", {{"reason", "write_timeout"}}, s.write_timeouts);
   w.family("shardproxy_admin_commands_total", "counter", "Commands on the admin port, by outcome.");
   w.sample("shardproxy_admin_commands_total", {{"outcome", "ok"}}, s.admin_commands - s.admin_errors);
   w.sample("shardproxy_admin_commands_total", {{"outcome", "error"}}, s.admin_errors);

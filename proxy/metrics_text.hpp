@@ -29,7 +29,7 @@ struct MetricsSnapshot {
   uint32_t sessions = 0, authenticated = 0, in_transaction = 0, pinned = 0;
   std::map<std::string, uint32_t> users;  // logged-in sessions per user (users come from the config: bounded)
   uint64_t refused_max_connections = 0, refused_per_host = 0;
-  uint64_t handshake_timeouts = 0, handshake_too_large = 0, idle_timeouts = 0;
+  uint64_t handshake_timeouts = 0, handshake_too_large = 0, idle_timeouts = 0, write_timeouts = 0;
   uint64_t admin_commands = 0, admin_errors = 0;
   uint64_t shard_map_version = 0;
   uint64_t reloads_applied = 0, reloads_refused = 0;

@@ -218,14 +218,18 @@ awaitable<bool> PacketStream::flush() {
   }
   if (!ec && sent < out_.size()) {
     auto rest = asio::buffer(out_.data() + sent, out_.size() - sent);
+    write_waiting_since_ = std::chrono::steady_clock::now();
     auto [wec, n] = co_await asio::async_write(socket_, rest, kNoThrow);
+    write_waiting_since_.reset();
     ec = wec;
   }
   co_return flushed(ec);
 }
 
 awaitable<bool> PacketStream::flushTls() {
+  write_waiting_since_ = std::chrono::steady_clock::now();
   auto [ec, n] = co_await asio::async_write(*tls_, asio::buffer(out_), kNoThrow);
+  write_waiting_since_.reset();
   co_return flushed(ec);
 }
 

@@ -97,6 +97,10 @@ class PacketStream {
   // When the last read() began: for a client stream read between commands,
   // the moment the session went idle (server.wait_timeout_s).
   std::chrono::steady_clock::time_point readStartedAt() const { return read_started_at_; }
+  // Since when a flush has waited for the peer to take bytes (the kernel's
+  // send buffer full); nullopt when no flush waits. For client streams:
+  // server.net_write_timeout_s.
+  std::optional<std::chrono::steady_clock::time_point> writeWaitingSince() const { return write_waiting_since_; }
   // Bytes held by the read buffers now (tests and stats).
   size_t bufferedCapacity() const { return in_.capacity() + joined_.capacity(); }
 
@@ -152,6 +156,7 @@ class PacketStream {
   error_code last_error_;
   bool eof_ = false;
   std::chrono::steady_clock::time_point read_started_at_ = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> write_waiting_since_;
 };
 
 }  // namespace sp::proxy

@@ -38,6 +38,7 @@ struct ProxyContext {
   std::atomic<uint64_t> handshake_timeouts{0};       // server.handshake_timeout_ms
   std::atomic<uint64_t> handshake_too_large{0};      // server.max_handshake_packet_bytes
   std::atomic<uint64_t> idle_timeouts{0};            // server.wait_timeout_s
+  std::atomic<uint64_t> write_timeouts{0};           // server.net_write_timeout_s
   // TLS (server.tls_cert): the certificate clients see (never null once the
   // server started; off when not configured), sessions that are encrypted
   // now, and TLS handshakes that failed.

@@ -239,6 +239,23 @@ awaitable<void> Worker::idleSweep() {
                                                       s->user(), s->idleLimit().count()));
       s->kill();
     }
+    // A client that stops reading while it is sent an answer would hold the
+    // backend connections streaming it (and their rows) for ever: closed
+    // after server.net_write_timeout_s, as MariaDB aborts a write that
+    // waits longer than net_write_timeout. The execution sees its client
+    // gone and closes the backend connections it left mid-answer.
+    const std::chrono::seconds write_limit(context_.config.server.net_write_timeout_s);
+    std::vector<ClientSession*> stalled;
+    for (auto* s : sessions_) {
+      auto since = s->writeWaitingSince();
+      if (since && now - *since >= write_limit) stalled.push_back(s);
+    }
+    for (auto* s : stalled) {
+      context_.write_timeouts.fetch_add(1, std::memory_order_relaxed);
+      noteAbuse(AbuseKind::kWriteTimeout, fmt::format("connection {} of user {} took no answer bytes for {} s",
+                                                      s->connectionId(), s->user(), write_limit.count()));
+      s->kill();
+    }
   }
 }
 

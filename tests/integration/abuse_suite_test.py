@@ -20,11 +20,13 @@ slow senders (one byte per second, before and after login), giant announced
 packets (16 MiB headers, before and after login), the 1,000,000-term
 statement and the 10,000,000-value IN list (9115), a prepared-statement flood
 (1461 at the per-session limit) and a long-data flood (refused at the
-per-session budget), and connection churn (login/quit loops). The figures
+per-session budget), clients that ask for 120 MB answers and never read them
+(closed after net_write_timeout_s, their backend connections freed), and
+connection churn (login/quit loops). The figures
 (RSS per attack, baseline vs peak; the time to drop the pre-auth sockets;
 the normal client's latency) are printed.
 
-Proxy config: server.handshake_timeout_ms 2000, wait_timeout_s 4,
+Proxy config: server.handshake_timeout_ms 2000, wait_timeout_s 4, net_write_timeout_s 3,
 limits.max_statement_nodes 100000, max_prepared_statements_per_session 2000,
 max_long_data_bytes_per_session 8 MiB; everything else default. The RSS
 budget assumes max_statement_nodes 100000: at the default 500000 one
@@ -51,12 +53,19 @@ NORMAL_LATENCY_BOUND_S = 2.0
 PRE_AUTH_SOCKETS = 2000
 HANDSHAKE_TIMEOUT_MS = 2000
 WAIT_TIMEOUT_S = 4
+NET_WRITE_TIMEOUT_S = 3
+NON_READING_CLIENTS = 16
+# Each non-reading client asks for about 120 MB: far more than the kernel
+# buffers of a loopback connection hold, so the proxy's writes stall.
+BIG_ANSWER_SQL = "SELECT REPEAT('x', 60000) AS filler FROM seq_1_to_2000"
+BIG_ANSWER_BYTES = 60000 * 2000
 MAX_PREPARED = 2000
 MAX_LONG_DATA = 8 << 20
 MAX_STATEMENT_NODES = 100_000
 ABUSE_LOG_KINDS = ("server.max_connections)", "server.max_connections_per_host)", "server.handshake_timeout_ms)",
                    "server.max_handshake_packet_bytes)", "idle session closed (wait_timeout)",
-                   "users[].max_pinned_connections)", "scatter.max_merge_bytes_total)")
+                   "users[].max_pinned_connections)", "scatter.max_merge_bytes_total)",
+                   "(server.net_write_timeout_s)")
 
 
 def raise_fd_limit(needed):
@@ -135,7 +144,8 @@ class AbuseSuiteTest(unittest.TestCase):
         cls.table.create()
         cls.run_ = sf.ProxyRun("abuse_suite", cls.table, {"multi_shard_writes": "refuse"},
                                server_extra=f"  handshake_timeout_ms: {HANDSHAKE_TIMEOUT_MS}\n"
-                                            f"  wait_timeout_s: {WAIT_TIMEOUT_S}\n",
+                                            f"  wait_timeout_s: {WAIT_TIMEOUT_S}\n"
+                                            f"  net_write_timeout_s: {NET_WRITE_TIMEOUT_S}\n",
                                sections=f"limits:\n  max_statement_nodes: {MAX_STATEMENT_NODES}\n"
                                         f"  max_prepared_statements_per_session: {MAX_PREPARED}\n"
                                         f"  max_long_data_bytes_per_session: {MAX_LONG_DATA}\n")
@@ -283,6 +293,47 @@ class AbuseSuiteTest(unittest.TestCase):
             conn.close()
         return f"32 MiB of long data against limits.max_long_data_bytes_per_session {MAX_LONG_DATA >> 20} MiB: 1105"
 
+    def non_reading_clients(self):
+        """Clients that ask for a large answer and never read it: each would
+        hold the backend connection streaming it; the proxy closes them after
+        net_write_timeout_s and the backend connections go (not back to the
+        pool: they were left mid-answer)."""
+        before = ab.admin_counters(self.run_)["write_timeouts"]
+        conns = []
+        for _ in range(NON_READING_CLIENTS):
+            conn = self.run_.connect()
+            conn._execute_command(0x03, BIG_ANSWER_SQL)  # COM_QUERY, answer never read
+            conns.append(conn)
+        backend = sf.direct(sf.DB0_PORT)
+        try:
+            def streaming():
+                return [r for r in sf.rows(backend, "SHOW FULL PROCESSLIST") if r[7] and "seq_1_to_2000" in r[7]
+                        and "PROCESSLIST" not in r[7]]
+            time.sleep(1)
+            self.assertEqual(len(streaming()), NON_READING_CLIENTS, "each answer streams from its own backend connection")
+            deadline = time.monotonic() + NET_WRITE_TIMEOUT_S + 10
+            while streaming() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            self.assertEqual(streaming(), [], "the backend connections of the closed sessions are gone")
+        finally:
+            backend.close()
+        received = []
+        for conn in conns:  # each answer was cut: what the kernels held, then the proxy's close
+            sock, total = conn._sock, 0
+            sock.settimeout(10)
+            while True:
+                chunk = sock.recv(1 << 20)
+                if not chunk:
+                    break
+                total += len(chunk)
+            received.append(total)
+            conn._sock = None
+        self.assertTrue(all(n < BIG_ANSWER_BYTES for n in received), received)
+        closed = ab.admin_counters(self.run_)["write_timeouts"] - before
+        self.assertEqual(closed, NON_READING_CLIENTS)
+        return (f"{NON_READING_CLIENTS} clients not reading 120 MB answers: closed after net_write_timeout_s "
+                f"{NET_WRITE_TIMEOUT_S} s, at most {max(received) >> 20} MiB of each delivered, backend connections freed")
+
     def connection_churn(self):
         counts = []
 
@@ -326,6 +377,7 @@ class AbuseSuiteTest(unittest.TestCase):
             self.attack("1M-term statement, 10M-value IN list", self.huge_statements)
             self.attack("prepared-statement flood", self.prepared_flood)
             self.attack("long-data flood", self.long_data_flood)
+            self.attack("non-reading clients", self.non_reading_clients)
             self.attack("connection churn", self.connection_churn)
             # One more silent socket, over 10 s after the first dropped ones: its
             # warning carries the count of those not logged in between.

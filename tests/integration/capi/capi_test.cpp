@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <mysql.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -188,6 +190,36 @@ TEST_F(CApi, ChangeUserResetsTheSession) {
   ASSERT_EQ(mysql_change_user(conn_.get(), "app", "app_pw", "im"), 0) << mysql_error(conn_.get());
   EXPECT_EQ(scalar("SELECT DATABASE()"), "im");
   EXPECT_EQ(scalar("SELECT 1 + 1"), "2");
+}
+
+// users[].max_connections counts a session that became the user with
+// COM_CHANGE_USER as one of its sessions: at the limit the change is refused
+// with the server's 1203 and the session goes on as the user it was.
+TEST_F(CApi, ChangeUserCountsAgainstTheNewUsersConnectionLimit) {
+  bool ok = false;
+  Connection solo = connectTo(kProxyPort, "solo", "solo_pw", "im", &ok);
+  ASSERT_TRUE(ok) << mysql_error(solo.get());
+  EXPECT_NE(mysql_change_user(conn_.get(), "solo", "solo_pw", "im"), 0);
+  EXPECT_EQ(mysql_errno(conn_.get()), 1203u) << mysql_error(conn_.get());
+  EXPECT_EQ(scalar("SELECT 1 + 1"), "2");  // still the app user's session
+  solo.reset();                            // frees solo's one place
+  bool changed = false;
+  for (int attempt = 0; attempt < 50 && !changed; ++attempt) {  // the place frees when that session's coroutine ends
+    changed = mysql_change_user(conn_.get(), "solo", "solo_pw", "im") == 0;
+    if (!changed) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(changed) << mysql_error(conn_.get());
+  Connection second = connectTo(kProxyPort, "solo", "solo_pw", "im", &ok);
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(mysql_errno(second.get()), 1203u) << mysql_error(second.get());
+  // Changing back to app frees solo's place again.
+  ASSERT_EQ(mysql_change_user(conn_.get(), "app", "app_pw", "im"), 0) << mysql_error(conn_.get());
+  bool reconnected = false;
+  for (int attempt = 0; attempt < 50 && !reconnected; ++attempt) {
+    Connection again = connectTo(kProxyPort, "solo", "solo_pw", "im", &reconnected);
+    if (!reconnected) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(reconnected);
 }
 
 // Drivers choose how to escape from SERVER_STATUS_NO_BACKSLASH_ESCAPES

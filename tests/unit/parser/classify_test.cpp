@@ -38,7 +38,9 @@ TEST_P(ClassifyTable, KindAndFlags) {
   EXPECT_EQ(info.kind, c.kind) << c.sql;
   EXPECT_EQ(flags(info), c.flags) << c.sql;
   EXPECT_EQ(info.database, c.database) << c.sql;
-  if (info.kind != K::kSet) EXPECT_TRUE(info.settings.empty()) << c.sql;
+  if (info.kind != K::kSet) {
+    EXPECT_TRUE(info.settings.empty()) << c.sql;
+  }
 }
 
 const ClassifyCase kCases[] = {
@@ -156,9 +158,15 @@ struct SetCase {
   const char* flags = "";
 };
 
+}  // namespace
+
+// In sp::parser itself (not the anonymous namespace) so that GoogleTest's
+// argument-dependent lookup finds it when printing a failed comparison.
 void PrintTo(const SessionSetting& s, std::ostream* os) {
   *os << "{" << static_cast<int>(s.kind) << ", " << s.name << ", " << s.value << "}";
 }
+
+namespace {
 
 class SetTable : public ::testing::TestWithParam<SetCase> {};
 

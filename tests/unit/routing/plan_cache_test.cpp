@@ -62,7 +62,9 @@ void expectSamePlan(const Plan& a, const Plan& b, const std::string& sql) {
     EXPECT_EQ(a.targets[i].sql, b.targets[i].sql) << sql;
   }
   ASSERT_EQ(a.scatter.has_value(), b.scatter.has_value()) << sql;
-  if (a.scatter) EXPECT_EQ(a.scatter->merge.describe(), b.scatter->merge.describe()) << sql;
+  if (a.scatter) {
+    EXPECT_EQ(a.scatter->merge.describe(), b.scatter->merge.describe()) << sql;
+  }
   EXPECT_EQ(a.key_values, b.key_values) << sql;
   EXPECT_EQ(a.months, b.months) << sql;
   EXPECT_EQ(a.provably_empty, b.provably_empty) << sql;

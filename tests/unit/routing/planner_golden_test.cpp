@@ -45,8 +45,9 @@ std::string renderPlan(const Plan& plan) {
       out << "\nmerge: " << plan.scatter->merge.describe();
       return out.str();
     }
-    case PlanKind::kMultiRoute: {
-      out << "multi-route " << plan.targets.size() << " shards";
+    case PlanKind::kMultiRoute:
+    case PlanKind::kMultiWrite: {
+      out << (plan.kind == PlanKind::kMultiRoute ? "multi-route " : "multi-write ") << plan.targets.size() << " shards";
       if (plan.months) out << " months=" << formatMonthStart(*plan.months->lo) << ".." << formatMonthStart(*plan.months->hi);
       for (const auto& t : plan.targets) {
         out << "\n" << t.backend << " shard=" << t.shard << " table=" << t.physical_table << "\n" << t.sql;
