@@ -89,6 +89,7 @@ void crossCheck(Walker& w, Document& doc) {
   }
   checkDefaultBackend(w, doc);
   detail::checkTls(w, doc);
+  detail::checkFleet(w, doc);
 }
 
 std::string absoluteDir(const std::string& dir) {

@@ -41,6 +41,13 @@ struct ServerConfig {
   // loading; both or neither. Re-read on SIGHUP (docs/security.md, "TLS").
   std::string tls_cert;
   std::string tls_key;
+  // Protocol versions offered to clients (MariaDB's tls_version): TLS 1.2
+  // and/or 1.3; older ones are never offered.
+  bool tls_v12 = true;
+  bool tls_v13 = true;
+  // OpenSSL cipher names (MariaDB's ssl_cipher): TLS 1.3 suites (TLS_...)
+  // and TLS 1.2 ciphers in one colon-separated list; empty = OpenSSL's defaults.
+  std::string tls_ciphers;
   bool tlsEnabled() const { return !tls_cert.empty(); }
 };
 
@@ -165,9 +172,22 @@ struct MovesConfig {
   uint32_t replica_server_id = 3000000000u;  // server_id of the catch-up's binlog reader (+ move id)
 };
 
+// A fleet of proxies sharing one shard map through etcd (docs/operations.md,
+// "Fleets"); absent = the proxy works alone.
+struct FleetConfig {
+  std::string name;                        // this proxy's name in the fleet (unique)
+  std::vector<HostPort> etcd_endpoints;    // from "http://host:port"; tried in turn
+  std::string etcd_prefix;                 // "/shardproxy/<cluster>": every key of the fleet under it
+  uint32_t request_timeout_ms = 2000;      // one etcd request on one endpoint
+  uint32_t lease_ttl_s = 5;                // a proxy vanishes from SHOW FLEET this long after it stops
+  uint32_t retry_max_ms = 2000;            // ceiling of the reconnect backoff (starts at 50 ms)
+  uint64_t max_response_bytes = 16ull << 20;  // one etcd answer (a range of the map, one watch line)
+};
+
 struct Config {
   ServerConfig server;
   MovesConfig moves;
+  std::optional<FleetConfig> fleet;
   PartitionsConfig partitions;
   ArchiveConfig archive;
   LogConfig log;

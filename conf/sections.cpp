@@ -124,6 +124,36 @@ const FieldSpec<ServerConfig> kServerFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        readStringInto(w, v, p, s.tls_cert, NullIs::kEmpty, false);
      }},
+    {"tls_version", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       auto text = w.readString(v, p, NullIs::kMissing, false);
+       if (!text) return;
+       bool v12 = false, v13 = false;
+       size_t start = 0;
+       while (start <= text->size()) {
+         size_t comma = text->find(',', start);
+         if (comma == std::string::npos) comma = text->size();
+         std::string item = text->substr(start, comma - start);
+         while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+         while (!item.empty() && item.back() == ' ') item.pop_back();
+         if (item == "TLSv1.2") {
+           v12 = true;
+         } else if (item == "TLSv1.3") {
+           v13 = true;
+         } else {
+           w.report(p, v, fmt::format("'{}' is not offered: TLSv1.2 and TLSv1.3 only (comma-separated, as "
+                                      "MariaDB's tls_version)", item));
+           return;
+         }
+         start = comma + 1;
+       }
+       s.tls_v12 = v12;
+       s.tls_v13 = v13;
+     }},
+    {"tls_ciphers", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       readStringInto(w, v, p, s.tls_ciphers, NullIs::kEmpty, false);
+     }},
     {"tls_key", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        readStringInto(w, v, p, s.tls_key, NullIs::kEmpty, false);
@@ -651,6 +681,8 @@ const FieldSpec<Document> kTopFields[] = {
        d.default_backend_line = lineOf(v);
        readStringInto(w, v, p, d.config.default_backend, NullIs::kMissing, false);
      }},
+    {"fleet", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) { readFleet(w, v, p, d); }},
     {"cache", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        if (auto s = w.readString(v, p, NullIs::kEmpty, true)) {

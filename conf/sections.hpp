@@ -20,7 +20,8 @@ struct Document {
   int backends_line = 0;
   int admin_listen_line = 0;
   int metrics_listen_line = 0;
-  int server_line = 0;  // the `server:` key, for server.tls_* issues
+  int server_line = 0;
+  int fleet_line = 0;  // the `server:` key, for server.tls_* issues
 };
 
 // backends[].tls (tls_fields.cpp): a mapping {ca, verify, server_name, cert, key}.
@@ -30,6 +31,11 @@ void readBackendTls(Walker& walker, const YAML::Node& value, const std::string& 
 void resolveTlsPaths(Config& config, const std::string& base_dir);
 // TLS checks across keys: cert and key together, require_tls needs server TLS.
 void checkTls(Walker& walker, const Document& doc);
+
+// fleet: (fleet_fields.cpp): name and the etcd endpoints, prefix and timings.
+void readFleet(Walker& walker, const YAML::Node& value, const std::string& path, Document& doc);
+// fleet: needs cache: (the last fleet map survives a restart during an etcd outage).
+void checkFleet(Walker& walker, const Document& doc);
 
 // Reads the top-level mapping; every schema problem is reported to the walker.
 void readDocument(Walker& walker, const YAML::Node& root, Document& doc);

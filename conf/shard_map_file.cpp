@@ -18,8 +18,9 @@ using namespace detail;
 constexpr std::string_view kTopKeys[] = {"version", "tables"};
 constexpr std::string_view kTableKeys[] = {"key",    "method",     "shards",  "table",    "backends",
                                            "scatter", "key_prefix", "buckets", "hot_keys", "month",
-                                           "archive"};
-constexpr std::string_view kArchiveKeys[] = {"table", "time_column"};
+                                           "archive", "backfill"};
+constexpr std::string_view kArchiveKeys[] = {"table", "time_column", "seq_column"};
+constexpr std::string_view kBackfillKeys[] = {"table"};
 constexpr std::string_view kModOnlyKeys[] = {"backends"};
 constexpr std::string_view kBucketOnlyKeys[] = {"key_prefix", "buckets", "hot_keys"};
 constexpr std::string_view kMonthKeys[] = {"column", "time_column", "max_span_months"};
@@ -42,8 +43,10 @@ class Reader {
   void readCommon(std::span<const MapEntry> fields, const YAML::Node& at, const std::string& path,
                   ShardMapFile::Table& t);
   ShardMapFile::Month readMonth(const YAML::Node& node, const std::string& path);
+  // `archive:` and `backfill:` (kBackfillKeys, example name "<table>_backfill_...").
   std::optional<ShardMapFile::Archive> readArchive(const MapEntry& entry, const std::string& path,
-                                                   const std::string& table_name);
+                                                   const std::string& table_name,
+                                                   std::span<const std::string_view> keys = kArchiveKeys);
   void reportMethodKeys(std::span<const MapEntry> fields, const std::string& path, ShardMapMethod method);
   void readModShards(std::span<const MapEntry> fields, const std::string& path, ShardMapFile::Table& t);
   void readBucketShards(std::span<const MapEntry> fields, const std::string& path, ShardMapFile::Table& t);
@@ -86,23 +89,32 @@ void Reader::readTable(const MapEntry& entry, const std::string& path, ShardMapF
   if (*t.method == ShardMapMethod::kMod) readModShards(fields, path, t);
   else readBucketShards(fields, path, t);
   if (const auto* a = findEntry(fields, "archive")) t.archive = readArchive(*a, joinPath(path, "archive"), t.name.text);
+  if (const auto* b = findEntry(fields, "backfill")) {
+    t.backfill = readArchive(*b, joinPath(path, "backfill"), t.name.text, kBackfillKeys);
+  }
 }
 
 std::optional<ShardMapFile::Archive> Reader::readArchive(const MapEntry& entry, const std::string& path,
-                                                         const std::string& table_name) {
+                                                         const std::string& table_name,
+                                                         std::span<const std::string_view> keys) {
   if (!w_.expectMap(entry.value, path)) return std::nullopt;
   ShardMapFile::Archive archive;
   archive.key_line = lineOf(entry.key);
-  auto fields = checkKeys(w_, entry.value, path, kArchiveKeys);
+  auto fields = checkKeys(w_, entry.value, path, keys);
   if (const auto* t = findEntry(fields, "table")) {
     archive.table = text(t->value, joinPath(path, "table"));
   } else {
     w_.report(joinPath(path, "table"), entry.value,
-              fmt::format("missing required key 'table' (e.g. \"{}_archive_{{shard:02}}\")", table_name));
+              fmt::format("missing required key 'table' (e.g. \"{}_{}_{{shard}}\")", table_name,
+                          keys.size() == 1 ? "backfill" : "archive"));
   }
   if (const auto* tc = findEntry(fields, "time_column")) {
     archive.time_column = text(tc->value, joinPath(path, "time_column"));
     archive.complete = archive.time_column.has_value();
+  }
+  if (const auto* sc = findEntry(fields, "seq_column")) {
+    archive.seq_column = text(sc->value, joinPath(path, "seq_column"));
+    archive.complete = archive.complete && archive.seq_column.has_value();
   }
   return archive;
 }

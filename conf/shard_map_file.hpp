@@ -43,12 +43,13 @@ struct ShardMapFile {
     std::optional<SourceText> time_column;
     std::optional<uint32_t> max_span_months;
   };
-  // `archive: {table: ..., time_column: ...}`: the cold tables of each shard.
+  // `archive: {table: ..., time_column: ..., seq_column: ...}`: the cold tables of each shard.
   struct Archive {
     int key_line = 0;       // line of the `archive` key
     bool complete = true;   // every key present was read (else reported)
     std::optional<SourceText> table;        // the cold table's name template; absent: not given (reported)
     std::optional<SourceText> time_column;
+    std::optional<SourceText> seq_column;
   };
   struct Table {
     SourceText name;        // line of the key
@@ -59,6 +60,7 @@ struct ShardMapFile {
     std::optional<SourceText> table;       // the physical name template
     std::optional<Month> month;
     std::optional<Archive> archive;        // read for a valid `method` only
+    std::optional<Archive> backfill;       // `backfill: {table: ...}` (month tables; only `table` is read)
     // Mod tables:
     std::optional<uint64_t> shards;        // the count (1-4096)
     bool backends_present = false;         // the key exists and holds a mapping

@@ -58,7 +58,9 @@ BinlogResult<BinlogEvent> BinlogDecoder::decode(ByteView raw) {
     // A new log (or the start of the stream): table ids start over.
     tables_.clear();
     event.body = BinlogOtherEvent{header->type};
-    if (header->log_pos != 0) position_.pos = header->log_pos;
+    // Resent at the start of a dump from the middle of a file: its log_pos
+    // (the end of the file's own FORMAT_DESCRIPTION) is behind the position.
+    if (header->log_pos > position_.pos) position_.pos = header->log_pos;
     event.end = position_;
     return event;
   }

@@ -232,7 +232,11 @@ DecodeResult<std::vector<std::vector<BinlogValue>>> decodeRowImages(const TableM
   const bool update = isUpdateRowsType(rows.type);
   if (r.empty()) return std::unexpected(DecodeError::kIncomplete);  // a rows event has at least one row
   while (!r.empty()) {
+    // A row takes at least one byte (its NULL bitmap, or a value): an image
+    // of no present column would otherwise repeat for ever on the same bytes.
+    const size_t before = r.remaining();
     SP_TRY(image, readImage(r, table, rows.present));
+    if (r.remaining() == before) return std::unexpected(DecodeError::kProtocolValue);
     out.push_back(std::move(image));
     if (update) {
       SP_TRY(after, readImage(r, table, rows.present_after));

@@ -37,6 +37,9 @@ BinlogValue textValue(Kind kind, std::string text) {
 
 // Little-endian integer of `n` bytes (1..8), sign-extended when `is_signed`.
 DecodeResult<BinlogValue> readInteger(Reader& r, size_t n, bool is_unsigned) {
+  // Widths come from TABLE_MAP metadata (a SET's storage size, a BIT's
+  // length bytes): a value outside 1..8 is a corrupt event, not a shift.
+  if (n < 1 || n > 8) return std::unexpected(DecodeError::kProtocolValue);
   SP_TRY(bytes, r.fixed(n));
   uint64_t v = 0;
   for (size_t i = 0; i < n; ++i) v |= uint64_t(static_cast<uint8_t>(bytes[i])) << (8 * i);

@@ -64,27 +64,22 @@ void MessageAssembler::feed(ByteView bytes) { buf_.insert(buf_.end(), bytes.begi
 DecodeResult<std::optional<MessageAssembler::Message>> MessageAssembler::next() {
   // First pass: walk the packet headers of one logical message without copying,
   // so an oversized message is refused as soon as its headers are visible.
+  // A fresh framing per call: an incomplete message is walked again later.
+  MessageFraming framing(max_);
   size_t p = pos_;
-  size_t total = 0;
-  uint8_t first_seq = 0;
-  uint8_t last_seq = 0;
   size_t packets = 0;
   while (true) {
     if (buf_.size() - p < kHeaderSize) return std::nullopt;
-    auto h = *decodeHeader(ByteView(buf_).subspan(p, kHeaderSize));
-    if (packets == 0) {
-      first_seq = h.sequence_id;
-    } else if (h.sequence_id != static_cast<uint8_t>(last_seq + 1)) {
-      return std::unexpected(DecodeError::kProtocolValue);
-    }
-    last_seq = h.sequence_id;
+    auto packet = framing.onHeader(buf_.data() + p);
+    if (!packet) return std::unexpected(packet.error());
     ++packets;
-    total += h.payload_length;
-    if (total > max_) return std::unexpected(DecodeError::kTooLarge);
-    if (buf_.size() - p - kHeaderSize < h.payload_length) return std::nullopt;
-    p += kHeaderSize + h.payload_length;
-    if (h.payload_length < kMaxPacketPayload) break;
+    if (buf_.size() - p - kHeaderSize < packet->payload_length) return std::nullopt;
+    p += kHeaderSize + packet->payload_length;
+    if (packet->last) break;
   }
+  const size_t total = framing.messageBytes();
+  const uint8_t first_seq = framing.firstSequenceId();
+  const uint8_t last_seq = framing.lastSequenceId();
 
   // Second pass: join the chunks.
   Message m{Bytes{}, first_seq, last_seq};

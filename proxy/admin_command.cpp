@@ -71,7 +71,7 @@ std::string unknownCommand(std::string_view sql) {
   std::string shown(sql.substr(0, 80));
   return "shardproxy admin: unknown command '" + shown +
          "'; commands: SHOW SHARD MAP [HISTORY|ERRORS], RELOAD SHARD MAP, ROLLBACK SHARD MAP TO <version>, "
-         "SHOW BACKENDS, SHOW SESSIONS, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, SHOW SCHEMA DRIFT, HELP";
+         "SHOW FLEET, SHOW BACKENDS, SHOW SESSIONS, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, SHOW SCHEMA DRIFT, HELP";
 }
 
 // SELECT @@var | name() [, ...] [LIMIT n]
@@ -164,6 +164,7 @@ std::expected<AdminCommand, std::string> parseAdminCommand(std::string_view sql)
   if (w.is({"reload", "shard", "map"})) return simple(K::kReloadShardMap);
   if (w.startsWith({"rollback", "shard", "map", "to"})) return parseRollback(w, sql);
   if (w.is({"show", "backends"})) return simple(K::kShowBackends);
+  if (w.is({"show", "fleet"})) return simple(K::kShowFleet);
   if (w.is({"show", "sessions"})) return simple(K::kShowSessions);
   if (w.is({"help"})) return simple(K::kHelp);
   if (w.startsWith({"show", "digests"})) return parseShowDigests(w, 2);
@@ -190,6 +191,7 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
       {"SHOW SHARD MAP ERRORS", "the problems of the last refused RELOAD or ROLLBACK"},
       {"RELOAD SHARD MAP", "re-read the config's backends and the map file; validate; swap atomically"},
       {"ROLLBACK SHARD MAP TO <version>", "re-apply a cached version (validated again; may be lower)"},
+      {"SHOW FLEET", "the proxies of the fleet (fleet: in the config), the map version each serves and since when"},
       {"SHOW BACKENDS", "backend pools summed over worker threads"},
       {"SHOW SESSIONS", "client sessions, in transaction, statements served"},
       {"SHOW ROUTE <statement>", "where a statement would go (same rows as EXPLAIN SHARDS on the client port)"},

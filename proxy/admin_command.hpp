@@ -16,6 +16,7 @@ enum class AdminCommandKind : uint8_t {
   kShowShardMapErrors,   // SHOW SHARD MAP ERRORS: problems of the last refused reload
   kReloadShardMap,       // RELOAD SHARD MAP
   kRollbackShardMap,     // ROLLBACK SHARD MAP TO <version>
+  kShowFleet,            // SHOW FLEET: the proxies of the fleet (etcd), the map each serves
   kShowBackends,         // SHOW BACKENDS
   kShowSessions,         // SHOW SESSIONS
   kShowRoute,            // SHOW ROUTE <statement>

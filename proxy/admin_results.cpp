@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "proxy/fleet_agent.hpp"
 #include "proxy/metrics_server.hpp"
 #include "proxy/shard_map_manager.hpp"
 #include "proxy/worker.hpp"
@@ -226,6 +227,26 @@ LocalResult showErrors(AdminEnv& env) {
   return r;
 }
 
+// The proxies registered in etcd under their leases.
+AdminReply showFleet(AdminEnv& env) {
+  FleetAgent* fleet = env.context.fleet;
+  if (!fleet) return AdminError{1105, "HY000", "shardproxy admin: this proxy is not in a fleet (no 'fleet:' in its config)"};
+  auto members = fleet->members();
+  if (!members) {
+    auto running = env.context.shard_map.load();
+    return AdminError{1105, "HY000",
+                      fmt::format("shardproxy admin: fleet: {}; this proxy ({}) serves version {}", members.error(),
+                                  fleet->name(), running ? running->version() : 0)};
+  }
+  LocalResult r;
+  r.columns = {"name", "admin", "version", "checksum", "applied_at", "map_revision", "this_proxy"};
+  for (const auto& m : *members) {
+    r.rows.push_back(Row{m.name, m.admin, std::to_string(m.version), m.checksum.substr(0, 12), m.applied_at,
+                         std::to_string(m.map_revision), m.name == fleet->name() ? "yes" : "no"});
+  }
+  return r;
+}
+
 LocalResult help() {
   LocalResult r;
   r.columns = {"command", "description"};
@@ -274,6 +295,7 @@ AdminReply executeAdminCommand(const AdminCommand& command, AdminEnv& env) {
     case K::kShowShardMapErrors: return showErrors(env);
     case K::kReloadShardMap: return swapReply(env.maps.reload("admin:" + env.user));
     case K::kRollbackShardMap: return swapReply(env.maps.rollback(command.version, "admin:" + env.user));
+    case K::kShowFleet: return showFleet(env);
     case K::kShowBackends: return showBackends(env);
     case K::kShowSessions: return showSessions(env);
     case K::kShowRoute: return showRoute(env, command.statement);

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "protocol/constants.hpp"
+#include "protocol/text_commands.hpp"
 #include "protocol/generic_packets.hpp"
 #include "proxy/admin_results.hpp"
 #include "proxy/admin_server.hpp"
@@ -164,7 +165,7 @@ awaitable<bool> AdminSession::dispatch(protocol::ByteView payload, uint8_t seq) 
     case Command::kQuit:
       co_return false;
     case Command::kQuery:
-      co_await queueQuery(protocol::asText(payload.subspan(1)), seq);
+      co_await queueQuery(protocol::decodeComQuery(payload)->query, seq);  // the command byte was just read
       break;
     case Command::kPing:
     case Command::kInitDb:  // nothing to switch to: accepted so `mariadb -D x` and USE work
@@ -184,7 +185,14 @@ awaitable<void> AdminSession::run() {
     for (;;) {
       if (context_.shutting_down.load()) break;
       auto msg = co_await client_.read();
-      if (!msg) break;
+      const bool out_of_order = msg ? msg->first_sequence_id != 0 : msg.error() == StreamError::kOutOfOrder;
+      if (out_of_order) {
+        // As on the application port (and MariaDB): 1156 under the id expected, then close.
+        queueError(msg ? 0 : client_.expectedSequenceId(), client_error::kPacketsOutOfOrder.number,
+                   client_error::kPacketsOutOfOrder.sql_state, "Got packets out of order");
+        co_await client_.flush();
+      }
+      if (!msg || out_of_order) break;
       auto seq = static_cast<uint8_t>(msg->sequence_id + 1);
       if (!co_await dispatch(msg->payload, seq)) break;
     }

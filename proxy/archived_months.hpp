@@ -29,6 +29,16 @@ struct ArchivedMonths {
 std::optional<routing::Plan> refuseArchivedMonthWrite(const routing::Plan& plan, parser::StatementKind kind,
                                                       const ArchivedMonths* archived);
 
+// Statements dated in dropped months of a table with `backfill:` (the shard
+// map's backfill tables): a write entirely in dropped months is planned
+// again onto the backfill table, a read reaching into them onto the union of
+// the month table and the backfill table, a write spanning dropped and kept
+// months is refused (9122: split it). nullopt: nothing to do (then
+// refuseArchivedMonthWrite decides).
+std::optional<routing::Plan> planBackfill(const routing::Plan& plan, parser::StatementKind kind,
+                                          const ArchivedMonths* archived, std::string_view sql,
+                                          const routing::PlannerInput& input);
+
 // Reads the retention rows of the SQLite file (config `cache:`) into
 // context.archived_months; an error text when the file cannot be read.
 std::string loadArchivedMonths(ProxyContext& context);

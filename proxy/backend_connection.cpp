@@ -10,8 +10,8 @@
 
 #include <cerrno>
 
-#include "protocol/auth.hpp"
-#include "protocol/handshake.hpp"
+#include "protocol/client_login.hpp"
+#include "protocol/text_commands.hpp"
 #include "protocol/prepared.hpp"
 #include "protocol/response_tracker.hpp"
 #include "protocol/resultset.hpp"
@@ -116,117 +116,77 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
   co_return conn;
 }
 
-awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf::BackendConfig& config) {
-  auto greeting = co_await stream_.read();
-  if (!greeting) co_return std::unexpected(ioError("reading server greeting"));
-  if (protocol::isErrPacket(greeting->payload)) co_return std::unexpected(serverError(greeting->payload));
-  auto hs = protocol::decodeHandshakeV10(greeting->payload);
-  if (!hs) co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed server greeting"));
-  if (!(hs->capabilities & cap::kProtocol41)) {
-    co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "server does not speak protocol 4.1"));
+BackendError loginError(const protocol::ClientLoginError& error) {
+  using Kind = protocol::ClientLoginError::Kind;
+  if (error.kind == Kind::kServer) {
+    BackendError e;
+    e.kind = BackendError::Kind::kServer;
+    e.code = error.server.error_code;
+    e.sql_state = error.server.sql_state;
+    e.message = error.server.message;
+    return e;
   }
-  thread_id_ = hs->connection_id;
-  server_version_ = hs->server_version;
-  uint32_t wanted = kBackendCapabilities | (flavour_ & kFlavourMask);
-  if (config.database.empty() || (flavour_ & kNoDatabase)) wanted &= ~cap::kConnectWithDb;
-  capabilities_ = wanted & (hs->capabilities | cap::kLongPassword);
-
-  if (!(hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo)) {
-    extended_types_everywhere.store(false, std::memory_order_relaxed);
-  }
-  if ((flavour_ & kExtendedTypesFlavour) && !(hs->capabilities & cap::kLongPassword)) {
-    // A MariaDB server: ask for extended type info (clearing CLIENT_MYSQL says
-    // the extended capabilities follow). Decided before TLS: the server takes
-    // the extended capabilities from the SSL request, so both packets carry them.
-    mariadb_capabilities_ = hs->mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo;
-    capabilities_ &= ~cap::kLongPassword;
-  }
-
-  uint8_t seq = greeting->sequence_id + 1;
-  if (config.tls) {
-    if (auto tls = co_await startTls(config, hs->capabilities, seq); !tls) co_return std::unexpected(tls.error());
-  }
-  std::string scramble = hs->auth_plugin_data.substr(0, protocol::kScrambleLength);
-  protocol::HandshakeResponse41 resp;
-  resp.capabilities = capabilities_;
-  resp.mariadb_capabilities = mariadb_capabilities_;
-  resp.max_packet_size = 1u << 30;
-  resp.character_set = kBackendCollation;
-  resp.username = config.user;
-  if (wanted & cap::kConnectWithDb) resp.database = config.database;
-  bool sha2 = hs->auth_plugin_name == protocol::kCachingSha2Plugin;
-  resp.auth_plugin_name = sha2 ? std::string(protocol::kCachingSha2Plugin) : std::string(protocol::kNativePasswordPlugin);
-  resp.auth_response = sha2 ? protocol::cachingSha2Response(config.password, scramble)
-                            : protocol::nativePasswordResponse(config.password, scramble);
-  resp.attributes = {{"_client_name", "shardproxy"}, {"program_name", "shardproxy"}};
-  protocol::Bytes out;
-  protocol::encode(resp, out);
-  seq = stream_.append(out, seq);
-  if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending login"));
-
-  for (int round = 0; round < 4; ++round) {
-    auto reply = co_await stream_.read();
-    if (!reply) co_return std::unexpected(ioError("reading login reply"));
-    auto p = reply->payload;
-    seq = reply->sequence_id + 1;
-    if (protocol::isOkPacket(p)) {
-      auto ok = protocol::decodeOkPacket(p, capabilities_);
-      if (!ok) co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed login OK"));
-      status_ = ok->status_flags;
-      co_return std::expected<void, BackendError>{};
-    }
-    if (protocol::isErrPacket(p)) co_return std::unexpected(serverError(p));
-    if (!p.empty() && p[0] == protocol::kAuthSwitchHeader) {
-      auto sw = protocol::decodeAuthSwitchRequest(p);
-      if (!sw) co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "malformed auth switch request"));
-      std::string data = sw->plugin_data.substr(0, protocol::kScrambleLength);
-      std::string answer;
-      if (sw->plugin_name == protocol::kNativePasswordPlugin) {
-        answer = protocol::nativePasswordResponse(config.password, data);
-      } else if (sw->plugin_name == protocol::kCachingSha2Plugin) {
-        answer = protocol::cachingSha2Response(config.password, data);
-      } else {
-        co_return std::unexpected(makeError(BackendError::Kind::kConnect,
-            "backend asks for unsupported auth plugin " + sw->plugin_name + "; use mysql_native_password for the proxy's account"));
-      }
-      stream_.append(protocol::asBytes(answer), seq);
-      if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending auth switch response"));
-      continue;
-    }
-    if (!p.empty() && p[0] == protocol::kAuthMoreDataHeader) {
-      // caching_sha2_password: 0x03 = fast auth succeeded (OK follows); 0x04 =
-      // full authentication: the password itself, which only TLS may carry.
-      if (p.size() == 2 && p[1] == protocol::kCachingSha2FastAuthOk) continue;
-      if (p.size() == 2 && p[1] == protocol::kCachingSha2FullAuthNeeded && stream_.isTls()) {
-        std::string password = config.password;
-        password.push_back('\0');
-        stream_.append(protocol::asBytes(password), seq);
-        if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending password"));
-        continue;
-      }
-      co_return std::unexpected(makeError(BackendError::Kind::kConnect,
-          "backend requires caching_sha2_password full authentication, which needs TLS (backends[].tls) or "
-          "mysql_native_password for the proxy's account"));
-    }
-    co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "unexpected packet during login"));
-  }
-  co_return std::unexpected(makeError(BackendError::Kind::kProtocol, "too many authentication rounds"));
+  return makeError(error.kind == Kind::kProtocol ? BackendError::Kind::kProtocol : BackendError::Kind::kConnect,
+                   error.message);
 }
 
-// SSLRequest, then the TLS handshake (certificate checked per backends[].tls).
-awaitable<std::expected<void, BackendError>> BackendConnection::startTls(const conf::BackendConfig& config,
-                                                                         uint32_t server_capabilities, uint8_t& seq) {
-  if (!(server_capabilities & cap::kSsl)) {
-    co_return std::unexpected(makeError(BackendError::Kind::kConnect,
-        "backends[].tls is set but the server does not offer TLS (its have_ssl is not YES: ssl_cert/ssl_key)"));
+protocol::ClientLoginOptions BackendConnection::loginOptions(const conf::BackendConfig& config) const {
+  protocol::ClientLoginOptions options;
+  options.capabilities = kBackendCapabilities | (flavour_ & kFlavourMask);
+  if (config.database.empty() || (flavour_ & kNoDatabase)) options.capabilities &= ~cap::kConnectWithDb;
+  options.extended_type_info = (flavour_ & kExtendedTypesFlavour) != 0;
+  options.tls = config.tls.has_value();
+  options.character_set = kBackendCollation;
+  options.user = config.user;
+  options.password = config.password;
+  options.database = config.database;
+  options.attributes = {{"_client_name", "shardproxy"}, {"program_name", "shardproxy"}};
+  return options;
+}
+
+// Drives the login state machine (protocol/client_login.hpp) over the stream.
+awaitable<std::expected<void, BackendError>> BackendConnection::login(const conf::BackendConfig& config) {
+  using Next = protocol::ClientLogin::Next;
+  protocol::ClientLogin login(loginOptions(config));
+  Next next = login.start();
+  for (bool greeted = false; next == Next::kRead || next == Next::kStartTls;) {
+    if (next == Next::kStartTls) {
+      if (auto tls = co_await startTls(config, login.output()); !tls) co_return std::unexpected(tls.error());
+      login.output().clear();
+      next = login.onTlsStarted();
+      continue;
+    }
+    if (!login.output().empty()) {
+      stream_.appendFramedBytes(login.output());
+      login.output().clear();
+      if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending login"));
+    }
+    auto reply = co_await stream_.read();
+    if (!reply) co_return std::unexpected(ioError(greeted ? "reading login reply" : "reading server greeting"));
+    next = login.onMessage(reply->payload, reply->first_sequence_id, reply->sequence_id);
+    if (!greeted && login.greeting()) {
+      greeted = true;
+      const auto& hs = *login.greeting();
+      thread_id_ = hs.connection_id;
+      server_version_ = hs.server_version;
+      if (!(hs.mariadb_capabilities & protocol::mariadb_cap::kExtendedTypeInfo)) {
+        extended_types_everywhere.store(false, std::memory_order_relaxed);
+      }
+    }
   }
+  capabilities_ = login.capabilities();
+  mariadb_capabilities_ = login.mariadbCapabilities();
+  if (next == Next::kFailed) co_return std::unexpected(loginError(login.error()));
+  status_ = login.statusFlags();
+  co_return std::expected<void, BackendError>{};
+}
+
+// Sends the SSLRequest, then the TLS handshake (certificate checked per backends[].tls).
+awaitable<std::expected<void, BackendError>> BackendConnection::startTls(const conf::BackendConfig& config,
+                                                                         const protocol::Bytes& ssl_request) {
   auto ctx = backendTlsContext(*config.tls);
   if (!ctx) co_return std::unexpected(makeError(BackendError::Kind::kConnect, "TLS: " + ctx.error()));
-  capabilities_ |= cap::kSsl;
-  protocol::SslRequest request{capabilities_, 1u << 30, kBackendCollation, mariadb_capabilities_};
-  protocol::Bytes out;
-  protocol::encode(request, out);
-  seq = stream_.append(out, seq);
+  stream_.appendFramedBytes(ssl_request);
   if (!co_await stream_.flush()) co_return std::unexpected(ioError("sending SSL request"));
   const std::string verify_host = config.tls->verify ? backendTlsName(config) : std::string();
   auto started = co_await stream_.startTls(*ctx, TlsRole::kClient, verify_host);
@@ -261,8 +221,8 @@ awaitable<std::expected<BackendConnection::TextResult, BackendError>> BackendCon
 awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::exchange(
     protocol::Command cmd, std::string_view argument, TextRows* rows,
     std::vector<protocol::ColumnDefinition41>* column_defs) {
-  const uint8_t command = static_cast<uint8_t>(cmd);
-  stream_.append(protocol::ByteView(&command, 1), protocol::asBytes(argument), 0);
+  const auto parts = protocol::commandParts(cmd, argument);
+  stream_.append(parts.command, parts.argument, 0);
   if (!co_await stream_.flush()) {
     broken_ = true;
     co_return std::unexpected(ioError("sending command"));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conf/config.hpp"
+#include "protocol/client_login.hpp"
 #include "protocol/constants.hpp"
 #include "protocol/generic_packets.hpp"
 #include "protocol/resultset.hpp"
@@ -122,8 +123,9 @@ class BackendConnection {
 
  private:
   awaitable<std::expected<void, BackendError>> login(const conf::BackendConfig& config);
+  protocol::ClientLoginOptions loginOptions(const conf::BackendConfig& config) const;
   awaitable<std::expected<void, BackendError>> startTls(const conf::BackendConfig& config,
-                                                        uint32_t server_capabilities, uint8_t& seq);
+                                                        const protocol::Bytes& ssl_request);
   BackendError ioError(std::string_view what) const;
   awaitable<std::expected<void, BackendError>> enableTracking();
   awaitable<std::expected<protocol::OkPacket, BackendError>> exchange(protocol::Command cmd,

@@ -21,6 +21,7 @@ inline constexpr Code kUnknownCommand{1047, "08S01"};     // ER_UNKNOWN_COM_ERRO
 inline constexpr Code kHandshake{1043, "08S01"};          // ER_HANDSHAKE_ERROR
 inline constexpr Code kPacketTooLarge{1153, "08S01"};     // ER_NET_PACKET_TOO_LARGE
 inline constexpr Code kMalformedPacket{1835, "HY000"};    // ER_MALFORMED_PACKET
+inline constexpr Code kPacketsOutOfOrder{1156, "08S01"};  // ER_NET_PACKETS_OUT_OF_ORDER
 // Backend failures use the proxy's 9xxx range, not the look-alike client codes
 // 2003/2013: those are reserved for client libraries, and libmariadb rejects
 // an ERR packet carrying one as "2027 Received malformed packet".

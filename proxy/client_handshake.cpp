@@ -22,6 +22,14 @@ namespace sp::proxy {
 
 namespace {
 
+// MariaDB's answer at max_user_connections (users[].max_connections), at
+// login and at COM_CHANGE_USER alike.
+protocol::ErrPacket tooManyUserConnections(const std::string& user) {
+  return client_error::make(client_error::kTooManyUserConnections,
+                            fmt::format("User {} already has more than 'max_user_connections' active connections",
+                                        user));
+}
+
 // The status bits a session inherits from the server's defaults.
 constexpr uint16_t kCarriedStatus = protocol::status::kAutocommit | protocol::status::kNoBackslashEscapes |
                                     protocol::status::kAnsiQuotes;
@@ -65,9 +73,7 @@ awaitable<bool> ClientSession::handshake() {
     ctx.refused_per_user.fetch_add(1, std::memory_order_relaxed);
     spdlog::info("connection {}: user '{}' already has {} sessions (users[].max_connections)", connection_id_,
                  user_, login->account->max_connections);
-    queueError(seq, client_error::make(client_error::kTooManyUserConnections,
-                                       fmt::format("User {} already has more than 'max_user_connections' active "
-                                                   "connections", user_)));
+    queueError(seq, tooManyUserConnections(user_));
     co_await client_.flush();
     co_return false;
   }
@@ -161,9 +167,7 @@ awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
     auto user_slot = ctx.users.tryAcquire((*account)->name, (*account)->max_connections);
     if (!user_slot) {
       ctx.refused_per_user.fetch_add(1, std::memory_order_relaxed);
-      queueError(seq, client_error::make(client_error::kTooManyUserConnections,
-                                         fmt::format("User {} already has more than 'max_user_connections' active "
-                                                     "connections", (*account)->name)));
+      queueError(seq, tooManyUserConnections((*account)->name));
       co_return co_await client_.flush();
     }
     user_slot_.emplace(std::move(*user_slot));

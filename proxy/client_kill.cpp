@@ -13,6 +13,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "protocol/text_commands.hpp"
 #include "protocol/wire.hpp"
 #include "proxy/backend_kill.hpp"
 #include "proxy/kill_execution.hpp"
@@ -98,16 +99,15 @@ awaitable<bool> ClientSession::sendConnectionId(const std::string& column) {
 }
 
 awaitable<bool> ClientSession::onProcessKill(protocol::ByteView payload) {
-  // COM_PROCESS_KILL: a 4-byte connection id; kills the connection.
-  protocol::Reader reader(payload.subspan(1));
-  auto id = reader.u32();
-  if (!id) {
+  // Kills the connection.
+  auto kill = protocol::decodeComProcessKill(payload);
+  if (!kill) {
     queueError(reply_seq_, client_error::make(client_error::kMalformedPacket,
                                               "shardproxy: COM_PROCESS_KILL without a 4-byte connection id"));
     co_return co_await client_.flush();
   }
   parser::KillRequest request;
-  request.id = *id;
+  request.id = kill->connection_id;
   co_return co_await onKill(request);
 }
 

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "protocol/constants.hpp"
+#include "protocol/text_commands.hpp"
 #include "protocol/generic_packets.hpp"
 #include "parser/local_queries.hpp"
 #include "proxy/backend_pool.hpp"
@@ -85,6 +86,11 @@ void ClientSession::queueError(uint8_t seq, const protocol::ErrPacket& err) {
   client_.append(out, seq);
 }
 
+awaitable<void> ClientSession::refuseOutOfOrder(uint8_t expected_seq) {
+  queueError(expected_seq, client_error::make(client_error::kPacketsOutOfOrder, "Got packets out of order"));
+  co_await client_.flush();
+}
+
 awaitable<void> ClientSession::run() {
   if (co_await handshake()) {
     auto& ctx = worker_.context();
@@ -98,13 +104,15 @@ awaitable<void> ClientSession::run() {
           queueError(0, client_error::make(client_error::kPacketTooLarge,
                                            "Got a packet bigger than 'max_allowed_packet' bytes"));
           co_await client_.flush();
+        } else if (msg.error() == StreamError::kOutOfOrder) {
+          co_await refuseOutOfOrder(client_.expectedSequenceId());
         }
         break;
       }
       if (msg->first_sequence_id != 0) {
-        queueError(msg->sequence_id + 1, client_error::make(client_error::kMalformedPacket,
-            "shardproxy: command packet with sequence id " + std::to_string(msg->first_sequence_id) + " (expected 0)"));
-        co_await client_.flush();
+        // A command starts the exchange at 0. MariaDB answers any other id
+        // with 1156 under the id it expected, and closes the connection.
+        co_await refuseOutOfOrder(0);
         break;
       }
       reply_seq_ = static_cast<uint8_t>(msg->sequence_id + 1);
@@ -312,7 +320,7 @@ void ClientSession::beginRecord(protocol::ByteView payload) {
   const auto command = static_cast<Command>(payload[0]);
   if (command != Command::kQuery && command != Command::kStmtExecute) return;
   record_.begin(std::chrono::steady_clock::now());
-  if (command == Command::kQuery) record_.sql = protocol::asText(payload.subspan(1));
+  if (auto query = protocol::decodeComQuery(payload)) record_.sql = query->query;
 }
 
 routing::Plan ClientSession::planFor(std::string_view sql, const parser::StatementInfo& info,
@@ -343,10 +351,10 @@ routing::Plan ClientSession::choosePlan(std::string_view sql, const parser::Stat
   if (info.kind == parser::StatementKind::kPrepareSql) return routing::planSqlPrepare(sql, input);
   routing::Plan plan =
       worker_.planCache().plan(sql, tokens, input, record_.active ? &record_.normalized : nullptr);
-  // Writes into months ARCHIVE ... BEFORE dropped (proxy/archived_months.hpp).
-  if (auto refused = refuseArchivedMonthWrite(plan, info.kind, worker_.context().archived_months.load().get())) {
-    return std::move(*refused);
-  }
+  // Statements on months ARCHIVE ... BEFORE dropped (proxy/archived_months.hpp).
+  auto archived = worker_.context().archived_months.load();
+  if (auto backfill = planBackfill(plan, info.kind, archived.get(), sql, input)) return std::move(*backfill);
+  if (auto refused = refuseArchivedMonthWrite(plan, info.kind, archived.get())) return std::move(*refused);
   return plan;
 }
 
@@ -400,7 +408,7 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
 }
 
 awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
-  std::string_view sql = protocol::asText(payload.subspan(1));
+  const std::string_view sql = protocol::decodeComQuery(payload)->query;  // dispatch() saw its command byte
   // Before anything holds its tokens: a 20 MB statement is measured in O(1) memory.
   if (auto refused = tokenBudgetRefusal(sql, worker_.context().config, dialect_)) {
     queueError(reply_seq_, *refused);
@@ -525,12 +533,13 @@ awaitable<bool> ClientSession::onResetConnection() {
 }
 
 awaitable<bool> ClientSession::onSetOption(protocol::ByteView payload) {
-  // COM_SET_OPTION: int<2> 0 = MULTI_STATEMENTS_ON, 1 = OFF. Answered with EOF.
-  if (payload.size() != 3 || payload[2] != 0 || payload[1] > 1) {
+  // Answered with EOF.
+  auto set = protocol::decodeComSetOption(payload);
+  if (!set) {
     queueError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: malformed COM_SET_OPTION"));
     co_return co_await client_.flush();
   }
-  if (payload[1] == 0) capabilities_ |= protocol::cap::kMultiStatements;
+  if (set->option == protocol::SetOption::kMultiStatementsOn) capabilities_ |= protocol::cap::kMultiStatements;
   else capabilities_ &= ~protocol::cap::kMultiStatements;
   protocol::Bytes out;
   protocol::encode(protocol::EofPacket{0, statusFlags()}, out);

@@ -221,6 +221,8 @@ class ClientSession {
   void queuePreparationFailure(const BackendPool& pool, const BackendError& error);
 
   awaitable<bool> sendOk(uint8_t seq, uint16_t extra_status = 0);
+  // A packet out of sequence: 1156 under `expected_seq`, as MariaDB answers it; the caller closes.
+  awaitable<void> refuseOutOfOrder(uint8_t expected_seq);
   void queueError(uint8_t seq, const protocol::ErrPacket& err);
   uint16_t statusFlags() const;
   BackendPool& defaultPool();

@@ -88,6 +88,10 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.reloads_applied = context.reloads_applied.load();
   snap.reloads_refused = context.reloads_refused.load();
   snap.last_reload_seconds = static_cast<double>(context.last_reload_unix_ms.load() / 1000);
+  if (context.config.fleet) {
+    snap.fleet_session = context.fleet_session.load() ? 1 : 0;
+    snap.fleet_map_revision = context.fleet_map_revision.load();
+  }
   const auto& life = context.lifecycle;
   snap.upkeep_runs_ok = life.upkeep_runs_ok.load();
   snap.upkeep_runs_failed = life.upkeep_runs_failed.load();

@@ -274,6 +274,13 @@ void renderShardMap(ExpositionWriter& w, const MetricsSnapshot& s) {
   w.family("shardproxy_shard_map_last_reload_timestamp_seconds", "gauge",
            "Unix time the map in force was published (start-up included).");
   w.sample("shardproxy_shard_map_last_reload_timestamp_seconds", {}, s.last_reload_seconds);
+  if (s.fleet_session < 0) return;
+  w.family("shardproxy_fleet_session", "gauge",
+           "1 while the proxy is in session with etcd (lease and watch); 0 while it reconnects (serving its last map).");
+  w.sample("shardproxy_fleet_session", {}, static_cast<uint64_t>(s.fleet_session));
+  w.family("shardproxy_fleet_map_revision", "gauge",
+           "etcd revision of the fleet map in force here; equal on every converged proxy.");
+  w.sample("shardproxy_fleet_map_revision", {}, static_cast<uint64_t>(s.fleet_map_revision));
 }
 
 void renderLifecycle(ExpositionWriter& w, const MetricsSnapshot& s) {

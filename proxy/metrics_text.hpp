@@ -34,6 +34,9 @@ struct MetricsSnapshot {
   uint64_t shard_map_version = 0;
   uint64_t reloads_applied = 0, reloads_refused = 0;
   double last_reload_seconds = 0;
+  // Fleets (issue 19): -1 when the proxy is not in a fleet.
+  int64_t fleet_session = -1;       // 1: in session with etcd (lease, watch), 0: not
+  int64_t fleet_map_revision = -1;  // etcd revision of the fleet map in force
   // Data lifecycle (proxy/lifecycle_stats.hpp).
   uint64_t upkeep_runs_ok = 0, upkeep_runs_failed = 0, partitions_created = 0;
   double last_upkeep_seconds = 0;

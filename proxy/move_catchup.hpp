@@ -8,6 +8,15 @@
 //   delete -> DELETE FROM target WHERE <primary key> = ...
 // A row matches when the filter's predicate holds for its key column; an
 // update matches when its before or its after image does.
+//
+// Use in a move: START TRANSACTION WITH CONSISTENT SNAPSHOT on the source,
+// binlogSnapshotPosition(), copy the keys, COMMIT; BinlogStream::open(
+// replicationBackend(source), that position, ...); runFollowing() while the
+// lag shrinks (requestStop() from the move's controller); hold the writes,
+// binlogEndPosition() of the source, runUntil(it); switch the map. After an
+// error (stream lost, target failed), open a new stream and MoveCatchup from
+// progress().applied: it is always the end of a whole source transaction,
+// and replaying from there is harmless.
 #pragma once
 #include <atomic>
 #include <chrono>

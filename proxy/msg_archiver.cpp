@@ -11,6 +11,7 @@
 #include "proxy/lifecycle_links.hpp"
 #include "proxy/partition_admin.hpp"
 #include "routing/archive_sql.hpp"
+#include "routing/conditions.hpp"
 
 namespace sp::proxy {
 
@@ -75,8 +76,9 @@ awaitable<std::expected<std::vector<std::string>, std::string>> integerKey(Lifec
 class ShardMove {
  public:
   ShardMove(ProxyContext& context, LifecycleLinks& links, ArchiveStore& store, ArchiveProgress& p,
-            const std::string& backend, const std::string& time_column)
-      : context_(context), links_(links), store_(store), p_(p), backend_(backend), time_column_(time_column) {}
+            const std::string& backend, const routing::TableRule& rule)
+      : context_(context), links_(links), store_(store), p_(p), backend_(backend), time_column_(rule.archive_time_column),
+        rule_(rule) {}
 
   awaitable<void> run() {
     if (auto err = co_await prepare(); !err.empty()) co_return finish("failed", err);
@@ -86,7 +88,7 @@ class ShardMove {
       auto started = Clock::now();
       KeyTuple cursor = splitKey(p_.cursor);
       auto select = routing::archiveBatchSql(p_.source, p_.target, key_, time_column_, p_.cutoff, cursor, {},
-                                             cfg.batch_rows);
+                                             cfg.batch_rows, order_);
       auto keys = co_await links_.rows(backend_, select.select_keys);
       if (!keys) co_return finish("failed", keys.error());
       if (keys->empty()) co_return finish("done", "");
@@ -96,7 +98,7 @@ class ShardMove {
         if (!routing::isIntegerText(v)) co_return finish("failed", "a key value is not an integer: " + v);
       }
       auto batch = routing::archiveBatchSql(p_.source, p_.target, key_, time_column_, p_.cutoff, cursor, last,
-                                            cfg.batch_rows);
+                                            cfg.batch_rows, order_);
       auto moved = co_await moveBatch(batch);
       if (!moved) co_return finish("failed", moved.error());
       p_.cursor = joinKey(last);
@@ -122,6 +124,11 @@ class ShardMove {
     auto key = co_await integerKey(links_, backend_, p_.source);
     if (!key) co_return key.error();
     key_ = std::move(*key);
+    // Primary key (conversation, seq): move each conversation's oldest rows only (routing/archive_sql.hpp).
+    if (key_.size() == 2 && routing::equalsIgnoreCase(key_[0], rule_.key) &&
+        routing::equalsIgnoreCase(key_[1], rule_.archive_seq_column)) {
+      order_ = routing::KeyOrder{rule_.key, rule_.archive_seq_column};
+    }
     co_return std::string();
   }
 
@@ -165,7 +172,9 @@ class ShardMove {
   ArchiveProgress& p_;
   const std::string& backend_;
   const std::string& time_column_;
+  const routing::TableRule& rule_;
   std::vector<std::string> key_;
+  std::optional<routing::KeyOrder> order_;
 };
 
 std::string rate(const ArchiveProgress& p) {
@@ -201,7 +210,7 @@ awaitable<std::expected<LocalResult, std::string>> archiveRows(ProxyContext& con
     }
     p.state = "running";
     if (auto saved = (*store)->save(p); !saved) co_return std::unexpected("shardproxy admin: " + saved.error());
-    ShardMove move(context, links, **store, p, shard.backend, rule->archive_time_column);
+    ShardMove move(context, links, **store, p, shard.backend, *rule);
     co_await move.run();
     r.rows.push_back(Row{p.table, p.shard, shard.backend, p.source, p.target, p.cutoff, std::to_string(p.rows),
                          std::to_string(p.batches), std::to_string(p.retries), fmt::format("{:.3f}", p.seconds), rate(p),

@@ -23,6 +23,7 @@
 
 #include "parser/split.hpp"
 #include "protocol/constants.hpp"
+#include "protocol/text_commands.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
 
@@ -114,20 +115,18 @@ awaitable<bool> ClientSession::onMultiStatement(protocol::ByteView payload, std:
   }
   if (statements.empty()) co_return co_await runStatementByStatement(sql);
   // One place: the packet as the client sent it, each routed statement in its physical form.
-  protocol::Bytes rewritten;
-  rewritten.reserve(payload.size() + 64);
-  rewritten.push_back(static_cast<uint8_t>(protocol::Command::kQuery));
+  std::string text;
+  text.reserve(sql.size() + 64);
   size_t copied = 0;
   for (size_t i = 0; i < statements.size(); ++i) {
     const auto& st = statements[i];
-    const size_t begin = spans[i].begin;
-    const size_t end = spans[i].end;
-    rewritten.insert(rewritten.end(), sql.begin() + copied, sql.begin() + begin);
-    const std::string_view text = st.target.sql.empty() ? st.text : std::string_view(st.target.sql);
-    rewritten.insert(rewritten.end(), text.begin(), text.end());
-    copied = end;
+    text.append(sql.substr(copied, spans[i].begin - copied));
+    text.append(st.target.sql.empty() ? st.text : std::string_view(st.target.sql));
+    copied = spans[i].end;
   }
-  rewritten.insert(rewritten.end(), sql.begin() + copied, sql.end());
+  text.append(sql.substr(copied));
+  protocol::Bytes rewritten;
+  protocol::encode(protocol::ComQuery{text}, rewritten);
   Outbound out;
   out.payload = rewritten;
   const parser::StatementInfo whole = parser::classify(sql, dialect_);
@@ -170,10 +169,7 @@ awaitable<bool> ClientSession::runStatementByStatement(std::string_view sql) {
       co_return co_await client_.flush();
     }
     protocol::Bytes command;
-    const std::string_view text = st.target.sql.empty() ? st.text : std::string_view(st.target.sql);
-    command.reserve(text.size() + 1);
-    command.push_back(static_cast<uint8_t>(protocol::Command::kQuery));
-    command.insert(command.end(), text.begin(), text.end());
+    protocol::encode(protocol::ComQuery{st.target.sql.empty() ? st.text : std::string_view(st.target.sql)}, command);
     Outbound out;
     out.payload = command;
     out.more_results = !last;

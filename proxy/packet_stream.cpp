@@ -22,8 +22,12 @@ uint32_t payloadLength(const uint8_t* p) {
 }
 }  // namespace
 
+StreamError PacketStream::framingError(protocol::DecodeError e) {
+  return e == protocol::DecodeError::kTooLarge ? StreamError::kTooLarge : StreamError::kOutOfOrder;
+}
+
 PacketStream::PacketStream(tcp::socket socket, size_t max_message_bytes, size_t read_buffer)
-    : socket_(std::move(socket)), max_(max_message_bytes), read_buffer_(std::max<size_t>(read_buffer, 1024)) {
+    : socket_(std::move(socket)), framing_(max_message_bytes), read_buffer_(std::max<size_t>(read_buffer, 1024)) {
   error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);
   // Synchronous read_some/write_some return would_block instead of blocking
@@ -131,10 +135,13 @@ awaitable<bool> PacketStream::fill(size_t needed_total) {
 std::optional<StreamMessage> PacketStream::tryRead() {
   if (!hasBufferedPacket() || joined_.capacity() > kShrinkAbove) return std::nullopt;
   const uint8_t* h = in_.data() + begin_;
-  uint32_t len = payloadLength(h);
-  if (len == protocol::kMaxPacketPayload || len > max_) return std::nullopt;  // read() handles both
-  StreamMessage m{protocol::ByteView(h + protocol::kHeaderSize, len), h[3], h[3]};
-  begin_ += protocol::kHeaderSize + len;
+  // A continued (16 MiB and more) message and errors are read()'s; the
+  // framing's first header of a message may be applied twice.
+  if (payloadLength(h) == protocol::kMaxPacketPayload) return std::nullopt;
+  auto packet = framing_.onHeader(h);
+  if (!packet) return std::nullopt;
+  StreamMessage m{protocol::ByteView(h + protocol::kHeaderSize, packet->payload_length), h[3], h[3]};
+  begin_ += protocol::kHeaderSize + packet->payload_length;
   return m;
 }
 
@@ -147,29 +154,24 @@ awaitable<std::expected<StreamMessage, StreamError>> PacketStream::read() {
     joined_.shrink_to_fit();
   }
   if (!co_await fill(protocol::kHeaderSize)) co_return fail();
-  const uint8_t* h = in_.data() + begin_;
-  uint32_t len = payloadLength(h);
-  if (len == protocol::kMaxPacketPayload) co_return co_await readJoined();
-  if (len > max_) co_return std::unexpected(StreamError::kTooLarge);
+  auto packet = framing_.onHeader(in_.data() + begin_);
+  if (!packet) co_return std::unexpected(framingError(packet.error()));
+  const uint32_t len = packet->payload_length;
+  if (!packet->last) co_return co_await readJoined(len);
   if (!co_await fill(protocol::kHeaderSize + len)) co_return fail();
-  h = in_.data() + begin_;  // fill() may have moved the buffer
+  const uint8_t* h = in_.data() + begin_;  // fill() may have moved the buffer
   StreamMessage m{protocol::ByteView(h + protocol::kHeaderSize, len), h[3], h[3]};
   begin_ += protocol::kHeaderSize + len;
   co_return m;
 }
 
-// Slow path for messages of 16 MiB and more: collect the continuation packets.
-awaitable<std::expected<StreamMessage, StreamError>> PacketStream::readJoined() {
+// Slow path for messages of 16 MiB and more: collect the continuation
+// packets. The first packet's header is buffered and applied to framing_.
+awaitable<std::expected<StreamMessage, StreamError>> PacketStream::readJoined(uint32_t first_length) {
   auto fail = [this] { return std::unexpected(eof_ ? StreamError::kClosed : StreamError::kIo); };
   joined_.clear();
-  uint8_t seq = 0;
-  std::optional<uint8_t> first_seq;
+  uint32_t len = first_length;
   for (;;) {
-    if (!co_await fill(protocol::kHeaderSize)) co_return fail();
-    uint32_t len = payloadLength(in_.data() + begin_);
-    seq = in_[begin_ + 3];
-    if (!first_seq) first_seq = seq;
-    if (joined_.size() + len > max_) co_return std::unexpected(StreamError::kTooLarge);
     begin_ += protocol::kHeaderSize;
     // Copy what is buffered, then read the rest straight into joined_.
     size_t have = std::min<size_t>(len, end_ - begin_);
@@ -196,9 +198,14 @@ awaitable<std::expected<StreamMessage, StreamError>> PacketStream::readJoined() 
       }
       remaining -= step;
     }
-    if (len < protocol::kMaxPacketPayload) break;
+    if (!framing_.continuing()) break;
+    if (!co_await fill(protocol::kHeaderSize)) co_return fail();
+    auto packet = framing_.onHeader(in_.data() + begin_);
+    if (!packet) co_return std::unexpected(framingError(packet.error()));
+    len = packet->payload_length;
   }
-  co_return StreamMessage{protocol::ByteView(joined_.data(), joined_.size()), seq, *first_seq};
+  co_return StreamMessage{protocol::ByteView(joined_.data(), joined_.size()), framing_.lastSequenceId(),
+                          framing_.firstSequenceId()};
 }
 
 uint8_t PacketStream::append(protocol::ByteView payload, uint8_t seq) {

@@ -1,5 +1,6 @@
 // Buffered MySQL packet I/O over one TCP socket. Reads whole logical messages
-// (joining 0xffffff-byte continuation packets), returning views into its own
+// (joining 0xffffff-byte continuation packets) under protocol::MessageFraming
+// (size limit, sequence ids within a message), returning views into its own
 // buffer to avoid copies; writes are framed into an output buffer and sent by
 // flush(), so a forwarded result set goes out in large batches.
 //
@@ -42,6 +43,7 @@ enum class StreamError : uint8_t {
   kClosed,    // the peer closed the connection (EOF)
   kIo,        // socket error
   kTooLarge,  // a message exceeded the configured maximum
+  kOutOfOrder,  // a packet of a message did not carry the next sequence id (MariaDB: 1156)
 };
 
 struct StreamMessage {
@@ -92,8 +94,11 @@ class PacketStream {
 
   // Client streams are capped low until the login completes (hostile peers
   // announce big packets and never send them); raised afterwards.
-  void setMaxMessageBytes(size_t max_message_bytes) { max_ = max_message_bytes; }
-  size_t maxMessageBytes() const { return max_; }
+  void setMaxMessageBytes(size_t max_message_bytes) { framing_.setMaxMessageBytes(max_message_bytes); }
+  size_t maxMessageBytes() const { return framing_.maxMessageBytes(); }
+  // After kOutOfOrder: the sequence id the peer should have sent (MariaDB's
+  // ERR for it carries this id).
+  uint8_t expectedSequenceId() const { return static_cast<uint8_t>(framing_.lastSequenceId() + 1); }
   // When the last read() began: for a client stream read between commands,
   // the moment the session went idle (server.wait_timeout_s).
   std::chrono::steady_clock::time_point readStartedAt() const { return read_started_at_; }
@@ -135,7 +140,8 @@ class PacketStream {
   void reserveRead(size_t needed_total);
   void growReadBuffer(size_t needed_total);
   bool noteReadError(const error_code& ec);
-  awaitable<std::expected<StreamMessage, StreamError>> readJoined();
+  awaitable<std::expected<StreamMessage, StreamError>> readJoined(uint32_t first_length);
+  static StreamError framingError(protocol::DecodeError e);
   void compact();
 
   using TlsStream = asio::ssl::stream<tcp::socket>;
@@ -146,7 +152,7 @@ class PacketStream {
   std::shared_ptr<asio::ssl::context> tls_context_;  // declared first: outlives tls_ (a reload replaces the server's)
   std::unique_ptr<TlsStream> tls_;
   bool read_exactly_ = false;
-  size_t max_;
+  protocol::MessageFraming framing_;  // the packet rules (protocol/packet.hpp): sizes and sequence ids
   size_t read_buffer_;
   protocol::Bytes in_;
   size_t begin_ = 0;

@@ -18,6 +18,7 @@
 namespace sp::proxy {
 
 class Worker;
+class FleetAgent;
 class SlowQueryLog;
 class MoveCoordinator;
 class ServerTls;
@@ -71,6 +72,11 @@ struct ProxyContext {
   routing::MergeBudget merge_budget;  // its total set from the config at start-up
   // Every worker, set once before they start (KILL finds a session on any of them).
   std::vector<Worker*> workers;
+  // The fleet membership (fleet: in the config), set once before the admin
+  // port opens; null when the proxy works alone.
+  FleetAgent* fleet = nullptr;
+  std::atomic<bool> fleet_session{false};        // set by the fleet agent
+  std::atomic<int64_t> fleet_map_revision{0};    // the fleet map applied last
 
   // The shard map in force. Each statement plans against one snapshot; a
   // reload publishes a new immutable map (null: no sharded tables).

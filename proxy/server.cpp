@@ -106,6 +106,13 @@ std::string Server::start() {
   moves_ = std::make_unique<MoveCoordinator>(context_, *maps_);
   moves_->start();  // resumes moves a restart interrupted
   context_.moves = moves_.get();
+  if (cfg.fleet) {
+    // Serving already (the cached or file map); the fleet's map follows once etcd answers.
+    fleet_ = std::make_unique<FleetAgent>(context_, *maps_);
+    context_.fleet = fleet_.get();
+    maps_->attachFleet(fleet_.get());
+    fleet_->start();
+  }
   if (cfg.server.admin_listen) {
     admin_ = std::make_unique<AdminServer>(context_, *maps_);
     if (auto err = admin_->start(); !err.empty()) return err;
@@ -166,6 +173,10 @@ void Server::shutdown() {
   if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();
   if (admin_) admin_->stop();
+  if (fleet_) {
+    fleet_->stop();  // revokes the lease: the proxy leaves SHOW FLEET at once
+    maps_->attachFleet(nullptr);
+  }
   for (auto& w : workers_) w->beginShutdown();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(context_.config.server.shutdown_grace_ms);
   while (context_.sessions.load() > 0 && std::chrono::steady_clock::now() < deadline) {

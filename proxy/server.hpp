@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "proxy/admin_server.hpp"
+#include "proxy/fleet_agent.hpp"
 #include "proxy/metrics_server.hpp"
 #include "proxy/move_coordinator.hpp"
 #include "proxy/partition_upkeep.hpp"
@@ -36,6 +37,7 @@ class Server {
   ProxyContext context_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<ShardMapManager> maps_;
+  std::unique_ptr<FleetAgent> fleet_;
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<MetricsServer> metrics_;
   std::unique_ptr<PartitionUpkeep> upkeep_;

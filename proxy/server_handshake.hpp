@@ -6,6 +6,8 @@
 // else full authentication: the client sends its password through TLS); a
 // client offering anything else (or caching_sha2 in plaintext) is switched
 // to mysql_native_password. On failure the ERR has been sent.
+// The exchange itself is protocol::ServerLogin (protocol/server_login.hpp);
+// this file drives it over the client's PacketStream and looks accounts up.
 #pragma once
 #include <cstdint>
 #include <expected>

@@ -6,6 +6,7 @@
 // route execution (route_execution.hpp), and takes the answer's effects into
 // the session's state before giving the connection back.
 #include "protocol/constants.hpp"
+#include "protocol/text_commands.hpp"
 #include "protocol/generic_packets.hpp"
 #include "proxy/backend_pool.hpp"
 #include "proxy/backend_shard_channel.hpp"
@@ -122,7 +123,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
 }
 
 awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
-  std::string db(protocol::asText(payload.subspan(1)));
+  std::string db(protocol::decodeComInitDb(payload)->schema);  // dispatch() saw its command byte
   if (auto refused = schemaRefusal(db)) {
     queueError(reply_seq_, *refused);
     co_return co_await client_.flush();

@@ -60,6 +60,14 @@ constexpr std::string_view kConnectionBoundVariables[] = {
     "session_track_transaction_info", "session_track_user_variables",
 };
 
+// Read-only variables the server reports as a side effect of a statement,
+// not as a change of the session's settings: neither carried (a SET of them
+// fails with 1238) nor a reason to keep the connection. last_gtid: with the
+// binary log on (online moves), every commit reports the GTID it wrote; a
+// session reading @@last_gtid after its connection went back to the pool
+// may see another connection's value.
+constexpr std::string_view kReportedOnlyVariables[] = {"last_gtid"};
+
 bool isNumber(std::string_view v) {
   if (v.empty()) return false;
   size_t i = v[0] == '-' ? 1 : 0;
@@ -94,8 +102,14 @@ std::optional<std::string> replayLiteral(std::string_view name, std::string_view
 bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_use, SessionState& desired,
                          SessionState& applied) {
   bool carried = true;
+  bool explained = changes.schema_changed;
   for (const auto& v : changes.variables) {
     std::string name = lower(v.name);
+    if (std::find(std::begin(kReportedOnlyVariables), std::end(kReportedOnlyVariables), name) !=
+        std::end(kReportedOnlyVariables)) {
+      continue;
+    }
+    explained = true;
     auto bound = std::find(std::begin(kConnectionBoundVariables), std::end(kConnectionBoundVariables), name);
     auto literal = replayLiteral(name, v.value);
     if (bound != std::end(kConnectionBoundVariables) || !literal) {
@@ -110,7 +124,6 @@ bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_us
     applied.database = changes.schema;
   }
   if (changes.state_changed) {
-    const bool explained = !changes.variables.empty() || changes.schema_changed;
     if (!set_or_use || !explained) carried = false;
   }
   return carried;

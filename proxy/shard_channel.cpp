@@ -4,8 +4,8 @@ namespace sp::proxy {
 
 void ShardChannel::sendQuery(std::string_view sql) {
   tracker_ = protocol::ResponseTracker(protocol::ResponseKind::kQuery, capabilities_, mariadb_capabilities_);
-  const uint8_t command = static_cast<uint8_t>(protocol::Command::kQuery);
-  write(protocol::ByteView(&command, 1), protocol::asBytes(sql));
+  const auto parts = protocol::commandParts(protocol::ComQuery{sql});
+  write(parts.command, parts.argument);
 }
 
 void ShardChannel::sendCommand(protocol::ByteView payload, protocol::ResponseKind kind) {

@@ -18,6 +18,7 @@
 #include "protocol/constants.hpp"
 #include "protocol/generic_packets.hpp"
 #include "protocol/response_tracker.hpp"
+#include "protocol/text_commands.hpp"
 #include "protocol/wire.hpp"
 #include "proxy/net.hpp"
 

@@ -162,8 +162,23 @@ std::string ShardMapManager::startup() {
   std::lock_guard lock(mutex_);
   openCache();
   const auto& path = context_.config.shard_map_path;
-  if (path.empty()) return {};
   auto names = backendNames(backends_);
+  if (context_.config.fleet && store_) {
+    // A fleet member serves the map it applied last (the fleet's), not its
+    // file, until etcd says otherwise: a restart during an etcd outage must
+    // not bring an older map back.
+    if (auto newest = store_->newest(); newest && *newest) {
+      if (auto cached = routing::compileShardMap((*newest)->source_text, names)) {
+        context_.shard_map.store(*cached);
+        context_.last_reload_unix_ms.store(unixMillisNow());
+        spdlog::info("fleet member: starting from the newest cached map, version {} (checksum {}, applied {} by {}); "
+                     "the fleet's map replaces it once etcd answers",
+                     (*cached)->version(), shortSum((*cached)->checksum()), (*newest)->applied_at, (*newest)->applied_by);
+        return {};
+      }
+    }
+  }
+  if (path.empty()) return {};
   auto map = routing::loadShardMap(path, names);
   if (map) {
     context_.shard_map.store(*map);
@@ -316,15 +331,23 @@ std::string ShardMapManager::writeMapFile(const routing::CompiledShardMap& map) 
 
 SwapOutcome ShardMapManager::apply(std::shared_ptr<const routing::CompiledShardMap> candidate, const BackendDiff& diff,
                                    std::vector<conf::BackendConfig> next_backends, const std::string& who,
-                                   const std::string& note, bool is_rollback, Clock::time_point started) {
+                                   const std::string& note, bool is_rollback, Clock::time_point started,
+                                   int64_t fleet_revision) {
   auto running = context_.shard_map.load();
   SwapOutcome out;
   out.old_version = running ? running->version() : 0;
   SwapDecision decision{SwapVerdict::kUnchanged, "no shard map configured"};
   if (candidate) decision = decideSwap(running.get(), *candidate, is_rollback);
-  if (decision.verdict == SwapVerdict::kRefused) {
-    return refuse({decision.message}, who, is_rollback ? "ROLLBACK SHARD MAP" : "RELOAD SHARD MAP", started);
+  const char* what = is_rollback ? "ROLLBACK SHARD MAP" : "RELOAD SHARD MAP";
+  if (decision.verdict == SwapVerdict::kRefused) return refuse({decision.message}, who, what, started);
+  if (decision.verdict == SwapVerdict::kApply && fleet_ && fleet_revision < 0) {
+    // Published first: the fleet's compare-and-swap decides; every proxy,
+    // this one too, applies what the fleet holds.
+    auto published = fleet_->publish(*candidate, fleet_revision_, who, note);
+    if (!published) return refuse({"fleet: " + published.error()}, who, what, started);
+    fleet_revision = *published;
   }
+  if (fleet_revision >= 0) fleet_revision_ = fleet_revision;
   // Pools first, so the new map never names a backend a worker has no pool for.
   changePools(diff, true);
   backends_ = std::move(next_backends);
@@ -350,6 +373,7 @@ SwapOutcome ShardMapManager::apply(std::shared_ptr<const routing::CompiledShardM
                  fmt::join(out.backends_removed, ", "));
   }
   auto now = context_.shard_map.load();
+  if (fleet_ && now && fleet_revision >= 0) fleet_->applied(*now, fleet_revision_);
   out.new_version = now ? now->version() : 0;
   out.checksum = now ? now->checksum() : "";
   last_problems_.clear();
@@ -378,6 +402,35 @@ void ShardMapManager::changePools(const BackendDiff& diff, bool before_publish) 
     });
     if (!ok) spdlog::error("worker {} did not apply the backend changes within 5 s", w->index());
   }
+}
+
+void ShardMapManager::attachFleet(FleetLink* fleet) {
+  std::lock_guard lock(mutex_);
+  fleet_ = fleet;
+}
+
+int64_t ShardMapManager::fleetRevision() {
+  std::lock_guard lock(mutex_);
+  return fleet_revision_;
+}
+
+void ShardMapManager::forgetFleetRevision() {
+  std::lock_guard lock(mutex_);
+  fleet_revision_ = 0;
+}
+
+SwapOutcome ShardMapManager::applyFromFleet(const FleetMap& published) {
+  std::lock_guard lock(mutex_);
+  auto started = Clock::now();
+  std::string who = "fleet:" + published.published_by;
+  auto map = routing::compileShardMap(published.source, backendNames(backends_));
+  if (!map) {
+    auto where = "fleet:revision " + std::to_string(published.revision);
+    return refuse(splitLines(routing::formatShardMapIssues(map.error(), where)), who, "fleet map", started);
+  }
+  // Any version: the fleet's compare-and-swap already ordered it (a rollback
+  // publishes a lower one).
+  return apply(*map, BackendDiff{}, backends_, who, published.note, true, started, published.revision);
 }
 
 std::expected<std::vector<CachedShardMap>, std::string> ShardMapManager::history() {

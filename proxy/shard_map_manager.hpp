@@ -82,6 +82,28 @@ struct BackendRow {
   std::string last_error;
 };
 
+// The fleet (proxy/fleet_agent.hpp) as the manager sees it: where a map is
+// published before it is applied, and who hears that a map was applied.
+class FleetLink {
+ public:
+  virtual ~FleetLink() = default;
+  // Compare-and-swap of <prefix>/map: succeeds only when the fleet's map is
+  // still the one at `expected_revision` (0: none yet). The new revision, or
+  // why nothing was published (etcd unreachable, another proxy was first).
+  virtual std::expected<int64_t, std::string> publish(const routing::CompiledShardMap& map, int64_t expected_revision,
+                                                      const std::string& who, const std::string& note) = 0;
+  // The map in force changed (or was confirmed) at this fleet revision.
+  virtual void applied(const routing::CompiledShardMap& map, int64_t revision) = 0;
+};
+
+// What the fleet says the map is (a <prefix>/map record and its revision).
+struct FleetMap {
+  std::string source;
+  std::string published_by;
+  std::string note;
+  int64_t revision = 0;
+};
+
 class ShardMapManager {
  public:
   explicit ShardMapManager(ProxyContext& context);
@@ -102,6 +124,17 @@ class ShardMapManager {
   // <file>.before-v<version>), so a restart or a later RELOAD starts from it.
   SwapOutcome publishGenerated(const std::string& yaml_text, const std::string& who, const std::string& note);
 
+  // Fleet mode: RELOAD and ROLLBACK publish through `fleet` before applying.
+  void attachFleet(FleetLink* fleet);
+  // A map the fleet published (any proxy, this one included): validated like
+  // a reload, applied whatever its version (the fleet decided), recorded in
+  // the cache. Refused maps leave the running one in force.
+  SwapOutcome applyFromFleet(const FleetMap& published);
+  // The revision of <prefix>/map this proxy applied last (0: none yet).
+  int64_t fleetRevision();
+  // <prefix>/map was deleted: the next publication creates it again.
+  void forgetFleetRevision();
+
   std::expected<std::vector<CachedShardMap>, std::string> history();
   std::vector<std::string> lastProblems();
   std::vector<BackendRow> backends();
@@ -110,7 +143,7 @@ class ShardMapManager {
  private:
   SwapOutcome apply(std::shared_ptr<const routing::CompiledShardMap> candidate, const BackendDiff& diff,
                     std::vector<conf::BackendConfig> next_backends, const std::string& who, const std::string& note,
-                    bool is_rollback, std::chrono::steady_clock::time_point started);
+                    bool is_rollback, std::chrono::steady_clock::time_point started, int64_t fleet_revision = -1);
   SwapOutcome refuse(std::vector<std::string> problems, const std::string& who, const std::string& what,
                      std::chrono::steady_clock::time_point started);
   void openCache();
@@ -125,6 +158,8 @@ class ShardMapManager {
   std::vector<conf::BackendConfig> backends_;  // the backends with pools now
   std::vector<Worker*> workers_;
   std::vector<std::string> last_problems_;
+  FleetLink* fleet_ = nullptr;
+  int64_t fleet_revision_ = 0;
 };
 
 }  // namespace sp::proxy

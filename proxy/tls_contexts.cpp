@@ -22,10 +22,48 @@ std::string describe(std::string_view what, const std::string& path, const error
   return fmt::format("{} '{}': {}", what, path, ec.message());
 }
 
-std::expected<TlsContextPtr, std::string> makeServerContext(const std::string& cert, const std::string& key) {
+// server.tls_version and server.tls_ciphers. MariaDB takes TLS 1.3 suites and
+// TLS 1.2 ciphers in one list (ssl_cipher): so does the proxy, splitting it
+// for OpenSSL's two calls. A list that leaves nothing usable is refused here
+// rather than failing every handshake later.
+std::string applyClientOffer(ssl::context& ctx, const ServerTlsOffer& offer) {
+  SSL_CTX* native = ctx.native_handle();
+  SSL_CTX_set_min_proto_version(native, offer.v12 ? TLS1_2_VERSION : TLS1_3_VERSION);
+  SSL_CTX_set_max_proto_version(native, offer.v13 ? TLS1_3_VERSION : TLS1_2_VERSION);
+  if (offer.ciphers.empty()) return {};
+  std::string suites, ciphers;
+  size_t start = 0;
+  while (start < offer.ciphers.size()) {
+    size_t colon = offer.ciphers.find(':', start);
+    if (colon == std::string::npos) colon = offer.ciphers.size();
+    std::string name = offer.ciphers.substr(start, colon - start);
+    std::string& list = name.starts_with("TLS_") ? suites : ciphers;
+    if (!name.empty()) list += (list.empty() ? "" : ":") + name;
+    start = colon + 1;
+  }
+  if (offer.v13 && !suites.empty() && SSL_CTX_set_ciphersuites(native, suites.c_str()) != 1) {
+    return fmt::format("server.tls_ciphers '{}': no TLS 1.3 suite in '{}' is known to OpenSSL", offer.ciphers, suites);
+  }
+  if (offer.v13 && suites.empty() && !offer.v12) {
+    return fmt::format("server.tls_ciphers '{}' names no TLS 1.3 suite (TLS_...) and server.tls_version is TLSv1.3 "
+                       "only", offer.ciphers);
+  }
+  if (offer.v12 && !ciphers.empty() && SSL_CTX_set_cipher_list(native, ciphers.c_str()) != 1) {
+    return fmt::format("server.tls_ciphers '{}': no TLS 1.2 cipher in '{}' is known to OpenSSL", offer.ciphers, ciphers);
+  }
+  if (offer.v12 && ciphers.empty() && !offer.v13) {
+    return fmt::format("server.tls_ciphers '{}' names no TLS 1.2 cipher and server.tls_version is TLSv1.2 only",
+                       offer.ciphers);
+  }
+  return {};
+}
+
+std::expected<TlsContextPtr, std::string> makeServerContext(const std::string& cert, const std::string& key,
+                                                            const ServerTlsOffer& offer) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   error_code ec;
   ctx->set_options(kOptions, ec);
+  if (auto refused = applyClientOffer(*ctx, offer); !refused.empty()) return std::unexpected(refused);
   ctx->use_certificate_chain_file(cert, ec);
   if (ec) return std::unexpected(describe("server.tls_cert", cert, ec));
   ctx->use_private_key_file(key, ssl::context::pem, ec);
@@ -65,13 +103,14 @@ std::expected<TlsContextPtr, std::string> makeBackendContext(const conf::Backend
 std::string ServerTls::load(const conf::ServerConfig& server) {
   cert_path_ = server.tls_cert;
   key_path_ = server.tls_key;
+  offer_ = ServerTlsOffer{server.tls_v12, server.tls_v13, server.tls_ciphers};
   if (!enabled()) return {};
   return reload();
 }
 
 std::string ServerTls::reload() {
   if (!enabled()) return {};
-  auto ctx = makeServerContext(cert_path_, key_path_);
+  auto ctx = makeServerContext(cert_path_, key_path_, offer_);
   if (!ctx) return ctx.error();
   current_.store(std::move(*ctx));
   return {};

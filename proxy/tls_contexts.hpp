@@ -19,10 +19,18 @@ namespace sp::proxy {
 
 using TlsContextPtr = std::shared_ptr<boost::asio::ssl::context>;
 
+// What clients are offered: server.tls_version and server.tls_ciphers.
+struct ServerTlsOffer {
+  bool v12 = true;
+  bool v13 = true;
+  std::string ciphers;  // empty: OpenSSL's defaults
+};
+
 class ServerTls {
  public:
-  // Reads server.tls_cert / tls_key (nothing when they are not set); an error
-  // message when a file is missing, unreadable, or the key does not match.
+  // Reads server.tls_cert / tls_key (nothing when they are not set) and the
+  // offer (tls_version, tls_ciphers); an error message when a file is
+  // missing, unreadable, the key does not match, or no cipher is usable.
   std::string load(const conf::ServerConfig& server);
   // Reads the same files again. On failure the certificate in force stays.
   std::string reload();
@@ -33,6 +41,7 @@ class ServerTls {
  private:
   std::string cert_path_;
   std::string key_path_;
+  ServerTlsOffer offer_;
   std::atomic<TlsContextPtr> current_;
 };
 

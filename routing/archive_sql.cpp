@@ -60,16 +60,30 @@ std::string keyUpTo(const std::vector<std::string>& columns, const KeyTuple& key
 
 ArchiveBatchSql archiveBatchSql(std::string_view hot, std::string_view archive, const std::vector<std::string>& columns,
                                 std::string_view time_column, std::string_view cutoff, const KeyTuple& cursor,
-                                const KeyTuple& last, uint32_t batch_rows) {
-  std::string where = quoteName(time_column) + " < '" + std::string(cutoff) + "'";
-  if (!cursor.empty()) where = keyAfter(columns, cursor) + " AND " + where;
-  std::string order = " ORDER BY " + keyList(columns) + " LIMIT " + std::to_string(batch_rows);
+                                const KeyTuple& last, uint32_t batch_rows, const std::optional<KeyOrder>& order) {
+  std::string old_rows = quoteName(time_column) + " < '" + std::string(cutoff) + "'";
+  if (!cursor.empty()) old_rows = keyAfter(columns, cursor) + " AND " + old_rows;
+  std::string where = old_rows;
+  if (order) {
+    const std::string seq = quoteName(order->seq_column), key = quoteName(order->key_column);
+    where += " AND " + seq + " < IFNULL((SELECT y." + seq + " FROM " + quoteName(hot) + " AS y WHERE y." + key + " = " +
+             quoteName(hot) + "." + key + " AND y." + quoteName(time_column) + " >= '" + std::string(cutoff) +
+             "' ORDER BY y." + seq + " LIMIT 1), 18446744073709551615)";
+  }
+  std::string by_key = " ORDER BY " + keyList(columns) + " LIMIT " + std::to_string(batch_rows);
   ArchiveBatchSql out;
-  out.select_keys = "SELECT " + keyList(columns) + " FROM " + quoteName(hot) + " WHERE " + where + order;
+  out.select_keys = "SELECT " + keyList(columns) + " FROM " + quoteName(hot) + " WHERE " + where + by_key;
   if (last.empty()) return out;
-  std::string range = keyUpTo(columns, last) + " AND " + where;
-  out.insert = "INSERT INTO " + quoteName(archive) + " SELECT * FROM " + quoteName(hot) + " WHERE " + range + order;
-  out.remove = "DELETE FROM " + quoteName(hot) + " WHERE " + range + order;
+  std::string up_to = keyUpTo(columns, last) + " AND ";
+  out.insert = "INSERT INTO " + quoteName(archive) + " SELECT * FROM " + quoteName(hot) + " WHERE " + up_to + where +
+               by_key;
+  // A single-table DELETE does not cache the prefix subquery (it would run
+  // once per row): delete what the INSERT just copied instead, one primary-key
+  // probe of the archive per row.
+  std::string copied = order ? " AND (" + keyList(columns) + ") IN (SELECT " + keyList(columns) + " FROM " +
+                                   quoteName(archive) + ")"
+                             : std::string();
+  out.remove = "DELETE FROM " + quoteName(hot) + " WHERE " + up_to + old_rows + copied + by_key;
   return out;
 }
 

@@ -40,11 +40,29 @@ struct ArchiveBatchSql {
   std::string remove;       // DELETE FROM hot ...
 };
 
+// The shard key and the order column within it (msg: conv_id, seq) when the
+// primary key is exactly those two: then a batch moves only each key's
+// oldest rows, those below its first row not older than the cutoff,
+//
+//   AND seq < IFNULL((SELECT y.seq FROM hot AS y WHERE y.conv_id = hot.conv_id
+//                     AND y.created_at >= cutoff ORDER BY y.seq LIMIT 1), 18446744073709551615)
+//
+// so that archived seqs stay below every hot one (what hot-then-cold reads
+// rely on, routing/archive_read.hpp) even when two messages of a
+// conversation were stored in the other order around the cutoff. The server
+// caches the subquery per conversation (subquery_cache) and stops at the
+// first younger row; the DELETE then removes the rows of its range that the
+// INSERT copied: `AND (conv_id, seq) IN (SELECT conv_id, seq FROM archive)`.
+struct KeyOrder {
+  std::string key_column;
+  std::string seq_column;
+};
+
 // `cursor` empty: from the table's first row. `last` is the batch's last key
 // (from select_keys; empty when building select_keys only).
 ArchiveBatchSql archiveBatchSql(std::string_view hot, std::string_view archive, const std::vector<std::string>& columns,
                                 std::string_view time_column, std::string_view cutoff, const KeyTuple& cursor,
-                                const KeyTuple& last, uint32_t batch_rows);
+                                const KeyTuple& last, uint32_t batch_rows, const std::optional<KeyOrder>& order = {});
 
 // Days since 1970-01-01 of a civil date, and back (proleptic Gregorian).
 int64_t daysFromCivil(const CivilDate& d);

@@ -70,6 +70,10 @@ struct Plan {
   // column metadata) and the plan sends it to one.
   bool provably_empty = false;
   bool depends_on_params = false;  // a `?` value decided the plan: do not reuse it for other values
+  // The routed SQL repeats parts of the statement's text (the WHERE and ORDER
+  // BY of hot-then-cold branches, routing/archive_read.hpp): the plan cache
+  // plans the client's own text for it, as for split plans.
+  bool copies_text = false;
 };
 
 struct PlannerInput {

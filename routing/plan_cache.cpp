@@ -85,9 +85,20 @@ NormalizedQuery normalizeQuery(std::string_view sql, std::span<const parser::Tok
   q.text.reserve(sql.size());
   q.spans.reserve(tokens.size());
   uint32_t placeholder = 0;
+  // LIMIT/OFFSET take integers only: the parser refuses `LIMIT 2.00`, but it
+  // would accept the normalized `LIMIT ?`, so such a text is planned directly.
+  enum class LimitOperand : uint8_t { kNo, kExpected, kAfter } limit = LimitOperand::kNo;
   for (const auto& token : tokens) {
     if (token.kind == TokenKind::kEnd) break;
     if (token.isError()) q.cacheable = false;
+    if (token.isKeyword(parser::Keyword::kLIMIT) || token.isKeyword(parser::Keyword::kOFFSET)) {
+      limit = LimitOperand::kExpected;
+    } else if (limit == LimitOperand::kExpected) {
+      if (literalKindOf(token.kind) && token.kind != TokenKind::kInteger) q.cacheable = false;
+      limit = LimitOperand::kAfter;
+    } else if (limit == LimitOperand::kAfter) {
+      limit = token.kind == TokenKind::kComma ? LimitOperand::kExpected : LimitOperand::kNo;
+    }
     if (!q.text.empty()) q.text += ' ';
     auto begin = static_cast<uint32_t>(q.text.size());
     if (auto kind = literalKindOf(token.kind)) {
@@ -214,7 +225,7 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
   std::vector<TextEdit> edits;
   Plan plan = detail::planStatementWithEdits(*entry->statement, entry->text, normalized, &edits);
   if (plan.kind == PlanKind::kRefused || plan.kind == PlanKind::kMultiRoute ||
-      plan.kind == PlanKind::kScatter || plan.kind == PlanKind::kMultiWrite) {
+      plan.kind == PlanKind::kScatter || plan.kind == PlanKind::kMultiWrite || plan.copies_text) {
     // Messages quote the values as written, and each shard of a split plan has
     // its own edits: plan the original text for those, and keep the plan.
     if (!literals_only) return planQuery(sql, input);

@@ -35,7 +35,8 @@ std::string keyHint(const TableRule& rule) {
   return rule.key + " = <value> or " + rule.key + " IN (...)";
 }
 
-Plan routeToShard(const RoutingContext& ctx, uint32_t shard_index, std::vector<TextEdit> edits) {
+Plan routeToShard(const RoutingContext& ctx, uint32_t shard_index, std::vector<TextEdit> edits,
+                  std::optional<uint64_t> key) {
   const Shard& shard = ctx.rule->shards[shard_index];
   for (const TableUse* other : ctx.unsharded) {
     if (ctx.input.default_backend != shard.backend) {
@@ -56,12 +57,14 @@ Plan routeToShard(const RoutingContext& ctx, uint32_t shard_index, std::vector<T
     }
   }
   renameTable(ctx.refs, ctx.use->name->table.value, shard.physical_table, edits);
-  if (ctx.statement.kind == parser::StatementKind::kSelect) {
-    readHotAndCold(ctx.sql, ctx.refs, ctx.use->name->table.value, shard, edits);  // tables with `archive:`
+  bool copies_text = false;
+  if (ctx.statement.kind == parser::StatementKind::kSelect) {  // tables with `archive:`
+    copies_text = readHotAndCold(ctx.sql, ctx.statement, ctx.refs, *ctx.rule, shard, key, ctx.input.params, edits);
   }
   if (ctx.edits_out) *ctx.edits_out = edits;
   Plan plan;
   plan.kind = PlanKind::kRoute;
+  plan.copies_text = copies_text;
   plan.table = ctx.rule;
   plan.targets.push_back({shard.backend, shard.name, shard.physical_table, applyEdits(ctx.sql, std::move(edits))});
   return plan;
@@ -205,7 +208,9 @@ Plan planFiltered(const RoutingContext& ctx) {
       return *refusal;
     }
   }
-  Plan plan = routeToShard(ctx, shard, std::move(edits));
+  std::optional<uint64_t> one_key;
+  if (key.kind == KeyConstraint::Kind::kValues && key.values.size() == 1) one_key = key.values[0];
+  Plan plan = routeToShard(ctx, shard, std::move(edits), one_key);
   if (plan.kind != PlanKind::kRoute) return plan;
   plan.key_values = std::move(key.values);
   plan.months = info.months;

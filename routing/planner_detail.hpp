@@ -31,7 +31,10 @@ std::string keyHint(const TableRule& rule);
 
 // Checks co-location with the other tables, renames the logical table to the
 // shard's physical table, applies `edits` and builds the single-target plan.
-Plan routeToShard(const RoutingContext& ctx, uint32_t shard_index, std::vector<TextEdit> edits);
+// `key`: the one shard-key value the WHERE pins, when it pins exactly one
+// (hot-then-cold reads skip the archive with it, routing/archive_read.hpp).
+Plan routeToShard(const RoutingContext& ctx, uint32_t shard_index, std::vector<TextEdit> edits,
+                  std::optional<uint64_t> key = std::nullopt);
 
 Plan planInsert(const RoutingContext& ctx);
 

@@ -38,14 +38,17 @@ std::string renderTable(const TableRule& t) {
         << t.month->max_span_months;
   }
   if (!t.archive_template.empty()) {
-    out << " archive=" << quoted(t.archive_template) << ',' << quoted(t.archive_time_column);
+    out << " archive=" << quoted(t.archive_template) << ',' << quoted(t.archive_time_column) << ','
+        << quoted(t.archive_seq_column);
   }
+  if (!t.backfill_template.empty()) out << " backfill=" << quoted(t.backfill_template);
   out << '\n';
   for (const auto& s : t.shards) {
     out << "  shard " << quoted(s.name) << " table=" << quoted(s.physical_table)
         << " backend=" << quoted(s.backend);
     if (t.method == ShardMethod::kBucket) out << " buckets=" << renderRanges(s.buckets);
     if (!s.archive_table.empty()) out << " archive=" << quoted(s.archive_table);
+    if (!s.backfill_table.empty()) out << " backfill=" << quoted(s.backfill_table);
     out << '\n';
   }
   for (const auto& [key, shard] : t.hot_keys) {
@@ -133,6 +136,21 @@ CompiledShardMap::CompiledShardMap(Parts&& parts)
     canonical_text_ += renderTable(rule);
   }
   checksum_ = sha256Hex(canonical_text_);
+  bool backfill = std::any_of(tables_.begin(), tables_.end(), [](const TableRule& t) { return !t.backfill_template.empty(); });
+  if (parts.view || !backfill) return;
+  Parts writes{version_, source_text_, tables_, true};
+  Parts reads{version_, source_text_, tables_, true};
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (tables_[t].backfill_template.empty()) continue;
+    reads.tables[t].archive_template = tables_[t].backfill_template;
+    reads.tables[t].archive_seq_column.clear();
+    for (size_t i = 0; i < tables_[t].shards.size(); ++i) {
+      writes.tables[t].shards[i].physical_table = tables_[t].shards[i].backfill_table;
+      reads.tables[t].shards[i].archive_table = tables_[t].shards[i].backfill_table;
+    }
+  }
+  backfill_writes_ = std::make_shared<const CompiledShardMap>(std::move(writes));
+  backfill_reads_ = std::make_shared<const CompiledShardMap>(std::move(reads));
 }
 
 const TableRule* CompiledShardMap::findTable(std::string_view logical_name) const {

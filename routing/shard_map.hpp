@@ -56,6 +56,7 @@ struct Shard {
   std::string backend;         // backend name from the proxy config
   std::vector<BucketRange> buckets;  // bucket tables: the buckets this shard owns, ascending
   std::string archive_table;   // cold rows of this shard (msg_archive_07); empty without `archive`
+  std::string backfill_table;  // writes into dropped months (tg_channel_message_backfill_s02); empty without `backfill`
 };
 
 struct TableRule {
@@ -76,6 +77,12 @@ struct TableRule {
   // "归档与冷热分层"); routed SELECTs read hot and cold together. Empty: none.
   std::string archive_template;
   std::string archive_time_column = "created_at";  // ARCHIVE ... OLDER THAN compares this column
+  // The per-key order column (msg.seq): each key's archived rows lie below its
+  // lowest hot value, so a read starting at or above it skips the archive.
+  std::string archive_seq_column = "seq";  // empty: no guard (the backfill read view)
+  // `backfill: {table: ...}` (month tables): the template of the tables that
+  // take rows of months ARCHIVE ... BEFORE dropped. Empty: none (9122).
+  std::string backfill_template;
 
   // Bucket of a key (bucket tables; 0 for mod tables). Hot keys do not change it.
   uint32_t bucketOf(uint64_t key) const;
@@ -112,6 +119,15 @@ class CompiledShardMap {
   // Every backend some shard lives on, sorted, unique.
   std::vector<std::string> referencedBackends() const;
 
+  // Tables with `backfill:` seen through their backfill tables, planned for
+  // statements on dropped months (proxy/archived_months.hpp): `writes` routes
+  // to the backfill table instead of the month table; the reads view reads
+  // both as one derived table (the archive union without its guard). Null
+  // when no table has `backfill:`.
+  const CompiledShardMap* backfillView(bool writes) const {
+    return writes ? backfill_writes_.get() : backfill_reads_.get();
+  }
+
   struct Parts;  // construction input, filled by the compiler (shard_map_compile.cpp)
   explicit CompiledShardMap(Parts&& parts);
 
@@ -134,12 +150,15 @@ class CompiledShardMap {
   std::vector<TableRule> tables_;
   NameIndex logical_index_;   // name -> (table, unused)
   NameIndex physical_index_;  // name -> (table, shard)
+  std::shared_ptr<const CompiledShardMap> backfill_writes_;
+  std::shared_ptr<const CompiledShardMap> backfill_reads_;
 };
 
 struct CompiledShardMap::Parts {
   uint64_t version = 0;
   std::string source_text;
   std::vector<TableRule> tables;
+  bool view = false;  // a backfill view (builds no views of its own)
 };
 
 // One problem in a shard map: key path ("tables.msg.backends.db3"), 1-based

@@ -74,6 +74,7 @@ struct TableDraft {
   int name_line = 0;
   int template_line = 0;
   int archive_line = 0;
+  int backfill_line = 0;
   bool shards_complete = false;  // physical names are known
 };
 
@@ -99,6 +100,9 @@ class Compiler {
                            const NameTemplate* tpl, std::optional<uint64_t> buckets, BucketOwners& owners, bool& ok);
   void compileHotKeys(const conf::ShardMapFile::Table& table, const std::string& path, TableRule& rule);
   void compileArchive(const conf::ShardMapFile::Archive& archive, const std::string& path, TableDraft& draft);
+  void compileBackfill(const conf::ShardMapFile::Archive& backfill, const std::string& path, TableDraft& draft);
+  std::optional<NameTemplate> sideTemplate(const conf::SourceText& table, const std::string& path,
+                                           const TableDraft& draft);
   std::optional<std::string> identifier(const conf::SourceText& text, const std::string& path);
   bool checkBackend(int line, const std::string& path, const std::string& name);
   void assign(std::vector<int>& owner, const std::vector<BucketRange>& ranges, int owner_id,
@@ -150,7 +154,23 @@ void Compiler::compileTable(const conf::ShardMapFile::Table& table) {
   if (rule.method == ShardMethod::kMod) compileModShards(table, path, tpl_ptr, draft);
   else compileBucketShards(table, path, tpl_ptr, draft);
   if (table.archive) compileArchive(*table.archive, joinPath(path, "archive"), draft);
+  if (table.backfill) compileBackfill(*table.backfill, joinPath(path, "backfill"), draft);
   drafts.push_back(std::move(draft));
+}
+
+// The template of a per-shard side table (archive, backfill); nullopt when reported.
+std::optional<NameTemplate> Compiler::sideTemplate(const conf::SourceText& table, const std::string& path,
+                                                   const TableDraft& draft) {
+  auto tpl = parseTemplate(table.text);
+  if (!tpl) {
+    sink_.add(joinPath(path, "table"), table.line, "template '" + table.text + "' " + tpl.error());
+    return std::nullopt;
+  }
+  if (draft.rule.method == ShardMethod::kBucket && tpl->width != 0) {
+    sink_.add(joinPath(path, "table"), table.line, "bucket tables substitute the shard name: use {shard}, not {shard:0N}");
+    return std::nullopt;
+  }
+  return std::move(*tpl);
 }
 
 // archive: {table: "msg_archive_{shard:02}"}: the cold table of each shard,
@@ -159,16 +179,8 @@ void Compiler::compileArchive(const conf::ShardMapFile::Archive& archive, const 
                               TableDraft& draft) {
   if (!archive.table) return;  // not a mapping, or no `table` (reported when read)
   const std::string& text = archive.table->text;
-  auto tpl = parseTemplate(text);
-  if (!tpl) {
-    sink_.add(joinPath(path, "table"), archive.table->line, "template '" + text + "' " + tpl.error());
-    return;
-  }
-  if (draft.rule.method == ShardMethod::kBucket && tpl->width != 0) {
-    sink_.add(joinPath(path, "table"), archive.table->line,
-              "bucket tables substitute the shard name: use {shard}, not {shard:0N}");
-    return;
-  }
+  auto tpl = sideTemplate(*archive.table, path, draft);
+  if (!tpl) return;
   if (draft.rule.month) {
     sink_.add(path, archive.key_line, "a month-partitioned table is archived by dropping month partitions, not by an "
                                       "archive table: remove either 'month' or 'archive'");
@@ -180,12 +192,39 @@ void Compiler::compileArchive(const conf::ShardMapFile::Archive& archive, const 
     if (!column) return;
     draft.rule.archive_time_column = *column;
   }
+  if (archive.seq_column) {
+    auto column = identifier(*archive.seq_column, joinPath(path, "seq_column"));
+    if (!column) return;
+    draft.rule.archive_seq_column = *column;
+  }
   draft.rule.archive_template = text;
   draft.archive_line = archive.table->line;
   if (!draft.shards_complete) return;
   for (auto& shard : draft.rule.shards) {
     shard.archive_table = draft.rule.method == ShardMethod::kMod ? tpl->expand(tpl->numericName(shard.index))
                                                                   : tpl->expand(shard.name);
+  }
+}
+
+// backfill: {table: "tg_channel_message_backfill_{shard}"}: where writes
+// dated in months ARCHIVE ... BEFORE dropped go, per shard (the proxy
+// decides per statement, proxy/archived_months.hpp).
+void Compiler::compileBackfill(const conf::ShardMapFile::Archive& backfill, const std::string& path,
+                               TableDraft& draft) {
+  if (!backfill.table) return;  // reported when read
+  auto tpl = sideTemplate(*backfill.table, path, draft);
+  if (!tpl) return;
+  if (!draft.rule.month) {
+    sink_.add(path, backfill.key_line, "a backfill table takes writes into dropped month partitions: only for a "
+                                       "table with 'month'");
+    return;
+  }
+  draft.rule.backfill_template = backfill.table->text;
+  draft.backfill_line = backfill.table->line;
+  if (!draft.shards_complete) return;
+  for (auto& shard : draft.rule.shards) {
+    shard.backfill_table = draft.rule.method == ShardMethod::kMod ? tpl->expand(tpl->numericName(shard.index))
+                                                                   : tpl->expand(shard.name);
   }
 }
 
@@ -432,6 +471,12 @@ void checkNames(IssueSink& sink, const std::vector<TableDraft>& drafts) {
       if (s.archive_table.empty()) continue;
       checkPhysicalName(sink, logical, physical, {archive_path, d.archive_line, "archive name"}, s.archive_table,
                         "the archive of table " + d.rule.name + " shard " + s.name);
+    }
+    std::string backfill_path = joinPath(joinPath(joinPath("tables", d.rule.name), "backfill"), "table");
+    for (const auto& s : d.rule.shards) {
+      if (s.backfill_table.empty()) continue;
+      checkPhysicalName(sink, logical, physical, {backfill_path, d.backfill_line, "backfill name"}, s.backfill_table,
+                        "the backfill table of table " + d.rule.name + " shard " + s.name);
     }
   }
 }

@@ -16,6 +16,7 @@ PACKAGES=(
   gnuplot-nox
   clang-16 libclang-rt-16-dev llvm-16
   prometheus
+  etcd-server etcd-client
 )
 LISTS_MAX_AGE_S=86400
 # Wait for another apt/dpkg run to finish instead of failing at once.

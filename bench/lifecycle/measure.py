@@ -5,7 +5,13 @@
     2000, no pause), per shard and overall;
   * the extra latency of a hot-then-cold read: the same conversation range read
     through a proxy whose map has `archive:` (the SELECT becomes a UNION ALL of
-    the hot and archive tables) and through one without it (hot table only).
+    the hot and archive tables, ORDER BY / LIMIT in both branches, the cold one
+    guarded by the hot table's lowest seq) and through one without it (hot
+    table only);
+  * the same page's SQL sent straight to a backend in three shapes: the hot
+    table alone, the union as routed now, and the plain union routed before
+    (no guard, no ORDER BY / LIMIT in the branches), to show what each costs
+    the server without the proxy.
 
   bench/lifecycle/measure.py [--convs 200] [--per-conv 500] [--reads 2000]
 
@@ -50,8 +56,8 @@ def load(convs, per_conv):
         c.close()
 
 
-def timed_reads(sql_for, convs, n):
-    app = ap.app()
+def timed_reads(sql_for, convs, n, connect=None):
+    app = (connect or ap.app)()
     samples = []
     rng = random.Random(7)
     for _ in range(n):
@@ -102,10 +108,36 @@ def main():
         hot_only = timed_reads(hot, convs, args.reads)
     finally:
         plain.stop()
+    # Straight to db0 (shards 00 and 01): the routed SQL shapes without the proxy.
+    db0_convs = [c for c in convs if c % 4 in (0, 1)]
+    guard = ("`seq` < (SELECT IFNULL(MIN(`seq`), 18446744073709551615) FROM `{hot}` WHERE `conv_id` = {c})")
+    where = "conv_id = {c} AND seq > 400"
+
+    def shape(kind):
+        def sql_for(c):
+            hot, arch = f"{lp.MSG}_{c % 4:02d}", f"{lp.MSG}_archive_{c % 4:02d}"
+            w = where.format(c=c)
+            if kind == "hot":
+                return f"SELECT seq, content FROM `{hot}` WHERE {w} ORDER BY seq LIMIT 50"
+            if kind == "before":
+                return (f"SELECT seq, content FROM (SELECT * FROM `{hot}` UNION ALL SELECT * FROM `{arch}`) AS t "
+                        f"WHERE {w} ORDER BY seq LIMIT 50")
+            g = guard.format(hot=hot, c=c)
+            return (f"SELECT seq, content FROM ((SELECT * FROM `{hot}` AS t WHERE ({w}) ORDER BY seq LIMIT 50) "
+                    f"UNION ALL (SELECT * FROM `{arch}` AS t WHERE ({w}) AND {g} ORDER BY seq LIMIT 50)) AS t "
+                    f"WHERE {w} ORDER BY seq LIMIT 50")
+        return sql_for
+
+    direct_db0 = lambda: direct(ap.DB0_PORT)
+    direct_times = {k: timed_reads(shape(k), db0_convs, args.reads, direct_db0) for k in ("hot", "now", "before")}
     print(f"reads of 50 messages, {args.reads} each, median / p99 in microseconds (through the proxy):")
     print(f"  hot table only (map without archive):        {hot_only[0]:8.0f} / {hot_only[1]:8.0f}")
     print(f"  hot+cold union, range entirely in hot:       {union_hot[0]:8.0f} / {union_hot[1]:8.0f}")
     print(f"  hot+cold union, range starting in the cold:  {union_cold[0]:8.0f} / {union_cold[1]:8.0f}")
+    print("the same hot-range page sent straight to db0, median / p99 in microseconds:")
+    print(f"  hot table only:                              {direct_times['hot'][0]:8.0f} / {direct_times['hot'][1]:8.0f}")
+    print(f"  union as routed now (guard, LIMIT pushed):   {direct_times['now'][0]:8.0f} / {direct_times['now'][1]:8.0f}")
+    print(f"  plain union (as routed before):              {direct_times['before'][0]:8.0f} / {direct_times['before'][1]:8.0f}")
     lp.drop_msg_tables()
 
 

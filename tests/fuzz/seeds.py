@@ -11,6 +11,9 @@ own test data, into OUT/<target>/ (one file per input):
   prepared       captured COM_STMT_* commands and binary rows, with the
                  parameter count / column types the target's input header needs
   session_track  session_state_info blocks of captured OK packets and a few built here
+  login          the captured connection phases: the client's packets for the
+                 server role (setup bytes 0x00, 0x04, 0x08), the server's for the
+                 client role (0x01, 0x03)
 
 scripts/fuzz runs it before fuzzing; the committed corpora (tests/fuzz/<target>/corpus)
 are small hand-kept sets and crash regressions.
@@ -133,6 +136,24 @@ def main():
             write(out, "packet", b"\x04\x03" + stream[:4096])
     prepared_seeds(out, sessions)
     session_track_seeds(out)
+    login_seeds(out, sessions)
+
+
+def login_seeds(out, sessions):
+    """The connection phase of each captured session: packets up to the first
+    command (the sequence ids restart at 0)."""
+    for packets in sessions.values():
+        phase = []
+        for i, (from_server, framed) in enumerate(packets):
+            if i > 0 and framed[3] == 0:
+                break
+            phase.append((from_server, framed))
+        client = b"".join(f for s, f in phase if not s)
+        server = b"".join(f for s, f in phase if s)
+        for setup in (0x00, 0x04, 0x08):
+            write(out, "login", bytes([setup]) + client)
+        for setup in (0x01, 0x03):
+            write(out, "login", bytes([setup]) + server)
 
 
 if __name__ == "__main__":

@@ -75,6 +75,21 @@ class AdminTest(unittest.TestCase):
             pymysql.connect(host=ap.HOST, port=ap.PORT, user=ap.ADMIN_USER, password=ap.ADMIN_PASSWORD)
         self.assertEqual(e.exception.args[0], 1045)
 
+    def test_command_out_of_sequence_is_1156_and_closes(self):
+        c = ap.admin()
+        sock = c._sock
+        sock.sendall(b"\x01\x00\x00\x03\x0e")  # COM_PING with sequence id 3
+        header = sock.recv(4)
+        self.assertEqual(len(header), 4)
+        self.assertEqual(header[3], 0)  # under the id the proxy expected, as MariaDB
+        payload = b""
+        while len(payload) < header[0]:
+            payload += sock.recv(header[0] - len(payload))
+        self.assertEqual(payload[:3], b"\xff\x84\x04")  # 1156
+        self.assertIn(b"Got packets out of order", payload)
+        self.assertEqual(sock.recv(1), b"")  # closed
+        c._sock = None
+
     def test_mariadb_cli(self):
         code, out, err = ap.cli("select @@version_comment limit 1; SHOW SHARD MAP; HELP")
         self.assertEqual(code, 0, err)

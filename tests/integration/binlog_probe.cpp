@@ -3,6 +3,7 @@
 // catch-up rate measurement (docs/benchmarks.md). Options are --name value.
 //
 //   binlog_probe dump --port P --user U --password W --from FILE:POS --until FILE:POS [--raw] [--quiet]
+//       [--tls-ca PEM]  (TLS to the servers, verified against this CA)
 //     Prints each rows event ("ROWS kind schema table", "COLS names...",
 //     "IMG literal..." per image), with --raw "RAW type hex" for every event,
 //     and last "END events rows seconds".
@@ -52,6 +53,11 @@ conf::BackendConfig backend(const std::string& port, const std::string& user, co
   b.user = user;
   b.password = password;
   b.connect_timeout_ms = 5000;
+  if (args.count("tls-ca")) {
+    conf::BackendTls tls;
+    tls.ca = args["tls-ca"];
+    b.tls = tls;
+  }
   return b;
 }
 

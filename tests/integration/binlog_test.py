@@ -29,6 +29,7 @@ PROBE = sys.argv.pop(1) if len(sys.argv) > 1 else None
 DB0 = int(os.environ.get("SP_DB0_PORT", "3307"))
 DB1 = int(os.environ.get("SP_DB1_PORT", "3308"))
 REPL = ("proxy_repl", "proxy_repl_pw")
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BACKEND = ("proxy", "proxy_pw")
 
 
@@ -295,6 +296,38 @@ class BinlogTest(unittest.TestCase):
             self.assertGreater(int(again.stdout.decode().split("\t")[2]), 0)
             self.assertEqual(target("conv_id % 4 = 1"), expected)
             self.assertEqual(len(target("conv_id % 4 <> 1")), 3)
+
+    def test_dump_over_tls(self):
+        # The reader logs in as the pool does, TLS included (scripts/cluster up --tls).
+        ca = os.path.join(os.environ.get("SP_CLUSTER_DIR", os.path.join(REPO, ".cluster")), "tls", "ca.pem")
+        self.assertTrue(os.path.exists(ca), "no test CA at %s: scripts/cluster up --tls" % ca)
+        with connect(DB0) as c, c.cursor() as cur:
+            cur.execute("CREATE TABLE IF NOT EXISTS bl_tls (id INT PRIMARY KEY, v VARCHAR(10))")
+            start = end_position(DB0)
+            cur.execute("DELETE FROM bl_tls")
+            cur.execute("INSERT INTO bl_tls VALUES (1, 'secret')")
+            end = end_position(DB0)
+        out = probe("dump", "--port", str(DB0), "--user", REPL[0], "--password", REPL[1], "--from", start,
+                    "--until", end, "--tls-ca", ca).stdout.decode()
+        self.assertIn("IMG\t1\tX'736563726574'", out)
+        # TLS really is in use: a CA that did not sign the server's certificate fails the login.
+        wrong = probe("dump", "--port", str(DB0), "--user", REPL[0], "--password", REPL[1], "--from", start,
+                      "--until", end, "--tls-ca", os.path.join(os.path.dirname(ca), "proxy.pem"), check=False)
+        self.assertEqual(wrong.returncode, 1)
+        self.assertIn("certificate", wrong.stderr.decode())
+        # The server's dump thread ends with the stream (it notices at its next
+        # heartbeat, one second at most).
+        deadline = time.time() + 10
+        with connect(DB0, *REPL, database=None) as c, c.cursor() as cur:
+            while True:
+                cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'proxy_repl' "
+                            "AND COMMAND LIKE 'Binlog Dump%'")
+                if cur.fetchone()[0] == 0 or time.time() > deadline:
+                    break
+                time.sleep(0.2)
+            cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'proxy_repl' "
+                        "AND COMMAND LIKE 'Binlog Dump%'")
+            self.assertEqual(cur.fetchone()[0], 0, "a dump thread outlived its stream")
 
     def test_dump_from_a_missing_file_fails_with_the_server_error(self):
         r = probe("dump", "--port", str(DB0), "--user", REPL[0], "--password", REPL[1],

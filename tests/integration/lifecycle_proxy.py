@@ -59,7 +59,7 @@ def chan_shard_port(peer_id):
     return DB0_PORT if bucket_of(peer_id) < 32 else DB1_PORT
 
 
-def map_text(version=1, msg_extra=""):  # msg_extra: ARCHIVE_MAP_EXTRA
+def map_text(version=1, msg_extra="", chan_extra=""):  # msg_extra: ARCHIVE_MAP_EXTRA; chan_extra: BACKFILL_MAP_EXTRA
     return f"""# written by tests/integration/lifecycle_proxy.py
 version: {version}
 tables:
@@ -74,7 +74,7 @@ tables:
       s01: {{buckets: "32-63", backend: db1}}
     month: {{column: message_month, time_column: message_time, max_span_months: 36}}
     scatter: allow
-  {MSG}:
+{chan_extra}  {MSG}:
     key: conv_id
     method: mod
     shards: 4
@@ -87,10 +87,10 @@ tables:
 class LifecycleProxy(ap.ProxyRun):
     """A proxy on the lifecycle map; `extra` is appended to the config (partitions:, archive:)."""
 
-    def __init__(self, name, extra="", msg_extra=""):
+    def __init__(self, name, extra="", msg_extra="", chan_extra=""):
         self.extra = extra
         super().__init__(name)
-        self.write_map(map_text(msg_extra=msg_extra))
+        self.write_map(map_text(msg_extra=msg_extra, chan_extra=chan_extra))
 
     def write_config(self, extra_backends=""):
         text = ap.config_text(extra_backends) + self.extra
@@ -114,10 +114,23 @@ def create_chan_tables(first="2024-10", last="2024-12"):
     c.close()
 
 
+BACKFILL_MAP_EXTRA = f'    backfill: {{table: "{CHAN}_backfill_{{shard}}"}}\n'
+
+
+def create_backfill_tables():
+    """it_life_chan_backfill_s00/_s01: the channel DDL without partitions."""
+    for shard, port in CHAN_SHARDS:
+        c = direct(port)
+        rows(c, f"DROP TABLE IF EXISTS {CHAN}_backfill_{shard}")
+        rows(c, ddl("tg_channel_message", f"{CHAN}_backfill_{shard}"))
+        c.close()
+
+
 def drop_chan_tables():
     for shard, port in CHAN_SHARDS:
         c = direct(port)
         rows(c, f"DROP TABLE IF EXISTS {CHAN}_{shard}")
+        rows(c, f"DROP TABLE IF EXISTS {CHAN}_backfill_{shard}")
         c.close()
     c = direct(DB0_PORT)
     rows(c, f"DROP TABLE IF EXISTS {MIRROR_DB}.{CHAN}")

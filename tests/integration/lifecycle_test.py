@@ -132,6 +132,13 @@ class PartitionUpkeepTest(unittest.TestCase):
         plan = rows(c, "EXPLAIN PARTITIONS " + explain[0][3])
         c.close()
         self.assertEqual(plan[0][3], "p202502", (explain, plan))
+        # Two months by the time column alone: the proxy's added month predicate prunes to exactly those two.
+        explain = rows(self.app, f"EXPLAIN SHARDS SELECT message_id FROM {CHAN} WHERE peer_id = {peer} AND "
+                                 "message_time >= '2024-12-15' AND message_time < '2025-02-01'")
+        c = direct(lp.chan_shard_port(peer))
+        plan = rows(c, "EXPLAIN PARTITIONS " + explain[0][3])
+        c.close()
+        self.assertEqual(plan[0][3], "p202412,p202501", (explain, plan))
 
         # Idempotent.
         again = self.show("ENSURE PARTITIONS AHEAD 2 OF it_life_chan AS OF '2025-01-15'")
@@ -364,6 +371,55 @@ class PartitionArchiveTest(unittest.TestCase):
         app.close()
         admin.close()
 
+    def test_zz_backfill_table_takes_dropped_months(self):
+        """With `backfill:` in the map, writes into dropped months go to the backfill table and reads of those
+        months read it (after test_export_verify_drop dropped October and November)."""
+        # Runs after test_export_verify_drop (name order), which dropped October and November.
+        self.assertEqual(lp.partitions_of(DB1_PORT, f"{CHAN}_s01")[0], "p202412")
+        lp.create_backfill_tables()
+        self.proxy.stop()
+        self.proxy.write_map(lp.map_text(version=2, chan_extra=lp.BACKFILL_MAP_EXTRA))
+        self.proxy.start()
+        app, m = ap.app(), direct(DB0_PORT)
+        try:
+            peer = self.s01[0]
+            late = chan_row(peer, 7000, "2024-11-30 10:00:00.000")
+            with app.cursor() as cur:
+                self.assertEqual(cur.execute(INSERT, late), 1)
+            with m.cursor() as cur:
+                cur.execute(INSERT.replace(f"INTO {CHAN}", f"INTO {lp.MIRROR_DB}.{CHAN}"), late)
+            c = direct(DB1_PORT)
+            self.assertEqual(rows(c, f"SELECT message_id FROM {CHAN}_backfill_s01"), ((7000,),))
+            self.assertEqual(rows(c, f"SELECT COUNT(*) FROM {CHAN}_s01 WHERE message_id = 7000")[0][0], 0)
+            c.close()
+            # Reads of the dropped months, and across into kept ones, equal the mirror (which still has
+            # everything: the proxy's answer is the backfill row plus December).
+            for lo, hi in (("2024-11-01", "2024-12-01"), ("2024-10-01", "2025-01-01")):
+                sql = (f"SELECT peer_id, message_id, message_time, text_body FROM {CHAN} WHERE peer_id = {peer} AND "
+                       f"message_month >= '{lo}' AND message_month < '{hi}' AND (message_id >= 5000 OR "
+                       "message_month >= '2024-12-01') ORDER BY message_id LIMIT 10")
+                got = rows(app, sql)
+                self.assertEqual(got, rows(m, sql.replace(f"FROM {CHAN}", f"FROM {lp.MIRROR_DB}.{CHAN}")))
+                self.assertIn(7000, [r[1] for r in got])
+            # An UPDATE of a dropped month reaches the backfill row; a write spanning dropped and kept months is
+            # refused (9122), as is the same write without a backfill table.
+            with app.cursor() as cur:
+                self.assertEqual(cur.execute(f"UPDATE {CHAN} SET text_body = 'edited' WHERE peer_id = %s AND "
+                                             "message_month >= '2024-11-01' AND message_month < '2024-12-01'",
+                                             (peer,)), 1)
+            with self.assertRaises(pymysql.MySQLError) as e:
+                with app.cursor() as cur:
+                    cur.execute(f"UPDATE {CHAN} SET text_body = 'x' WHERE peer_id = %s AND "
+                                "message_month >= '2024-11-01' AND message_month < '2025-01-01'", (peer,))
+            self.assertEqual(e.exception.args[0], 9122)
+            self.assertIn("split the statement at 2024-12-01", e.exception.args[1])
+            c = direct(DB1_PORT)
+            self.assertEqual(rows(c, f"SELECT text_body FROM {CHAN}_backfill_s01"), (("edited",),))
+            c.close()
+        finally:
+            app.close()
+            m.close()
+
 
 MSG_INSERT = ("INSERT INTO {} (conv_id, seq, msg_id, sender_uid, msg_type, content, status, created_at) "
               "VALUES (%s, %s, %s, %s, 1, %s, 0, %s)")
@@ -519,26 +575,39 @@ class MsgArchiveTest(unittest.TestCase):
         admin.close()
 
     def test_reads_stay_exact_while_archiving(self):
-        """Reads during a run see every message exactly once (one snapshot per statement, one transaction per batch)."""
+        """Reads during a run see every message exactly once (one snapshot per statement, one transaction per batch):
+        whole ranges, and ranges starting anywhere (below, at, above the moving hot/cold boundary) with the
+        ORDER BY / LIMIT pushed into both branches and the cold branch guarded by the hot table's lowest seq."""
         import threading
         stop = threading.Event()
         reads, wrong = [0], []
 
-        def reader():
+        def reader(seed):
             app = ap.app()
-            rng = random.Random(5)
+            rng = random.Random(seed)
             try:
                 while not stop.is_set():
                     conv = rng.choice(CONVS)
-                    got = [r[0] for r in rows(app, f"SELECT seq FROM {lp.MSG} WHERE conv_id = %s AND seq <= %s "
-                                                   "ORDER BY seq", (conv, PER_CONV))]
+                    start = rng.randint(1, PER_CONV)
+                    kind = reads[0] % 3
+                    if kind == 0:
+                        sql, want = (f"SELECT seq FROM {lp.MSG} WHERE conv_id = %s AND seq <= {PER_CONV} ORDER BY seq",
+                                     list(range(1, PER_CONV + 1)))
+                    elif kind == 1:
+                        sql, want = (f"SELECT seq FROM {lp.MSG} WHERE conv_id = %s AND seq >= {start} AND "
+                                     f"seq <= {PER_CONV} ORDER BY seq LIMIT 20",
+                                     list(range(start, min(start + 20, PER_CONV + 1))))
+                    else:
+                        sql, want = (f"SELECT seq FROM {lp.MSG} WHERE conv_id = %s AND seq <= {start} "
+                                     "ORDER BY seq DESC LIMIT 20", list(range(start, max(start - 20, 0), -1)))
+                    got = [r[0] for r in rows(app, sql, (conv,))]
                     reads[0] += 1
-                    if got != list(range(1, PER_CONV + 1)):
-                        wrong.append((conv, got))
+                    if got != want:
+                        wrong.append((conv, sql, got))
             finally:
                 app.close()
 
-        threads = [threading.Thread(target=reader) for _ in range(2)]
+        threads = [threading.Thread(target=reader, args=(seed,)) for seed in (5, 6)]
         for t in threads:
             t.start()
         try:
@@ -554,6 +623,130 @@ class MsgArchiveTest(unittest.TestCase):
         self.assertGreater(sum(int(r[6]) for r in result), 0)
         self.assertGreater(reads[0], 10)
         self.assertEqual(wrong, [])
+
+    def test_hot_range_reads_skip_the_archive(self):
+        """A routed read whose range starts at or above the conversation's lowest hot seq never reads the archive
+        (the backend's own plan of the routed SQL, and its per-table row counters); random ranges, orders and
+        limits equal the mirror's answers, including a conversation that lives only in the archive."""
+        # A conversation whose seq 5 was stored after the cutoff (two senders, the later seq stored first): the
+        # archive moves seq 1..4 only, so every archived seq stays below the lowest hot one (what the read's guard
+        # relies on); seq 6..10, older than the cutoff, wait in the hot table.
+        odd = 1021  # shard 01
+        odd_values = [msg_values(odd, s, "2026-07-15 09:00:00.000" if s == 5 else old_time(s)) for s in range(1, 11)]
+        for target, port in ((f"{lp.MSG}_01", lp.msg_shard_port(odd)), (f"{lp.MIRROR_DB}.{lp.MSG}", DB0_PORT)):
+            c = direct(port)
+            with c.cursor() as cur:
+                cur.executemany(MSG_INSERT.format(target), odd_values)
+            c.close()
+        admin = ap.admin(read_timeout=300)
+        rows(admin, "ARCHIVE it_life_msg OLDER THAN 180 DAYS AS OF '2026-07-15'")  # seq 1..29 cold (idempotent)
+        admin.close()
+        c = direct(lp.msg_shard_port(odd))
+        self.assertEqual([r[0] for r in rows(c, f"SELECT seq FROM {lp.MSG}_archive_01 WHERE conv_id = {odd} ORDER BY seq")],
+                         [1, 2, 3, 4])
+        c.close()
+        # A conversation entirely archived (no hot row left): its reads must still find everything.
+        gone = 1017  # shard 01, like 1001
+        values = [msg_values(gone, s, old_time(s)) for s in range(1, 16)]
+        c = direct(lp.msg_shard_port(gone))
+        with c.cursor() as cur:
+            cur.executemany(MSG_INSERT.format(f"{lp.MSG}_archive_01"), values)
+        c.close()
+        m = direct(DB0_PORT)
+        with m.cursor() as cur:
+            cur.executemany(MSG_INSERT.format(f"{lp.MIRROR_DB}.{lp.MSG}"), values)
+        m.close()
+        app, mirror = ap.app(), direct(DB0_PORT)
+        try:
+            lowest = {conv: rows(mirror, f"SELECT MIN(seq) FROM {lp.MIRROR_DB}.{lp.MSG} WHERE conv_id = %s AND "
+                                         "created_at >= '2026-01-16'", (conv,))[0][0] for conv in CONVS}
+            conv = 1001
+            shard_port, hot, arch = lp.msg_shard_port(conv), f"{lp.MSG}_01", f"{lp.MSG}_archive_01"
+            hot_reads = [f"SELECT seq, content FROM {lp.MSG} WHERE conv_id = {conv} AND seq >= {lowest[conv]} "
+                         "ORDER BY seq LIMIT 10",
+                         f"SELECT seq FROM {lp.MSG} WHERE conv_id = {conv} AND seq > 60 ORDER BY seq DESC LIMIT 3",
+                         f"SELECT * FROM {lp.MSG} WHERE conv_id = {conv} AND seq = 70",
+                         f"SELECT COUNT(*) FROM {lp.MSG} WHERE conv_id = {conv} AND seq BETWEEN 50 AND 80"]
+            cold_read = f"SELECT seq FROM {lp.MSG} WHERE conv_id = {conv} AND seq > 10 ORDER BY seq LIMIT 5"
+
+            def backend_plan(sql):
+                routed = rows(app, "EXPLAIN SHARDS " + sql)[0][3]
+                c = direct(shard_port)
+                plan = rows(c, "EXPLAIN " + routed)
+                c.close()
+                return routed, plan
+
+            def cold_branch(plan):  # EXPLAIN names a branch's table by its alias: find the branch by position
+                branch = [r for r in plan if r[1] == "UNION"]
+                self.assertEqual(len(branch), 1, plan)
+                return branch[0]
+
+            for sql in hot_reads:
+                routed, plan = backend_plan(sql)
+                self.assertIn(f"FROM `{arch}`", routed)  # the union is there ...
+                cold = cold_branch(plan)  # ... its cold branch is an impossible range: no table is read
+                self.assertEqual((cold[2], cold[3]), (None, None), (routed, plan))
+                self.assertRegex(cold[9], "Impossible WHERE|no matching row", (routed, plan))
+            routed, plan = backend_plan(cold_read)
+            cold = cold_branch(plan)
+            self.assertEqual((cold[3], cold[5]), ("range", "PRIMARY"), (routed, plan))
+            # ORDER BY / LIMIT in both branches: each reads at most LIMIT rows.
+            self.assertEqual(routed.count("ORDER BY seq LIMIT 5"), 3, routed)
+
+            # The server's row counters agree: hot-range reads leave the archive's untouched.
+            c = direct(shard_port)
+            rows(c, "SET GLOBAL userstat = 1")
+            stat = ("SELECT IFNULL(SUM(ROWS_READ), 0) FROM information_schema.TABLE_STATISTICS "
+                    "WHERE TABLE_SCHEMA = 'im' AND TABLE_NAME = %s")
+            try:
+                before = rows(c, stat, (arch,))[0][0], rows(c, stat, (hot,))[0][0]
+                for sql in hot_reads:
+                    self.compare(app, mirror, sql)
+                after = rows(c, stat, (arch,))[0][0], rows(c, stat, (hot,))[0][0]
+                self.assertEqual(after[0], before[0])
+                self.assertGreater(after[1], before[1])
+                self.compare(app, mirror, cold_read)
+                self.assertGreater(rows(c, stat, (arch,))[0][0], after[0])
+            finally:
+                rows(c, "SET GLOBAL userstat = 0")
+                c.close()
+
+            # Random ranges, orders and limits against the mirror.
+            rng = random.Random(18)
+            cols = ["seq", "conv_id, seq, msg_id", "seq, content, created_at", "*"]
+            for i in range(400):
+                conv = rng.choice(CONVS + [gone, odd])
+                a, b = sorted(rng.randint(0, PER_CONV + 40) for _ in range(2))
+                cond = rng.choice(["", f" AND seq > {a}", f" AND seq >= {a}", f" AND seq < {b}", f" AND seq <= {b}",
+                                   f" AND seq BETWEEN {a} AND {b}", f" AND seq > {a} AND seq < {b}",
+                                   f" AND seq = {a}", f" AND seq IN ({a}, {b})"])
+                order = rng.choice(["seq", "seq DESC", "seq ASC", "conv_id, seq DESC"])
+                limit = rng.choice(["", f" LIMIT {rng.randint(0, 60)}",
+                                    f" LIMIT {rng.randint(1, 30)} OFFSET {rng.randint(0, 40)}",
+                                    f" LIMIT {rng.randint(0, 20)}, {rng.randint(1, 30)}"])
+                alias = rng.choice(["", " AS m"])
+                sql = f"SELECT {rng.choice(cols)} FROM {lp.MSG}{alias} WHERE conv_id = {conv}{cond} ORDER BY {order}{limit}"
+                self.compare(app, mirror, sql)
+            # Several conversations (one shard, then a scatter over shards): no guard, pages still pushed down.
+            for convs in ("1001, 1005", "1001, 1002, 1005, 1007"):
+                for page in ("LIMIT 7 OFFSET 3", "LIMIT 40"):
+                    self.compare(app, mirror, f"SELECT conv_id, seq FROM {lp.MSG} WHERE conv_id IN ({convs}) AND "
+                                              f"seq > 20 ORDER BY seq DESC, conv_id {page}")
+            for sql in (f"SELECT seq FROM {lp.MSG} WHERE conv_id = {odd} AND seq >= 6 ORDER BY seq LIMIT 3",
+                        f"SELECT seq FROM {lp.MSG} WHERE conv_id = {odd} AND seq > 2 ORDER BY seq",
+                        f"SELECT COUNT(*), MIN(seq), MAX(seq) FROM {lp.MSG} WHERE conv_id = {gone}",
+                        f"SELECT seq FROM {lp.MSG} WHERE conv_id = {gone} AND seq > 3 ORDER BY seq DESC LIMIT 4"):
+                self.assertNotEqual(self.compare(app, mirror, sql), ())
+        finally:
+            app.close()
+            mirror.close()
+            c = direct(lp.msg_shard_port(gone))
+            for table in (f"{lp.MSG}_archive_01", f"{lp.MSG}_01"):
+                rows(c, f"DELETE FROM {table} WHERE conv_id IN ({gone}, {odd})")
+            c.close()
+            m = direct(DB0_PORT)
+            rows(m, f"DELETE FROM {lp.MIRROR_DB}.{lp.MSG} WHERE conv_id IN ({gone}, {odd})")
+            m.close()
 
 
 if __name__ == "__main__":

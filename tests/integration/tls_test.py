@@ -43,7 +43,7 @@ HASHED_PW_HASH = "*29AF6DF3480449CA3F70BD0153CFBE082A7A29F9"
 class TlsProxy(sf.ProxyRun):
     """A shardproxy with server.tls_cert/tls_key and backends[].tls (no shard map)."""
 
-    def __init__(self, name, backend_ca, certs_dir, handshake_timeout_ms=10000):
+    def __init__(self, name, backend_ca, certs_dir, handshake_timeout_ms=10000, server_extra=""):
         self.dir = os.path.join(RUN_ROOT, name)
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
@@ -64,7 +64,7 @@ class TlsProxy(sf.ProxyRun):
   log_level: debug
   tls_cert: proxy.pem
   tls_key: proxy-key.pem
-users:
+{server_extra}users:
   - {{name: app, password: app_pw, default_database: im}}
   - {{name: secure, password: secure_pw, default_database: im, require_tls: true}}
   - {{name: hashed, password_hash: "{HASHED_PW_HASH}", default_database: im}}
@@ -328,6 +328,65 @@ class Tls(unittest.TestCase):
                           f"certificate verification failed: ", wrong.log_text())
         finally:
             self.assertEqual(wrong.stop(), 0)
+
+    # ---- versions and ciphers offered (server.tls_version, server.tls_ciphers) ----
+
+    def client_context(self, maximum=None, ciphers=None):
+        ctx = ssl.create_default_context(cafile=CA)
+        if maximum:
+            ctx.maximum_version = maximum
+        if ciphers:
+            ctx.set_ciphers(ciphers)
+        return ctx
+
+    def test_k_tls_version_and_ciphers_are_what_clients_get(self):
+        # TLS 1.3 only, with one suite: a TLS 1.2 client fails, a TLS 1.3 one gets that suite.
+        only13 = TlsProxy("tls13", backend_ca=CA, certs_dir=CERTS,
+                          server_extra="  tls_version: TLSv1.3\n  tls_ciphers: TLS_CHACHA20_POLY1305_SHA256\n")
+        only13.start()
+        try:
+            with self.assertRaises((pymysql.err.OperationalError, ssl.SSLError)):
+                pymysql.connect(host=sf.HOST, port=only13.port, user="app", password="app_pw", connect_timeout=10,
+                                ssl=self.client_context(maximum=ssl.TLSVersion.TLSv1_2))
+            conn = pymysql.connect(host=sf.HOST, port=only13.port, user="app", password="app_pw", connect_timeout=10,
+                                   ssl=self.client_context())
+            try:
+                self.assertEqual(conn._sock.version(), "TLSv1.3")
+                self.assertEqual(conn._sock.cipher()[0], "TLS_CHACHA20_POLY1305_SHA256")
+                self.assertEqual(scalar(conn, "SELECT 1"), 1)
+            finally:
+                conn.close()
+            self.assertGreaterEqual(int(only13.sessions()["tls_handshake_failures"]), 1)  # the TLS 1.2 client
+        finally:
+            self.assertEqual(only13.stop(), 0)
+        # TLS 1.2 only, AES-128-GCM ciphers only (a client prefers AES-256 when it may choose).
+        only12 = TlsProxy("tls12", backend_ca=CA, certs_dir=CERTS,
+                          server_extra="  tls_version: TLSv1.2\n"
+                                       "  tls_ciphers: ECDHE-RSA-AES128-GCM-SHA256:AES128-GCM-SHA256\n")
+        only12.start()
+        try:
+            conn = pymysql.connect(host=sf.HOST, port=only12.port, user="app", password="app_pw", connect_timeout=10,
+                                   ssl=self.client_context())
+            try:
+                self.assertEqual(conn._sock.version(), "TLSv1.2")
+                self.assertEqual(conn._sock.cipher()[0], "ECDHE-RSA-AES128-GCM-SHA256")
+            finally:
+                conn.close()
+        finally:
+            self.assertEqual(only12.stop(), 0)
+
+    def test_l_unusable_tls_settings_stop_the_proxy_at_start_up(self):
+        cases = [("  tls_version: TLSv1.1\n", "'TLSv1.1' is not offered: TLSv1.2 and TLSv1.3 only"),
+                 ("  tls_ciphers: NO-SUCH-CIPHER\n", "server.tls_ciphers 'NO-SUCH-CIPHER': no TLS 1.2 cipher"),
+                 ("  tls_version: TLSv1.3\n  tls_ciphers: ECDHE-RSA-AES128-GCM-SHA256\n",
+                  "names no TLS 1.3 suite")]
+        for extra, message in cases:
+            with self.subTest(extra=extra):
+                bad = TlsProxy("tls-bad", backend_ca=CA, certs_dir=CERTS, server_extra=extra)
+                with self.assertRaises(RuntimeError) as failed:
+                    bad.start()
+                self.assertIn(message, str(failed.exception))
+                bad.stop()
 
     # ---- reload (last: it replaces the certificate) ----
 

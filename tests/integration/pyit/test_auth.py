@@ -1,5 +1,7 @@
 """Logging in through the proxy (which authenticates clients itself, with the
 accounts in its config) and commands it must refuse."""
+import socket
+import struct
 import unittest
 
 import pymysql
@@ -81,6 +83,78 @@ class Commands(unittest.TestCase):
         for _ in range(3):
             self.conn.ping(reconnect=False)
         self.assertEqual(sptest.scalar(self.conn, "SELECT 4"), 4)
+
+
+def _read_packet(sock):
+    """(sequence id, payload) of the next packet, or None when the peer closed."""
+    def exactly(n):
+        data = b""
+        while len(data) < n:
+            try:
+                chunk = sock.recv(n - len(data))
+            except ConnectionResetError:
+                return None
+            if not chunk:
+                return None
+            data += chunk
+        return data
+    header = exactly(4)
+    if header is None:
+        return None
+    length = header[0] | header[1] << 8 | header[2] << 16
+    return header[3], exactly(length)
+
+
+def _framed(payload, seq):
+    return struct.pack("<I", len(payload))[:3] + bytes([seq]) + payload
+
+
+class PacketsOutOfOrder(unittest.TestCase):
+    """A packet with another sequence id than expected: MariaDB answers
+    1156 08S01 "Got packets out of order" under the id it expected and closes
+    the connection; the proxy answers the same (compared with a backend
+    directly, issue 15)."""
+
+    def answer_to_command_with_seq(self, conn, seq):
+        sock = conn._sock
+        sock.sendall(_framed(b"\x03SELECT 1", seq))
+        first = _read_packet(sock)
+        after = _read_packet(sock)
+        return first, after
+
+    def test_command_not_starting_at_zero(self):
+        for seq in (1, 5, 255):
+            with self.subTest(seq=seq):
+                got = self.answer_to_command_with_seq(sptest.proxy(), seq)
+                want = self.answer_to_command_with_seq(sptest.direct(), seq)
+                self.assertEqual(want[0][0], 0)
+                self.assertEqual(want[0][1][:3], b"\xff\x84\x04")  # 1156
+                self.assertEqual(got[0], want[0])  # same id, code, SQLSTATE, message
+                self.assertIsNone(want[1])
+                self.assertIsNone(got[1], "the proxy must close the connection")
+
+    def login_response_with_seq(self, port, seq):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        try:
+            greeting = _read_packet(sock)
+            self.assertEqual(greeting[0], 0)
+            caps = 0x0200 | 0x8000 | 0x80000  # PROTOCOL_41, SECURE_CONNECTION, PLUGIN_AUTH
+            response = struct.pack("<IIB", caps, 1 << 24, 33) + b"\0" * 23 + b"app\0" + b"\x00" + \
+                b"mysql_native_password\0"
+            sock.sendall(_framed(response, seq))
+            return _read_packet(sock), _read_packet(sock)
+        finally:
+            sock.close()
+
+    def test_login_response_with_another_id(self):
+        for seq in (0, 2, 9):
+            with self.subTest(seq=seq):
+                got = self.login_response_with_seq(sptest.PROXY_PORT, seq)
+                want = self.login_response_with_seq(sptest.DB0_PORT, seq)
+                self.assertEqual(want[0][0], 1)
+                self.assertEqual(got[0], want[0])
+                self.assertIsNone(want[1])
+                self.assertIsNone(got[1], "the proxy must close the connection")
 
 
 if __name__ == "__main__":

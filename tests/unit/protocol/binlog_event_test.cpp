@@ -200,6 +200,22 @@ TEST(BinlogDecoder, RefusesEverySingleByteCorruption) {
   }
 }
 
+TEST(BinlogDecoder, AFormatDescriptionResentMidFileDoesNotMoveThePositionBack) {
+  auto events = capturedEvents();
+  BinlogDecoder d({test::kCapturedBinlogFile, 1411}, true);  // a dump from the middle of the file
+  // The captured one has log_pos 0; a server may send the file's own (its end, 256).
+  Bytes fde = events[1];
+  fde[13] = 0x00;
+  fde[14] = 0x01;
+  const uint32_t crc = binlogCrc32(ByteView(fde).first(fde.size() - 4));
+  for (int k = 0; k < 4; ++k) fde[fde.size() - 4 + k] = static_cast<uint8_t>(crc >> (8 * k));
+  ASSERT_TRUE(d.decode(fde).has_value());
+  EXPECT_EQ(d.position(), (BinlogPosition{test::kCapturedBinlogFile, 1411}));
+  auto e = d.decode(events[13]);  // the next event read from there
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->end.pos, e->header.log_pos);
+}
+
 TEST(BinlogDecoder, NamesTheChecksumMismatch) {
   auto events = capturedEvents();
   Bytes bad = events[11];

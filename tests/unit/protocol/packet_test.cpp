@@ -268,5 +268,54 @@ TEST(MessageAssembler, ManyMessagesInOddPieces) {
   EXPECT_EQ(a.buffered(), 0u);
 }
 
+// MessageFraming, header by header: the rules both the assembler and the
+// proxy's socket reader apply.
+TEST(MessageFraming, HeaderByHeader) {
+  MessageFraming f(2u * kMaxPacketPayload);
+  const uint8_t full_seq9[] = {0xff, 0xff, 0xff, 9};
+  const uint8_t three_seq10[] = {3, 0, 0, 10};
+  auto p = f.onHeader(full_seq9);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->payload_length, kMaxPacketPayload);
+  EXPECT_FALSE(p->last);
+  EXPECT_TRUE(f.continuing());
+  p = f.onHeader(three_seq10);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->last);
+  EXPECT_EQ(f.firstSequenceId(), 9);
+  EXPECT_EQ(f.lastSequenceId(), 10);
+  EXPECT_EQ(f.messageBytes(), kMaxPacketPayload + 3u);
+  // A new message may start with any id: the command/response turn is the caller's.
+  const uint8_t one_seq0[] = {1, 0, 0, 0};
+  p = f.onHeader(one_seq0);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(f.firstSequenceId(), 0);
+  EXPECT_EQ(f.messageBytes(), 1u);
+}
+
+TEST(MessageFraming, GapWrapAndLimit) {
+  const uint8_t full_seq255[] = {0xff, 0xff, 0xff, 255};
+  const uint8_t empty_seq0[] = {0, 0, 0, 0};
+  const uint8_t empty_seq1[] = {0, 0, 0, 1};
+  MessageFraming wraps(kMaxPacketPayload);
+  ASSERT_TRUE(wraps.onHeader(full_seq255));
+  EXPECT_TRUE(wraps.onHeader(empty_seq0));  // 255 then 0
+  MessageFraming gap(kMaxPacketPayload);
+  ASSERT_TRUE(gap.onHeader(full_seq255));
+  auto p = gap.onHeader(empty_seq1);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error(), DecodeError::kProtocolValue);
+  MessageFraming small(kMaxPacketPayload - 1);
+  p = small.onHeader(full_seq255);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error(), DecodeError::kTooLarge);
+  // The first header of a message may be applied again (a reader that peeked).
+  MessageFraming again(10);
+  const uint8_t five_seq4[] = {5, 0, 0, 4};
+  ASSERT_TRUE(again.onHeader(five_seq4));
+  ASSERT_TRUE(again.onHeader(five_seq4));
+  EXPECT_EQ(again.messageBytes(), 5u);
+}
+
 }  // namespace
 }  // namespace sp::protocol

@@ -22,6 +22,7 @@ TEST(AdminCommand, RecognisesEveryCommandInAnyCaseWithTrailingSemicolons) {
   EXPECT_EQ(kindOf("SHOW SHARD MAP ERRORS;"), AdminCommandKind::kShowShardMapErrors);
   EXPECT_EQ(kindOf("reload shard map"), AdminCommandKind::kReloadShardMap);
   EXPECT_EQ(kindOf("SHOW BACKENDS"), AdminCommandKind::kShowBackends);
+  EXPECT_EQ(kindOf("show  fleet ;"), AdminCommandKind::kShowFleet);
   EXPECT_EQ(kindOf("show sessions -- trailing comment"), AdminCommandKind::kShowSessions);
   EXPECT_EQ(kindOf("help;"), AdminCommandKind::kHelp);
   EXPECT_EQ(kindOf("show schema drift;"), AdminCommandKind::kShowSchemaDrift);

@@ -192,5 +192,16 @@ TEST(RenderMetrics, FixedSnapshot) {
   EXPECT_EQ(text.back(), '\n');
 }
 
+TEST(RenderMetrics, FleetGaugesOnlyInAFleet) {
+  MetricsSnapshot alone;
+  EXPECT_EQ(renderMetrics(alone).find("shardproxy_fleet_"), std::string::npos);
+  MetricsSnapshot member;
+  member.fleet_session = 1;
+  member.fleet_map_revision = 42;
+  const std::string text = renderMetrics(member);
+  EXPECT_NE(text.find("\nshardproxy_fleet_session 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nshardproxy_fleet_map_revision 42\n"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace sp::proxy

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "proxy/packet_stream.hpp"
+#include "stream_pair.hpp"
 
 namespace sp::proxy {
 namespace {
@@ -86,27 +87,6 @@ std::shared_ptr<ssl::context> clientContext(bool trust_the_cert) {
   ctx->set_verify_mode(ssl::verify_peer);
   return ctx;
 }
-
-// A connected pair of streams on loopback.
-struct Pair {
-  asio::io_context io;
-  std::unique_ptr<PacketStream> server;
-  std::unique_ptr<PacketStream> client;
-  Pair() {
-    tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    tcp::socket c(io);
-    c.connect(acceptor.local_endpoint());
-    tcp::socket s = acceptor.accept();
-    server = std::make_unique<PacketStream>(std::move(s), 64u << 20);
-    client = std::make_unique<PacketStream>(std::move(c), 64u << 20);
-  }
-  template <class F>
-  void run(F&& f) {
-    asio::co_spawn(io, std::forward<F>(f), [](std::exception_ptr e) {
-      if (e) std::rethrow_exception(e);
-    });
-  }
-};
 
 protocol::Bytes bytesOf(std::string_view text) { return protocol::Bytes(text.begin(), text.end()); }
 

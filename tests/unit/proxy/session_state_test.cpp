@@ -185,6 +185,18 @@ TEST(TrackedChanges, ConnectionBoundVariablesAreNotReplayed) {
   }
 }
 
+TEST(TrackedChanges, LastGtidIsReportedOnlyNeitherReplayedNorBinding) {
+  // With the binary log on, a commit reports the GTID it wrote (read-only:
+  // SET last_gtid fails with 1238); an INSERT that reports only that is
+  // carried as usual.
+  SessionState desired, applied;
+  EXPECT_TRUE(adoptTrackedChanges(reported({{"last_gtid", "0-3430-17"}}, false), false, desired, applied));
+  EXPECT_FALSE(desired.variables.contains("last_gtid"));
+  // It explains no STATE_CHANGE either.
+  EXPECT_FALSE(adoptTrackedChanges(reported({{"last_gtid", "0-3430-18"}}, true), true, desired, applied));
+  EXPECT_TRUE(desired.variables.empty());
+}
+
 TEST(TrackedChanges, AValueWithABackslashIsNotReplayed) {
   // Its quoting depends on NO_BACKSLASH_ESCAPES of the connection it would be replayed on.
   SessionState desired, applied;

@@ -29,6 +29,21 @@ TEST(ArchiveSql, BatchStatementsShareOneRange) {
   EXPECT_EQ(batch.remove, "DELETE FROM `msg_07` WHERE " + range);
 }
 
+TEST(ArchiveSql, PerConversationPrefixKeepsArchivedSeqsBelowHotOnes) {
+  auto batch = archiveBatchSql("msg_07", "msg_archive_07", kPk, "created_at", "2026-06-04 00:00:00", {}, {"23", "4"},
+                               2000, KeyOrder{"conv_id", "seq"});
+  const std::string prefix =
+      "`created_at` < '2026-06-04 00:00:00' AND `seq` < IFNULL((SELECT y.`seq` FROM `msg_07` AS y WHERE y.`conv_id` = "
+      "`msg_07`.`conv_id` AND y.`created_at` >= '2026-06-04 00:00:00' ORDER BY y.`seq` LIMIT 1), 18446744073709551615)";
+  EXPECT_EQ(batch.select_keys, "SELECT `conv_id`, `seq` FROM `msg_07` WHERE " + prefix +
+                                   " ORDER BY `conv_id`, `seq` LIMIT 2000");
+  EXPECT_EQ(batch.insert, "INSERT INTO `msg_archive_07` SELECT * FROM `msg_07` WHERE (`conv_id` < 23 OR (`conv_id` = "
+                          "23 AND `seq` <= 4)) AND " + prefix + " ORDER BY `conv_id`, `seq` LIMIT 2000");
+  EXPECT_EQ(batch.remove, "DELETE FROM `msg_07` WHERE (`conv_id` < 23 OR (`conv_id` = 23 AND `seq` <= 4)) AND "
+                          "`created_at` < '2026-06-04 00:00:00' AND (`conv_id`, `seq`) IN (SELECT `conv_id`, `seq` FROM "
+                          "`msg_archive_07`) ORDER BY `conv_id`, `seq` LIMIT 2000");
+}
+
 TEST(ArchiveSql, IntegerKeysOnly) {
   EXPECT_TRUE(isIntegerText("18446744073709551615"));
   EXPECT_TRUE(isIntegerText("-5"));

@@ -1,0 +1,390 @@
+"""A fleet of three proxies on a real 3-member etcd cluster (issue 19).
+
+Run by ctest as integration.fleet (tests/integration/fleet.cmake), or by hand:
+  cd tests/integration && SP_PROXY_BINARY=../../build/proxy/shardproxy /usr/bin/python3 -m unittest -v fleet_test
+
+etcd members and proxies come from scripts/fleet (EtcdCluster, FleetProxy);
+etcd's data and every process are removed in tearDownClass, also after a
+failure. Ports: SP_FLEET_ETCD_PORTS, SP_FLEET_PEER_PORTS (client and peer ports
+of the three members), SP_FLEET_PROXY_PORTS (three listen ports; admin =
+port + 1; free ports when unset). The convergence figures are printed, never
+asserted as timings.
+"""
+import importlib.machinery
+import importlib.util
+import os
+import random
+import shutil
+import socket
+import statistics
+import threading
+import time
+import unittest
+
+import pymysql
+
+import admin_proxy as ap
+from free_ports import free_ports
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+_loader = importlib.machinery.SourceFileLoader("fleet_script", os.path.join(REPO_ROOT, "scripts", "fleet"))
+_spec = importlib.util.spec_from_loader("fleet_script", _loader)
+fleet = importlib.util.module_from_spec(_spec)
+_loader.exec_module(fleet)
+
+RUN_ROOT = os.environ.get("SP_FLEET_IT_DIR", os.path.join(REPO_ROOT, "build", "tests", "integration", "fleet-run"))
+ETCD_PORTS = [int(p) for p in os.environ.get("SP_FLEET_ETCD_PORTS", "23791,23792,23793").split(",")]
+PEER_PORTS = [int(p) for p in os.environ.get("SP_FLEET_PEER_PORTS", "23801,23802,23803").split(",")]
+
+
+def proxy_ports():
+    if os.environ.get("SP_FLEET_PROXY_PORTS"):
+        return [int(p) for p in os.environ["SP_FLEET_PROXY_PORTS"].split(",")]
+    # A free port whose successor (the admin port) is free too. The kernel
+    # hands out ephemeral ports in random order, so waiting for it to return
+    # two consecutive ones could take for ever: probe the successor instead.
+    ports = []
+    for _ in range(200):
+        (a,) = free_ports(1)
+        probe = socket.socket()
+        try:
+            probe.bind((ap.HOST, a + 1))
+        except OSError:
+            continue
+        finally:
+            probe.close()
+        ports.append(a)
+        if len(ports) == 3:
+            return ports
+    raise RuntimeError("no three free pairs of consecutive loopback ports in 200 tries")
+
+
+RELOADS = int(os.environ.get("SP_FLEET_RELOADS", "20"))
+V1 = dict(s01="0-31", s02="32-63")
+V2 = dict(s01="0-16,18-31", s02="17,32-63")  # bucket 17 on db1
+V3 = dict(s01="0-15", s02="16-63")  # differs from both
+KEY17 = ap.keys_in_bucket(17, 1)[0]
+
+
+def admin(proxy, **kw):
+    return pymysql.connect(host=ap.HOST, port=proxy.admin_port, user="admin", password="admin_pw",
+                           connect_timeout=5, read_timeout=30, **kw)
+
+
+def app(proxy):
+    return pymysql.connect(host=ap.HOST, port=proxy.port, user="app", password="app_pw", database="im",
+                           autocommit=True, connect_timeout=5, read_timeout=30)
+
+
+def version_of(conn):
+    versions = {int(r[0]) for r in ap.rows(conn, "SHOW SHARD MAP")}
+    assert len(versions) == 1, versions
+    return versions.pop()
+
+
+def percentile(values, p):
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+class FleetTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(RUN_ROOT, exist_ok=True)
+        cls.etcd = fleet.EtcdCluster(RUN_ROOT, ETCD_PORTS, PEER_PORTS, token=f"it-{os.getpid()}")
+        cls.etcd.destroy()  # whatever an interrupted run left
+        cls.proxies = []
+        try:
+            ap.create_tables()
+            cls.etcd.start(fresh=True)
+            binary = os.environ.get("SP_PROXY_BINARY", os.path.join(REPO_ROOT, "build", "proxy", "shardproxy"))
+            base = os.path.join(REPO_ROOT, "conf", "shardproxy.yaml")
+            db_ports = [ap.DB0_PORT, ap.DB1_PORT]
+            for name, port in zip(fleet.NAMES, proxy_ports()):
+                p = fleet.FleetProxy(RUN_ROOT, name, port, binary)
+                shutil.rmtree(os.path.join(p.dir, "cache"), ignore_errors=True)  # an earlier run's history
+                p.write_config(fleet.proxy_config(base, name, port, port + 1, p.dir, cls.etcd.endpoints(),
+                                                  f"/shardproxy/it-{os.getpid()}", db_ports))
+                p.write_map(ap.map_text(1, **V1))
+                p.start()
+                cls.proxies.append(p)
+            cls.wait_fleet(3)
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        for p in getattr(cls, "proxies", []):
+            p.stop()
+        cls.etcd.destroy()
+        try:
+            ap.drop_tables()
+        except Exception:
+            pass
+
+    @classmethod
+    def wait_fleet(cls, count, timeout=20):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                c = admin(cls.proxies[0])
+                last = ap.dict_rows(c, "SHOW FLEET")
+                c.close()
+                if len(last) == count and len({r["version"] for r in last}) == 1:
+                    return last
+            except pymysql.err.MySQLError as e:
+                last = e
+            time.sleep(0.1)
+        raise AssertionError(f"fleet of {count} not converged: {last}")
+
+    def setUp(self):
+        for p in self.proxies:
+            self.assertTrue(p.alive(), f"{p.name} died; see {p.log_path}")
+
+    def versions(self):
+        out = []
+        for p in self.proxies:
+            c = admin(p)
+            out.append(version_of(c))
+            c.close()
+        return out
+
+    def wait_versions(self, version, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.versions() == [version] * 3:
+                return
+            time.sleep(0.05)
+        self.fail(f"not every proxy serves version {version}: {self.versions()}")
+
+    def reload_on(self, proxy, version, shards):
+        proxy.write_map(ap.map_text(version, **shards))
+        c = admin(proxy)
+        try:
+            return ap.dict_rows(c, "RELOAD SHARD MAP")[0]
+        finally:
+            c.close()
+
+    def reload_after_outage(self, proxy, timeout=15):
+        """RELOAD SHARD MAP, retried only until the proxy is back in session with etcd."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                c = admin(proxy)
+                try:
+                    return ap.dict_rows(c, "RELOAD SHARD MAP")[0]
+                finally:
+                    c.close()
+            except pymysql.err.OperationalError as e:
+                self.assertLess(time.monotonic(), deadline, e)
+                time.sleep(0.2)
+
+    # ---- one map for all ----
+
+    def test_1_every_proxy_registered_with_the_same_map(self):
+        rows = self.wait_fleet(3)
+        self.assertEqual(sorted(r["name"] for r in rows), ["p1", "p2", "p3"])
+        self.assertEqual([r["this_proxy"] for r in rows if r["name"] == "p1"], ["yes"])
+        self.assertEqual(self.versions(), [self.versions()[0]] * 3)
+
+    def test_2_reload_on_one_converges_on_all(self):
+        """RELOAD on each proxy in turn; the others poll SHOW SHARD MAP until they serve it."""
+        pollers = [admin(p) for p in self.proxies]
+        latencies, reload_ms = [], []
+        try:
+            for i in range(RELOADS):
+                version = version_of(pollers[0]) + 1
+                publisher = i % 3
+                shards = V2 if i % 2 == 0 else V1
+                sent = time.monotonic()
+                row = self.reload_on(self.proxies[publisher], version, shards)
+                ok_at = time.monotonic()
+                reload_ms.append((ok_at - sent) * 1000)
+                self.assertEqual((row["result"], int(row["new_version"])), ("applied", version), row)
+                for j in range(3):
+                    if j == publisher:
+                        continue
+                    while version_of(pollers[j]) != version:
+                        self.assertLess(time.monotonic() - ok_at, 10, f"{self.proxies[j].name} did not converge")
+                        time.sleep(0.002)
+                    latencies.append((time.monotonic() - ok_at) * 1000)
+            # The last map routes bucket 17 the same way on every proxy (shards alternate V2, V1).
+            expected = "db1" if (RELOADS - 1) % 2 == 0 else "db0"
+            for p in self.proxies:
+                c = app(p)
+                self.assertEqual(ap.route_backend(c, KEY17)[1], expected, p.name)
+                c.close()
+            # Followers recorded the fleet's map in their own SQLite history.
+            history = ap.dict_rows(pollers[1], "SHOW SHARD MAP HISTORY")
+            self.assertTrue(any(r["applied_by"].startswith("fleet:p1 ") for r in history), history[:3])
+        finally:
+            for c in pollers:
+                c.close()
+        print(f"\nfleet convergence over {RELOADS} reloads ({len(latencies)} follower applications), "
+              f"ms after the publisher's OK: p50 {statistics.median(latencies):.1f}, "
+              f"p99 {percentile(latencies, 99):.1f}, max {max(latencies):.1f}; the RELOAD itself (publish + "
+              f"apply, client side): p50 {statistics.median(reload_ms):.1f}, p99 {percentile(reload_ms, 99):.1f}",
+              flush=True)
+
+    def test_3_rollback_on_one_rolls_back_all(self):
+        current = self.versions()[0]
+        row = self.reload_on(self.proxies[1], current + 1, V2)
+        self.assertEqual(row["result"], "applied")
+        self.wait_versions(current + 1)
+        c = admin(self.proxies[2])
+        row = ap.dict_rows(c, f"ROLLBACK SHARD MAP TO {current}")[0]
+        c.close()
+        self.assertEqual((row["result"], int(row["new_version"])), ("applied", current), row)
+        self.wait_versions(current)
+        # A stale reload (not above the fleet's version) is refused locally, nothing published.
+        self.proxies[0].write_map(ap.map_text(current, **V3))
+        c = admin(self.proxies[0])
+        with self.assertRaises(pymysql.err.OperationalError) as e:
+            ap.rows(c, "RELOAD SHARD MAP")
+        c.close()
+        self.assertIn("must be greater than the running version", e.exception.args[1])
+        self.assertEqual(self.versions(), [current] * 3)
+
+    # ---- coordination outages ----
+
+    def load(self, stop, errors, counts):
+        """One client per proxy: INSERT and point SELECT in a loop."""
+        def run(p, n):
+            try:
+                c = app(p)
+            except Exception as e:  # a refused connection is a client error too
+                errors.append(f"{p.name}: connect: {e}")
+                return
+            msg_id = 0
+            while not stop.is_set():
+                msg_id += 1
+                key = 1000 + n * 100 + random.randrange(50)
+                try:
+                    ap.rows(c, f"INSERT INTO {ap.TABLE} (peer_id, msg_id, body) VALUES (%s, %s, 'x') "
+                               "ON DUPLICATE KEY UPDATE body = 'y'", (key, msg_id))
+                    ap.rows(c, f"SELECT COUNT(*) FROM {ap.TABLE} WHERE peer_id = %s", (key,))
+                    counts[n] += 2
+                except Exception as e:
+                    errors.append(f"{p.name}: {e}")
+            c.close()
+        threads = [threading.Thread(target=run, args=(p, n)) for n, p in enumerate(self.proxies)]
+        for t in threads:
+            t.start()
+        return threads
+
+    def test_4_etcd_leader_killed_under_load(self):
+        stop, errors, counts = threading.Event(), [], [0, 0, 0]
+        threads = self.load(stop, errors, counts)
+        try:
+            time.sleep(1)
+            leader = self.etcd.leader()
+            self.assertIsNotNone(leader)
+            self.etcd.stop(leader, kill=True)
+            time.sleep(2)
+            # The fleet still publishes and converges on the two members left.
+            version = self.versions()[0] + 1
+            row = self.reload_on(self.proxies[0], version, V1)
+            self.assertEqual(row["result"], "applied", row)
+            self.wait_versions(version)
+            self.etcd.start(leader)
+            time.sleep(1)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        print(f"\nleader {leader} killed: {sum(counts)} client statements, {len(errors)} errors", flush=True)
+        self.assertEqual(errors, [])
+        self.assertGreater(min(counts), 0)
+        self.wait_fleet(3)
+
+    def test_5_all_etcd_members_stopped(self):
+        version = self.versions()[0]
+        stop, errors, counts = threading.Event(), [], [0, 0, 0]
+        threads = self.load(stop, errors, counts)
+        try:
+            self.etcd.stop()
+            time.sleep(1)
+            # Serving goes on with the map in force.
+            self.assertEqual(self.versions(), [version] * 3)
+            # Reloads are refused with the documented error; nothing changes.
+            self.proxies[0].write_map(ap.map_text(version + 1, **V2))
+            c = admin(self.proxies[0])
+            with self.assertRaises(pymysql.err.OperationalError) as e:
+                ap.rows(c, "RELOAD SHARD MAP")
+            self.assertIn("fleet: the coordination store (etcd) is unreachable", e.exception.args[1])
+            with self.assertRaises(pymysql.err.OperationalError) as e:
+                ap.rows(c, "SHOW FLEET")
+            self.assertIn("unreachable", e.exception.args[1])
+            c.close()
+            self.assertEqual(self.versions(), [version] * 3)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        print(f"\netcd down: {sum(counts)} client statements, {len(errors)} errors", flush=True)
+        self.assertEqual(errors, [])
+        self.assertGreater(min(counts), 0)
+        # A proxy restarted during the outage serves the fleet's map from its
+        # cache, not its own map file (which says something else).
+        p3 = self.proxies[2]
+        p3.stop()
+        p3.write_map(ap.map_text(version + 7, **V2))
+        p3.start()
+        c = admin(p3)
+        self.assertEqual(version_of(c), version)
+        c.close()
+        c = app(p3)
+        self.assertEqual(ap.rows(c, f"SELECT COUNT(*) >= 0 FROM {ap.TABLE} WHERE peer_id = 1")[0][0], 1)
+        c.close()
+        # etcd comes back: every proxy re-registers, and reloads work again.
+        restarted = time.monotonic()
+        self.etcd.start()
+        healthy = time.monotonic()
+        self.wait_fleet(3, timeout=30)
+        self.assertEqual(self.versions(), [version] * 3)
+        self.proxies[0].write_map(ap.map_text(version + 1, **V2))
+        row = self.reload_after_outage(self.proxies[0])
+        self.assertEqual(row["result"], "applied")
+        self.wait_versions(version + 1)
+        # Includes the proxies' reconnect backoff (fleet.retry_max_ms): p3 started during the outage.
+        print(f"etcd back: healthy {healthy - restarted:.1f} s after the restart; a RELOAD published and served "
+              f"by all 3 proxies {time.monotonic() - healthy:.1f} s after that", flush=True)
+
+    def test_6_quorum_lost(self):
+        """Two members stopped: the one left has no leader; requests to it time out."""
+        version = self.versions()[0]
+        leader = self.etcd.leader()
+        others = [n for n in self.etcd.names if n != leader]
+        survivor = others[0]
+        for n in self.etcd.names:
+            if n != survivor:
+                self.etcd.stop(n)
+        try:
+            time.sleep(1)
+            self.assertEqual(self.versions(), [version] * 3)
+            self.proxies[1].write_map(ap.map_text(version + 1, **V1))
+            c = admin(self.proxies[1])
+            started = time.monotonic()
+            with self.assertRaises(pymysql.err.OperationalError) as e:
+                ap.rows(c, "RELOAD SHARD MAP")
+            refused_after = time.monotonic() - started
+            c.close()
+            self.assertIn("fleet: the coordination store (etcd) is unreachable", e.exception.args[1])
+            self.assertIn("fleet.etcd.request_timeout_ms", e.exception.args[1])  # the survivor did not answer
+            self.assertEqual(self.versions(), [version] * 3)
+            print(f"\nquorum lost: RELOAD refused after {refused_after:.1f} s", flush=True)
+        finally:
+            for n in self.etcd.names:
+                if n != survivor:
+                    self.etcd.start(n)
+        self.wait_fleet(3, timeout=30)
+        row = self.reload_after_outage(self.proxies[1])
+        self.assertEqual(row["result"], "applied")
+        self.wait_versions(version + 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
