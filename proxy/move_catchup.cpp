@@ -195,7 +195,30 @@ Expected<CatchupStatements> catchupStatements(const BinlogRowsEvent& rows, const
   return CatchupStatements{out.finish(), changed};
 }
 
-awaitable<Expected<void>> ConnectionCatchupTarget::apply(std::string_view sql) {
+namespace {
+const std::string kUtc = "SET time_zone = '+00:00'";
+const std::string kBegin = "START TRANSACTION";
+const std::string kCommit = "COMMIT";
+const std::string kRollback = "ROLLBACK";
+}  // namespace
+
+std::string catchupTransactionSql(const std::vector<std::string>& statements, bool with_time_zone) {
+  size_t size = kUtc.size() + kBegin.size() + kCommit.size() + 3;
+  for (const auto& s : statements) size += s.size() + 1;
+  std::string sql;
+  sql.reserve(size);
+  if (with_time_zone) sql += kUtc + ";";
+  sql += kBegin;
+  for (const auto& s : statements) {
+    sql += ';';
+    sql += s;
+  }
+  sql += ';';
+  sql += kCommit;
+  return sql;
+}
+
+awaitable<Expected<void>> ConnectionCatchupTarget::run(std::string_view sql) {
   auto ok = co_await connection_.command(protocol::Command::kQuery, sql);
   if (!ok) {
     const auto& e = ok.error();
@@ -206,9 +229,40 @@ awaitable<Expected<void>> ConnectionCatchupTarget::apply(std::string_view sql) {
   co_return Expected<void>{};
 }
 
+awaitable<Expected<void>> ConnectionCatchupTarget::applyTransaction(const std::vector<std::string>& statements) {
+  std::optional<std::string> error;
+  const bool multi = (connection_.flavour() & protocol::cap::kMultiStatements) != 0;
+  size_t bytes = 0;
+  for (const auto& s : statements) bytes += s.size() + 1;
+  if (multi && bytes <= packet_bytes_) {
+    // One packet: a statement that fails stops the rest (COMMIT included).
+    const std::string sql = catchupTransactionSql(statements, !time_zone_set_);
+    if (auto r = co_await run(sql); !r) error = r.error();
+    else time_zone_set_ = true;
+  } else {
+    if (!time_zone_set_) {
+      if (auto r = co_await run(kUtc); !r) co_return r;
+      time_zone_set_ = true;
+    }
+    if (auto r = co_await run(kBegin); !r) error = r.error();
+    for (size_t k = 0; k < statements.size() && !error; ++k) {
+      if (auto r = co_await run(statements[k]); !r) error = r.error();
+    }
+    if (!error) {
+      if (auto r = co_await run(kCommit); !r) error = r.error();
+    }
+  }
+  if (error) {
+    (void)co_await run(kRollback);
+    co_return std::unexpected(*error);
+  }
+  co_return Expected<void>{};
+}
+
 MoveCatchup::MoveCatchup(BinlogEventSource& source, CatchupTarget& target, CatchupConfig config)
     : source_(source), target_(target), config_(std::move(config)) {
   progress_.applied = source_.position();
+  read_ = progress_.applied;
 }
 
 std::optional<uint64_t> MoveCatchup::lagBytes(const protocol::BinlogPosition& source_end) const {
@@ -226,39 +280,48 @@ Expected<void> MoveCatchup::collect(const protocol::BinlogRowsEvent& rows) {
   auto statements = catchupStatements(rows, config_);
   if (!statements) return std::unexpected(statements.error());
   pending_rows_ += statements->rows;
-  for (auto& s : statements->sql) pending_.push_back(std::move(s));
+  for (auto& s : statements->sql) {
+    pending_bytes_ += s.size() + 1;
+    pending_.push_back(std::move(s));
+  }
   return {};
 }
 
-awaitable<Expected<void>> MoveCatchup::commit() {
-  if (pending_.empty()) co_return Expected<void>{};
-  if (!time_zone_set_) {
-    // TIMESTAMP values are rendered in UTC (binlogValueLiteral).
-    static const std::string kUtc = "SET time_zone = '+00:00'";
-    if (auto r = co_await target_.apply(kUtc); !r) co_return std::unexpected("catch-up target: " + r.error());
-    time_zone_set_ = true;
-  }
-  static const std::string kBegin = "START TRANSACTION";
-  static const std::string kCommit = "COMMIT";
-  static const std::string kRollback = "ROLLBACK";
-  std::optional<std::string> error;
-  if (auto r = co_await target_.apply(kBegin); !r) error = r.error();
-  for (size_t k = 0; k < pending_.size() && !error; ++k) {
-    if (auto r = co_await target_.apply(pending_[k]); !r) error = r.error();
-  }
-  if (!error) {
-    if (auto r = co_await target_.apply(kCommit); !r) error = r.error();
-  }
-  if (error) {
-    (void)co_await target_.apply(kRollback);
-    pending_.clear();
-    pending_rows_ = 0;
-    co_return std::unexpected("catch-up target: " + *error);
-  }
-  progress_.rows_applied += pending_rows_;
-  ++progress_.transactions_applied;
+void MoveCatchup::dropPending() {
   pending_.clear();
   pending_rows_ = 0;
+  pending_bytes_ = 0;
+}
+
+awaitable<Expected<void>> MoveCatchup::endTransaction() {
+  if (pending_.empty()) co_return Expected<void>{};
+  // A transaction that would push the batch past its bytes goes in the next one.
+  if (!batch_.empty() && batch_bytes_ + pending_bytes_ > config_.batch_bytes) {
+    if (auto r = co_await flush(); !r) co_return r;
+  }
+  for (auto& s : pending_) batch_.push_back(std::move(s));
+  batch_rows_ += pending_rows_;
+  batch_bytes_ += pending_bytes_;
+  ++batch_transactions_;
+  dropPending();
+  co_return Expected<void>{};
+}
+
+awaitable<Expected<void>> MoveCatchup::flush() {
+  if (!batch_.empty()) {
+    auto r = co_await target_.applyTransaction(batch_);
+    const uint64_t rows = batch_rows_, transactions = batch_transactions_;
+    batch_.clear();
+    batch_rows_ = batch_transactions_ = 0;
+    batch_bytes_ = 0;
+    if (!r) co_return std::unexpected("catch-up target: " + r.error());
+    progress_.rows_applied += rows;
+    progress_.transactions_applied += transactions;
+    ++progress_.batches_applied;
+  }
+  // The batch held every matching row up to read_ (the end of the last whole
+  // source transaction read, which may be the transaction just added).
+  progress_.applied = read_;
   co_return Expected<void>{};
 }
 
@@ -269,21 +332,22 @@ awaitable<Expected<void>> MoveCatchup::step() {
   if (event->header.timestamp != 0 && !std::holds_alternative<protocol::BinlogHeartbeatEvent>(event->body)) {
     progress_.last_event_time = event->header.timestamp;
   }
-  bool ends_group = false;
+  bool commits = false, ends_group = false;
+  const bool heartbeat = std::holds_alternative<protocol::BinlogHeartbeatEvent>(event->body);
   if (const auto* rows = std::get_if<protocol::BinlogRowsEvent>(&event->body)) {
     if (auto r = collect(*rows); !r) co_return std::unexpected(r.error());
   } else if (std::holds_alternative<protocol::BinlogCommitEvent>(event->body)) {
-    if (auto r = co_await commit(); !r) co_return std::unexpected(r.error());
-    ends_group = true;
+    commits = true;
   } else if (const auto* gtid = std::get_if<protocol::BinlogGtidEvent>(&event->body)) {
     if (!pending_.empty()) co_return std::unexpected(std::string("binlog: a new event group began before the last one committed"));
     in_group_ = !(gtid->gtid.flags & protocol::GtidEvent::kStandalone);
   } else if (const auto* query = std::get_if<protocol::BinlogQueryEvent>(&event->body)) {
     if (isTransactionControl(query->query, "BEGIN")) {
       in_group_ = true;
+    } else if (isTransactionControl(query->query, "COMMIT")) {
+      commits = true;  // a group of a non-transactional engine ends so
     } else if (isTransactionControl(query->query, "ROLLBACK")) {
-      pending_.clear();
-      pending_rows_ = 0;
+      dropPending();
       ends_group = true;
     } else if (!isTransactionControl(query->query, "SAVEPOINT")) {
       // DDL (its own group). One that names the moving table changes what
@@ -295,24 +359,32 @@ awaitable<Expected<void>> MoveCatchup::step() {
       ends_group = true;
     }
   }
-  if (ends_group) in_group_ = false;
-  if (!in_group_) progress_.applied = event->end;
+  // read_ still ends the last whole transaction here: a batch sent because
+  // this one does not fit is applied up to there.
+  if (commits) {
+    if (auto r = co_await endTransaction(); !r) co_return r;
+  }
+  if (commits || ends_group) in_group_ = false;
+  if (in_group_) co_return Expected<void>{};
+  read_ = event->end;
+  const bool full = batch_transactions_ >= config_.batch_transactions || batch_bytes_ >= config_.batch_bytes;
+  if (batch_.empty() || full || heartbeat) co_return co_await flush();
   co_return Expected<void>{};
 }
 
 awaitable<Expected<void>> MoveCatchup::runUntil(const protocol::BinlogPosition& stop_ref) {
   const protocol::BinlogPosition stop = stop_ref;
-  while (in_group_ || protocol::binlogBefore(progress_.applied, stop)) {
+  while (in_group_ || protocol::binlogBefore(read_, stop)) {
     if (auto r = co_await step(); !r) co_return r;
   }
-  co_return Expected<void>{};
+  co_return co_await flush();
 }
 
 awaitable<Expected<void>> MoveCatchup::runFollowing() {
   while (!stop_requested_.load()) {
     if (auto r = co_await step(); !r) co_return r;
   }
-  co_return Expected<void>{};
+  co_return co_await flush();
 }
 
 }  // namespace sp::proxy

@@ -1,6 +1,7 @@
 #include "proxy/move_machine.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace sp::proxy {
 
@@ -19,6 +20,7 @@ std::string describeVerify(const VerifyOutcome& v) {
 void MoveMachine::enter(MoveState state) {
   r_.state = state;
   save_(r_);
+  spdlog::debug("move {}: {}", r_.id, toString(state));
 }
 
 void MoveMachine::noteCatchup() {
@@ -60,11 +62,15 @@ awaitable<bool> MoveMachine::catchUpRound() {
   }
   noteCatchup();  // the lag to this end, before applying it
   bool close = r_.lag_bytes < settings_.cutover_lag_bytes;
+  const auto started = Clock::now();
+  const uint64_t rows_before = r_.rows_applied;
   if (auto applied = co_await steps_.catchUpTo(*end); !applied) {
     r_.message = "catch-up: " + applied.error();
     co_await stopBeforeSwitch(MoveState::kFailed);
     co_return false;
   }
+  spdlog::debug("move {}: catch-up round: {} bytes of binlog, {} rows applied in {:.1f} ms", r_.id, r_.lag_bytes,
+                steps_.catchup().rows_applied - rows_before, millisSince(started));
   co_return close;
 }
 
@@ -184,10 +190,13 @@ awaitable<bool> MoveMachine::cutOver() {
       continue;
     }
     // Nothing more can reach the source's moving rows: its end is final for them.
+    const double drain_ms = millisSince(held_at);
     auto end = co_await steps_.sourceEnd();
+    const uint64_t tail_bytes = steps_.catchup().lag_bytes;  // left to apply under the hold
     std::expected<void, std::string> step;
     if (!end) step = std::unexpected(end.error());
     else step = co_await steps_.catchUpTo(*end);
+    const double caught_up_ms = millisSince(held_at);
     if (step) step = co_await steps_.freezeTarget();
     std::expected<uint64_t, std::string> version = std::unexpected(std::string());
     if (step) version = co_await steps_.publish();
@@ -198,6 +207,9 @@ awaitable<bool> MoveMachine::cutOver() {
     }
     hold_.switched(watch_, *version);
     r_.pause_ms = millisSince(held_at);
+    spdlog::info("move {}: writes held {:.1f} ms (in flight drained {:.1f} ms, last {} bytes of binlog applied by "
+                 "{:.1f} ms, switched to map version {})",
+                 r_.id, r_.pause_ms, drain_ms, tail_bytes, caught_up_ms, *version);
     r_.new_version = *version;
     r_.old_version = *version - 1;  // published as the running version + 1
     noteCatchup();

@@ -13,7 +13,8 @@
 //       --target-port P --target-user U --target-password W --target-table `db`.`t`
 //     With --stop-file, follows the binlog until the file appears, then
 //     applies up to the position written in it. Prints "END events rows
-//     transactions seconds".
+//     transactions seconds applied-position batches" (batches: target
+//     transactions, i.e. round trips of the applier).
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -155,7 +156,8 @@ proxy::awaitable<int> catchup() {
   auto source = backend(arg("port"), arg("user"), arg("password"));
   auto target_backend = backend(arg("target-port"), arg("target-user"), arg("target-password"));
   target_backend.database = "";
-  auto target_conn = co_await proxy::BackendConnection::open(target_backend, proxy::kNoDatabase, 1u << 30);
+  auto target_conn = co_await proxy::BackendConnection::open(
+      target_backend, proxy::kNoDatabase | protocol::cap::kMultiStatements, 1u << 30);
   if (!target_conn) {
     std::cerr << "target: " << target_conn.error().message << "\n";
     co_return 1;
@@ -185,7 +187,7 @@ proxy::awaitable<int> catchup() {
     std::cerr << stream.error() << "\n";
     co_return 1;
   }
-  proxy::ConnectionCatchupTarget target(**target_conn);
+  proxy::ConnectionCatchupTarget target(**target_conn, 4u << 20);
   proxy::MoveCatchup applier(**stream, target, std::move(config));
   const auto start = Clock::now();
   protocol::BinlogPosition until = parsePosition(arg("until"));
@@ -213,7 +215,8 @@ proxy::awaitable<int> catchup() {
   }
   const auto& p = applier.progress();
   std::cout << "END\t" << p.events << '\t' << p.rows_applied << '\t' << p.transactions_applied << '\t'
-            << secondsSince(start) << '\t' << protocol::toString(p.applied) << std::endl;
+            << secondsSince(start) << '\t' << protocol::toString(p.applied) << '\t'
+            << p.batches_applied << std::endl;
   co_return 0;
 }
 
