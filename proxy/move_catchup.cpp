@@ -17,6 +17,9 @@ using Row = std::vector<BinlogValue>;
 // A statement grows by rows up to about this size, then a new one starts
 // (well under max_allowed_packet; one row bigger than this goes alone).
 constexpr size_t kStatementBytes = 1 << 20;
+// Keys per DELETE: its OR list stays small for the range optimizer
+// (range_optimizer_max_mem_size), which would otherwise scan the table.
+constexpr size_t kDeleteKeys = 500;
 
 std::string quoteIdentifier(std::string_view name) {
   std::string out = "`";
@@ -55,13 +58,21 @@ class StatementBuilder {
       columns += (c ? ", " : "") + quoteIdentifier(names[c]);
     }
     replace_head_ = fmt::format("REPLACE INTO {} ({}) VALUES ", target_, columns);
-    std::string key;
-    for (size_t k = 0; k < pk_.size(); ++k) key += (k ? ", " : "") + quoteIdentifier(names[pk_[k]]);
-    delete_head_ = fmt::format("DELETE FROM {} WHERE ({}) IN (", target_, key);
+    for (size_t k : pk_) key_names_.push_back(quoteIdentifier(names[k]));
+    delete_head_ = fmt::format("DELETE FROM {} WHERE ", target_);
   }
 
   void replace(const Row& row) { add(Kind::kReplace, tuple(row, all_)); }
-  void remove(const Row& row) { add(Kind::kDelete, tuple(row, pk_)); }
+  // "(`a` = 1 AND `b` = 2)": MariaDB 10.11 scans the whole table (and locks
+  // every row) for "(`a`, `b`) IN ((1, 2))" with one tuple; an OR of these
+  // is a range for one key or many.
+  void remove(const Row& row) {
+    std::string match = "(";
+    for (size_t k = 0; k < pk_.size(); ++k) {
+      match += (k ? " AND " : "") + key_names_[k] + " = " + protocol::binlogValueLiteral(row[pk_[k]]);
+    }
+    add(Kind::kDelete, match + ")");
+  }
   bool samePrimaryKey(const Row& a, const Row& b) const { return equalOn(a, b, pk_); }
 
   std::vector<std::string> finish() {
@@ -73,27 +84,32 @@ class StatementBuilder {
   enum class Kind { kNone, kReplace, kDelete };
 
   void add(Kind kind, const std::string& values) {
-    if (kind != kind_ || current_.size() > kStatementBytes) flush();
+    if (kind != kind_ || current_.size() > kStatementBytes || (kind == Kind::kDelete && items_ >= kDeleteKeys)) {
+      flush();
+    }
     if (current_.empty()) {
       kind_ = kind;
       current_ = kind == Kind::kReplace ? replace_head_ : delete_head_;
     } else {
-      current_ += ", ";
+      current_ += kind == Kind::kReplace ? ", " : " OR ";
     }
     current_ += values;
+    ++items_;
   }
   void flush() {
     if (current_.empty()) return;
-    if (kind_ == Kind::kDelete) current_ += ')';
     out_.push_back(std::move(current_));
     current_.clear();
     kind_ = Kind::kNone;
+    items_ = 0;
   }
 
   const std::string& target_;
   std::vector<size_t> pk_;
   std::vector<size_t> all_;
+  std::vector<std::string> key_names_;  // quoted, in key order
   std::string replace_head_, delete_head_;
+  size_t items_ = 0;  // rows or keys in current_
   Kind kind_ = Kind::kNone;
   std::string current_;
   std::vector<std::string> out_;

@@ -77,14 +77,20 @@ std::string literal(const std::optional<std::string>& v, const protocol::ColumnD
   return out + "'";
 }
 
-// "(`a`, `b`) > (1, 2)" for the key columns after `cursor` (literals).
+// The key columns compared with `cursor` (literals) in key order, op ">"
+// or "<=", written out column by column: "(`a` > 1 OR (`a` = 1 AND `b` > 2))".
+// MariaDB reads the row form "(`a`, `b`) > (1, 2)" by scanning the index from
+// its start (EXPLAIN: type index), which made each copy batch slower than the
+// last; this form is a range.
 std::string keyAfter(const std::vector<std::string>& pk, const std::vector<std::string>& cursor, std::string_view op) {
-  std::string cols, vals;
+  const std::string_view strict = op == ">" ? ">" : "<";
+  std::string out = "(";
   for (size_t i = 0; i < pk.size(); ++i) {
-    cols += (i ? ", " : "") + quoteName(pk[i]);
-    vals += (i ? ", " : "") + cursor[i];
+    out += i ? " OR (" : "(";
+    for (size_t k = 0; k < i; ++k) out += quoteName(pk[k]) + " = " + cursor[k] + " AND ";
+    out += fmt::format("{} {} {})", quoteName(pk[i]), i + 1 == pk.size() ? op : strict, cursor[i]);
   }
-  return "(" + cols + ") " + std::string(op) + " (" + vals + ")";
+  return out + ")";
 }
 
 std::optional<protocol::BinlogPosition> parsePosition(const std::string& text) {

@@ -11,6 +11,7 @@
 //       (--until FILE:POS | --stop-file PATH) --schema S --table T --key K
 //       --mod M --in a,b [--crc-prefix 'channel:'] [--pk-user U --pk-password W]
 //       --target-port P --target-user U --target-password W --target-table `db`.`t`
+//       [--batch-transactions N]  (source transactions per target transaction, default 500)
 //     With --stop-file, follows the binlog until the file appears, then
 //     applies up to the position written in it. Prints "END events rows
 //     transactions seconds applied-position batches" (batches: target
@@ -165,6 +166,7 @@ proxy::awaitable<int> catchup() {
   proxy::CatchupConfig config;
   config.filter = {arg("schema"), arg("table"), arg("key"), predicate()};
   config.target_table = arg("target-table");
+  config.batch_transactions = static_cast<uint32_t>(std::stoul(arg("batch-transactions", "500")));
   if (args.count("pk-user")) {
     auto pk_backend = backend(arg("port"), arg("pk-user"), arg("pk-password"));
     auto pk_conn = co_await proxy::BackendConnection::open(pk_backend, proxy::kNoDatabase, 1u << 24);
