@@ -17,9 +17,10 @@ using Row = std::vector<BinlogValue>;
 // A statement grows by rows up to about this size, then a new one starts
 // (well under max_allowed_packet; one row bigger than this goes alone).
 constexpr size_t kStatementBytes = 1 << 20;
-// Keys per DELETE: its OR list stays small for the range optimizer
-// (range_optimizer_max_mem_size), which would otherwise scan the table.
-constexpr size_t kDeleteKeys = 500;
+// A DELETE's OR list stays small for the range optimizer
+// (range_optimizer_max_mem_size), which would otherwise scan the table:
+// a few hundred keys.
+constexpr size_t kDeleteBytes = 32 << 10;
 
 std::string quoteIdentifier(std::string_view name) {
   std::string out = "`";
@@ -84,7 +85,7 @@ class StatementBuilder {
   enum class Kind { kNone, kReplace, kDelete };
 
   void add(Kind kind, const std::string& values) {
-    if (kind != kind_ || current_.size() > kStatementBytes || (kind == Kind::kDelete && items_ >= kDeleteKeys)) {
+    if (kind != kind_ || current_.size() > (kind == Kind::kDelete ? kDeleteBytes : kStatementBytes)) {
       flush();
     }
     if (current_.empty()) {
@@ -94,14 +95,12 @@ class StatementBuilder {
       current_ += kind == Kind::kReplace ? ", " : " OR ";
     }
     current_ += values;
-    ++items_;
   }
   void flush() {
     if (current_.empty()) return;
     out_.push_back(std::move(current_));
     current_.clear();
     kind_ = Kind::kNone;
-    items_ = 0;
   }
 
   const std::string& target_;
@@ -109,7 +108,6 @@ class StatementBuilder {
   std::vector<size_t> all_;
   std::vector<std::string> key_names_;  // quoted, in key order
   std::string replace_head_, delete_head_;
-  size_t items_ = 0;  // rows or keys in current_
   Kind kind_ = Kind::kNone;
   std::string current_;
   std::vector<std::string> out_;
@@ -132,6 +130,35 @@ Expected<std::vector<size_t>> primaryKeyIndexes(const BinlogRowsEvent& rows, con
   if (pk.empty()) return std::unexpected(fmt::format("{}.{} has no primary key: cannot apply its changes idempotently",
                                                      rows.schema, rows.table));
   return pk;
+}
+
+// Where the rows (keys) of a statement of StatementBuilder begin, how more
+// are joined, and how big the statement may grow.
+struct StatementHead {
+  size_t length;
+  std::string_view separator;
+  size_t limit;
+};
+std::optional<StatementHead> statementHead(std::string_view sql) {
+  const bool replace = sql.starts_with("REPLACE INTO ");
+  if (!replace && !sql.starts_with("DELETE FROM ")) return std::nullopt;
+  const std::string_view marker = replace ? ") VALUES " : " WHERE ";
+  size_t at = sql.find(marker);
+  if (at == std::string_view::npos) return std::nullopt;
+  return StatementHead{at + marker.size(), replace ? ", " : " OR ", replace ? kStatementBytes : kDeleteBytes};
+}
+
+// Appends the rows (keys) of `next` to `into` when both are the same kind of
+// statement on the same table and columns: consecutive source transactions'
+// REPLACEs become one multi-row REPLACE (rows apply in order, the last image
+// of a key wins, as one by one), their DELETEs one DELETE.
+bool mergeStatement(std::string& into, const std::string& next) {
+  auto head = statementHead(next);
+  if (!head || into.size() < head->length || into.compare(0, head->length, next, 0, head->length) != 0) return false;
+  if (into.size() + next.size() - head->length > head->limit) return false;
+  into += head->separator;
+  into.append(next, head->length);
+  return true;
 }
 
 bool isTransactionControl(std::string_view q, std::string_view word) {
@@ -315,7 +342,9 @@ awaitable<Expected<void>> MoveCatchup::endTransaction() {
   if (!batch_.empty() && batch_bytes_ + pending_bytes_ > config_.batch_bytes) {
     if (auto r = co_await flush(); !r) co_return r;
   }
-  for (auto& s : pending_) batch_.push_back(std::move(s));
+  for (auto& s : pending_) {
+    if (batch_.empty() || !mergeStatement(batch_.back(), s)) batch_.push_back(std::move(s));
+  }
   batch_rows_ += pending_rows_;
   batch_bytes_ += pending_bytes_;
   ++batch_transactions_;

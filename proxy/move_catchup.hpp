@@ -4,11 +4,13 @@
 // Whole source transactions are batched: up to batch_transactions of them
 // (and about batch_bytes of SQL) go to the target as one transaction in one
 // round trip, so the applier keeps up with many small writers; a batch is
-// sent when it is full or when the stop position is reached. The statements:
+// sent when it is full or when the stop position is reached. Consecutive
+// statements of one kind are merged across the batch's transactions (one
+// multi-row REPLACE, one DELETE of many keys). The statements:
 //   insert -> REPLACE INTO target (all columns) VALUES (...)
 //   update -> REPLACE the after image; when the primary key changed, or the
 //             row left the moving keys, DELETE the before image's key first
-//   delete -> DELETE FROM target WHERE <primary key> = ...
+//   delete -> DELETE FROM target WHERE (<pk1> = ... AND <pk2> = ...) OR ...
 // A row matches when the filter's predicate holds for its key column; an
 // update matches when its before or its after image does.
 //

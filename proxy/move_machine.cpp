@@ -61,7 +61,7 @@ awaitable<bool> MoveMachine::catchUpRound() {
     co_return false;
   }
   noteCatchup();  // the lag to this end, before applying it
-  bool close = r_.lag_bytes < settings_.cutover_lag_bytes;
+  bool close = steps_.catchup().lag_known && r_.lag_bytes < settings_.cutover_lag_bytes;
   const auto started = Clock::now();
   const uint64_t rows_before = r_.rows_applied;
   if (auto applied = co_await steps_.catchUpTo(*end); !applied) {

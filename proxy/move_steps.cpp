@@ -355,7 +355,9 @@ void BackendMoveSteps::noteLag(const protocol::BinlogPosition& end) {
   figures_.applied_position = protocol::toString(catchup_->progress().applied);
   if (catchup_->progress().applied.file.empty()) figures_.applied_position = "";
   figures_.rows_applied = catchup_->progress().rows_applied;
-  figures_.lag_bytes = catchup_->lagBytes(end).value_or(0);
+  auto lag = catchup_->lagBytes(end);
+  figures_.lag_known = lag.has_value();
+  figures_.lag_bytes = lag.value_or(end.pos);  // across a rotation: at least the new file's bytes
   figures_.lag_seconds = static_cast<double>(catchup_->lagSeconds().count());
 }
 
