@@ -155,6 +155,19 @@ awaitable<bool> MoveMachine::drained() {
   }
 }
 
+// After a cut-over attempt that did not hold (r_.message says why): true
+// to try again after the retry pause, false when the move failed.
+awaitable<bool> MoveMachine::retryCutOver(uint32_t attempt) {
+  save_(r_);
+  if (attempt >= settings_.cutover_attempts) {
+    r_.message += "; gave up after " + std::to_string(attempt) + " attempts (routing stays on the source)";
+    co_await stopBeforeSwitch(MoveState::kFailed);
+    co_return false;
+  }
+  co_await steps_.sleep(settings_.retry_pause);
+  co_return true;
+}
+
 awaitable<bool> MoveMachine::cutOver() {
   enter(MoveState::kCuttingOver);
   for (uint32_t attempt = 1;; ++attempt) {
@@ -164,11 +177,19 @@ awaitable<bool> MoveMachine::cutOver() {
     co_await stopBeforeSwitch(MoveState::kCancelled);
       co_return false;
     }
-    // Catch up close to the end first: what is left is applied under the hold.
-    for (uint32_t round = 0; round < settings_.catchup_rounds; ++round) {
-      bool close = co_await catchUpRound();
+    // Catch up close to the end first: what is left is applied under the
+    // hold. Never hold with more left (the pause would grow with it).
+    bool close = false;
+    for (uint32_t round = 0; round < settings_.catchup_rounds && !close; ++round) {
+      close = co_await catchUpRound();
       if (r_.state == MoveState::kFailed) co_return false;
-      if (close) break;
+    }
+    if (!close) {
+      r_.message = fmt::format("cut-over attempt {}: the catch-up was still {} bytes behind after {} rounds "
+                               "(moves.cutover_lag_bytes {}); writes were not held",
+                               attempt, r_.lag_bytes, settings_.catchup_rounds, settings_.cutover_lag_bytes);
+      if (co_await retryCutOver(attempt)) continue;
+      co_return false;
     }
     auto held_at = Clock::now();
     hold_.hold(watch_);
@@ -179,15 +200,8 @@ awaitable<bool> MoveMachine::cutOver() {
                                "not end within {} ms",
                                attempt, hold_.inFlight(watch_), hold_.olderTransactions(watch_),
                                settings_.drain_timeout.count());
-      save_(r_);
-      if (attempt >= settings_.cutover_attempts) {
-        r_.message = r_.message + "; gave up after " + std::to_string(attempt) +
-                                                          " attempts (routing stays on the source)";
-    co_await stopBeforeSwitch(MoveState::kFailed);
-        co_return false;
-      }
-      co_await steps_.sleep(settings_.retry_pause);
-      continue;
+      if (co_await retryCutOver(attempt)) continue;
+      co_return false;
     }
     // Nothing more can reach the source's moving rows: its end is final for them.
     const double drain_ms = millisSince(held_at);

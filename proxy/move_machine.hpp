@@ -109,6 +109,7 @@ class MoveMachine {
   awaitable<bool> copyAndCatchUp();
   awaitable<bool> verify();
   awaitable<bool> cutOver();
+  awaitable<bool> retryCutOver(uint32_t attempt);
   awaitable<bool> drained();
   awaitable<void> verifyAfter();
   awaitable<bool> catchUpRound();
