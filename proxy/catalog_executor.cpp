@@ -82,7 +82,7 @@ awaitable<std::expected<BackendConnection::TextResult, protocol::ErrPacket>> Cli
   co_return out;
 }
 
-awaitable<bool> ClientSession::runCatalog(const routing::CatalogPlan& plan) {
+awaitable<bool> ClientSession::runCatalog(const routing::CatalogPlan& plan, bool binary_rows) {
   auto map = mapSnapshot();
   const conf::UserAccount* account = worker_.context().config.findUser(user_);
   routing::AllowLists lists;
@@ -119,7 +119,7 @@ awaitable<bool> ClientSession::runCatalog(const routing::CatalogPlan& plan) {
   }
   diagnostics_.onSuccess(0);
   record_.onResponse(result.rows.size(), 0);
-  co_return co_await sendLocalResult(result);
+  co_return co_await sendLocalResult(result, binary_rows);
 }
 
 awaitable<bool> ClientSession::onFieldList(protocol::ByteView payload) {

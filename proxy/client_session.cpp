@@ -483,9 +483,9 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   co_return co_await runOn(*target.pool, out, info);
 }
 
-awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result) {
+awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result, bool binary_rows) {
   protocol::Bytes out;
-  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_, false, mariadb_capabilities_);
+  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_, binary_rows, mariadb_capabilities_);
   client_.appendFramedBytes(out);
   co_return co_await client_.flush();
 }
