@@ -12,6 +12,7 @@
 #include "proxy/client_session.hpp"
 #include "proxy/worker.hpp"
 #include "routing/catalog.hpp"
+#include "routing/prepare_target.hpp"
 
 namespace sp::proxy {
 
@@ -38,6 +39,17 @@ std::optional<routing::CatalogPlan> ClientSession::catalogPlan(std::string_view 
   auto map = mapSnapshot();
   if (!map) return std::nullopt;
   return routing::planCatalog(sql, *map, worker_.context().config.default_backend, dialect_);
+}
+
+std::optional<protocol::ErrPacket> ClientSession::catalogPrepareRefusal(std::string_view sql) {
+  if (!usesLogicalCatalog()) return std::nullopt;
+  auto text = routing::sqlPrepareText(sql, dialect_);
+  if (!text) return std::nullopt;
+  if (!catalogPlan(*text, parser::classify(*text, dialect_))) return std::nullopt;
+  return client_error::make(client_error::kNotSupported,
+      "shardproxy: PREPARE ... FROM of a catalog statement (SHOW, DESCRIBE, information_schema) would show the "
+      "physical tables behind the logical ones; run it as a query, or prepare it with the binary protocol "
+      "(server-side prepare in the driver)");
 }
 
 bool ClientSession::usesLogicalCatalog() const {

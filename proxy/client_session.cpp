@@ -440,6 +440,12 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     co_return co_await onMultiStatement(payload, sql);
   }
   if (auto catalog = catalogPlan(sql, info)) co_return co_await runCatalog(*catalog);
+  if (info.kind == K::kPrepareSql) {
+    if (auto refused = catalogPrepareRefusal(sql)) {
+      queueError(reply_seq_, *refused);
+      co_return co_await client_.flush();
+    }
+  }
   if (!pinned_ && !info.multiple_statements) {
     // WITH CONSISTENT SNAPSHOT takes its snapshot when it runs: deferring it
     // to the first statement would let that statement see later commits.

@@ -153,6 +153,9 @@ class ClientSession {
   bool usesLogicalCatalog() const;
   std::optional<routing::CatalogPlan> catalogPlan(std::string_view sql, const parser::StatementInfo& info);
   awaitable<bool> runCatalog(const routing::CatalogPlan& plan, bool binary_rows = false);
+  // `PREPARE s FROM '<catalog statement>'`: EXECUTE would run on a backend
+  // and show the physical layout, so it is refused for logical-catalog users.
+  std::optional<protocol::ErrPacket> catalogPrepareRefusal(std::string_view sql);
   // A prepared catalog statement runs as text (its bound names are rewritten
   // like literals); the rows go back as binary rows.
   awaitable<bool> executeCatalogAsText(const ClientStatement& stmt, const protocol::StmtExecute& exec);
