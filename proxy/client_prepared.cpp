@@ -351,7 +351,12 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   parser::StatementInfo info = parser::classify(stmt->sql, dialect_);
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
   if (stmt->logical_catalog) co_return co_await executeCatalogAsText(*stmt, *exec);
-  routing::Plan plan = planFor(stmt->sql, info, params);
+  auto planned = co_await planWrite(stmt->sql, info, params);
+  if (auto* err = std::get_if<protocol::ErrPacket>(&planned)) {
+    queueError(reply_seq_, *err);
+    co_return co_await client_.flush();
+  }
+  routing::Plan& plan = std::get<routing::Plan>(planned);
   // Spanning shards, a split INSERT, or refused only because bound values sit
   // where the scatter planner needs literals (IN lists, LIMIT, HAVING): run as text.
   bool maybe_scatter = plan.kind == routing::PlanKind::kScatter || plan.kind == routing::PlanKind::kMultiWrite;
@@ -390,7 +395,12 @@ awaitable<bool> ClientSession::executeScatterAsText(const std::string& sql, cons
     co_return co_await client_.flush();
   }
   parser::StatementInfo text_info = parser::classify(*text, dialect_);
-  routing::Plan plan = planFor(*text, text_info, {});
+  auto planned = co_await planWrite(*text, text_info, {});
+  if (auto* err = std::get_if<protocol::ErrPacket>(&planned)) {
+    queueError(reply_seq_, *err);
+    co_return co_await client_.flush();
+  }
+  routing::Plan& plan = std::get<routing::Plan>(planned);
   if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter, true);
   // A split INSERT answers with one OK, the same in both protocols.
   if (plan.kind == routing::PlanKind::kMultiWrite) co_return co_await runMultiWrite(plan, text_info);

@@ -33,6 +33,7 @@
 #include "proxy/session_diagnostics.hpp"
 #include "proxy/session_last_insert_id.hpp"
 #include "proxy/transaction_state.hpp"
+#include "proxy/write_hold.hpp"
 
 namespace sp::proxy {
 
@@ -140,7 +141,7 @@ class ClientSession {
   // The ERR refusing statement `index` (0-based) of a packet, or nullopt
   // with its target (an Outbound over `storage`) filled in.
   struct PacketStatement;
-  std::optional<protocol::ErrPacket> planPacketStatement(PacketStatement& st);
+  awaitable<std::optional<protocol::ErrPacket>> planPacketStatement(PacketStatement& st);
   awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
 
   // session_scatter.cpp: statements that span shards (scatter_execution.hpp runs them).
@@ -261,6 +262,12 @@ class ClientSession {
                                                             bool metadata_only = false);
   // The map this statement plans against: a transaction keeps the snapshot it started with.
   std::shared_ptr<const routing::CompiledShardMap> mapSnapshot();
+  // planFor, then for a write to keys an online move holds, the wait for its
+  // cut-over (session_write_hold.cpp): the plan, re-made against the new map
+  // when the map switched meanwhile, or the refusal past the hold's bounds.
+  awaitable<std::variant<routing::Plan, protocol::ErrPacket>> planWrite(
+      std::string_view sql, const parser::StatementInfo& info, std::span<const routing::ParamValue> params,
+      std::span<const parser::Token> tokens = {}, bool record = true);
 
   Worker& worker_;
   PacketStream client_;
@@ -291,6 +298,8 @@ class ClientSession {
   uint32_t server_version_ = parser::kDefaultServerVersion;
   bool names_case_sensitive_ = false;  // the backends' lower_case_table_names is 0
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
+  uint64_t planned_map_version_ = 0;  // of the map the latest plan was made with
+  SessionWriteGate write_gate_;       // tickets of writes to keys an online move watches
   ClientStatements statements_;
   // The current COM_QUERY's analysis (parser/analysis.hpp); kept to reuse its buffers.
   parser::StatementAnalysis analysis_;
