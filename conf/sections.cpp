@@ -302,6 +302,55 @@ const FieldSpec<ArchiveEntry> kArchiveFields[] = {
      }},
 };
 
+// ---- moves (online resharding) ----
+
+const FieldSpec<MovesConfig> kMovesFields[] = {
+    {"batch_rows", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 1, 100'000), m.batch_rows);
+     }},
+    {"pause_ms", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 0, 60'000), m.pause_ms);
+     }},
+    {"hold_timeout_ms", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 10, 60'000), m.hold_timeout_ms);
+     }},
+    {"hold_max_waiting", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 1, 1'000'000), m.hold_max_waiting);
+     }},
+    {"drain_timeout_ms", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 1, 60'000), m.drain_timeout_ms);
+     }},
+    {"cutover_attempts", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 1, 1000), m.cutover_attempts);
+     }},
+    {"verify_chunk_rows", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 10, 1'000'000), m.verify_chunk_rows);
+     }},
+    {"cutover_lag_bytes", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 0, 1ull << 40), m.cutover_lag_bytes);
+     }},
+    {"catchup_batch_transactions", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 1, 100'000), m.catchup_batch_transactions);
+     }},
+    {"catchup_batch_bytes", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 4096, 1ull << 30), m.catchup_batch_bytes);
+     }},
+    {"replica_server_id", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 1, 4'000'000'000ull), m.replica_server_id);
+     }},
+};
+
 // ---- scatter ----
 
 constexpr std::string_view kMultiShardWrites[] = {"refuse", "best_effort"};
@@ -600,6 +649,11 @@ const FieldSpec<Document> kTopFields[] = {
        ArchiveEntry entry{d.config.archive, d.base_dir};
        readMapping<ArchiveEntry>(w, v, p, kArchiveFields, entry);
        d.config.archive = std::move(entry.archive);
+     }},
+    {"moves", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       if (v.IsNull()) return;
+       readMapping<MovesConfig>(w, v, p, kMovesFields, d.config.moves);
      }},
     {"scatter", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {

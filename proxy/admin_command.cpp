@@ -4,6 +4,7 @@
 
 #include "parser/lexer.hpp"
 #include "proxy/lifecycle_command.hpp"
+#include "proxy/move_command.hpp"
 
 namespace sp::proxy {
 
@@ -201,6 +202,7 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
       {"HELP", "this list"},
   };
   for (auto& line : lifecycleCommandHelp()) help.push_back(std::move(line));
+  for (auto& line : moveCommandHelp()) help.push_back(std::move(line));
   return help;
 }
 

@@ -14,6 +14,7 @@
 #include "proxy/client_errors.hpp"
 #include "proxy/login_deadline.hpp"
 #include "proxy/lifecycle_admin.hpp"
+#include "proxy/move_coordinator.hpp"
 #include "proxy/server_handshake.hpp"
 #include "proxy/tls_contexts.hpp"
 
@@ -82,6 +83,18 @@ awaitable<bool> AdminSession::login() {
 }
 
 awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
+  if (auto move = parseMoveCommand(sql)) {
+    context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("admin {}@{}: {}", user_, peer_, sql.substr(0, 200));
+    if (!*move) {
+      queueReply(AdminError{1064, "42000", move->error()}, seq);
+    } else if (!context_.moves) {
+      queueReply(AdminError{1105, "HY000", "shardproxy admin: online moves are not running"}, seq);
+    } else {
+      queueReply(context_.moves->execute(**move, "admin:" + user_), seq);
+    }
+    co_return;
+  }
   if (auto lifecycle = parseLifecycleCommand(sql)) {
     // Data-lifecycle commands talk to the backends: awaited, logged at info.
     context_.admin_commands.fetch_add(1, std::memory_order_relaxed);

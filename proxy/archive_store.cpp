@@ -2,9 +2,8 @@
 
 #include <sqlite3.h>
 
-#include <filesystem>
-
 #include "proxy/shard_map_store.hpp"
+#include "proxy/sqlite_query.hpp"
 
 namespace sp::proxy {
 
@@ -21,32 +20,7 @@ constexpr const char* kColumns =
     "id, kind, table_name, shard, source, target, cutoff, cursor, rows, batches, retries, seconds, state, message, "
     "started_at, updated_at";
 
-// Owns a prepared statement; binds text and integers by position.
-class Query {
- public:
-  Query(sqlite3* db, const std::string& sql) : db_(db) { sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr); }
-  ~Query() { sqlite3_finalize(stmt_); }
-  Query(const Query&) = delete;
-  Query& operator=(const Query&) = delete;
-  bool ok() const { return stmt_ != nullptr; }
-  void bind(int i, const std::string& v) { sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
-  void bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  void bind(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
-  int step() { return sqlite3_step(stmt_); }
-  std::string text(int c) {
-    auto* p = sqlite3_column_text(stmt_, c);
-    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, c))) : "";
-  }
-  int64_t integer(int c) { return sqlite3_column_int64(stmt_, c); }
-  double real(int c) { return sqlite3_column_double(stmt_, c); }
-  std::string error() const { return sqlite3_errmsg(db_); }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-ArchiveProgress readRow(Query& q) {
+ArchiveProgress readRow(SqliteQuery& q) {
   ArchiveProgress p;
   p.id = q.integer(0);
   p.kind = q.text(1);
@@ -71,24 +45,9 @@ ArchiveProgress readRow(Query& q) {
 
 std::expected<std::unique_ptr<ArchiveStore>, std::string> ArchiveStore::open(const std::string& path) {
   if (path.empty()) return std::unexpected(std::string("archive runs need the SQLite file of `cache:` in the config"));
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
-      SQLITE_OK) {
-    std::string problem = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return std::unexpected("cannot open " + path + ": " + problem);
-  }
-  sqlite3_busy_timeout(db, 2000);
-  char* err = nullptr;
-  if (sqlite3_exec(db, kSchema, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string problem = err ? err : "cannot create table archive_progress";
-    sqlite3_free(err);
-    sqlite3_close(db);
-    return std::unexpected(path + ": " + problem);
-  }
-  return std::unique_ptr<ArchiveStore>(new ArchiveStore(db));
+  auto db = openSqliteWithSchema(path, kSchema);
+  if (!db) return std::unexpected(db.error());
+  return std::unique_ptr<ArchiveStore>(new ArchiveStore(*db));
 }
 
 ArchiveStore::~ArchiveStore() { sqlite3_close(db_); }
@@ -97,7 +56,7 @@ std::expected<std::optional<ArchiveProgress>, std::string> ArchiveStore::unfinis
                                                                                    const std::string& table,
                                                                                    const std::string& shard,
                                                                                    const std::string& cutoff) {
-  Query q(db_, std::string("SELECT ") + kColumns +
+  SqliteQuery q(db_, std::string("SELECT ") + kColumns +
                    " FROM archive_progress WHERE kind = ?1 AND table_name = ?2 AND shard = ?3 AND cutoff = ?4 "
                    "AND state <> 'done' ORDER BY id DESC LIMIT 1");
   if (!q.ok()) return std::unexpected(q.error());
@@ -121,7 +80,7 @@ std::expected<void, std::string> ArchiveStore::save(ArchiveProgress& p) {
                 : "UPDATE archive_progress SET kind = ?1, table_name = ?2, shard = ?3, source = ?4, target = ?5, "
                   "cutoff = ?6, cursor = ?7, rows = ?8, batches = ?9, retries = ?10, seconds = ?11, state = ?12, "
                   "message = ?13, started_at = ?14, updated_at = ?15 WHERE id = ?16";
-  Query q(db_, sql);
+  SqliteQuery q(db_, sql);
   if (!q.ok()) return std::unexpected(q.error());
   q.bind(1, p.kind);
   q.bind(2, p.table);
@@ -147,7 +106,7 @@ std::expected<void, std::string> ArchiveStore::save(ArchiveProgress& p) {
 std::expected<std::vector<ArchiveProgress>, std::string> ArchiveStore::list(size_t limit) {
   std::string sql = std::string("SELECT ") + kColumns + " FROM archive_progress ORDER BY id DESC";
   if (limit) sql += " LIMIT " + std::to_string(limit);
-  Query q(db_, sql);
+  SqliteQuery q(db_, sql);
   if (!q.ok()) return std::unexpected(q.error());
   std::vector<ArchiveProgress> out;
   int rc;

@@ -39,6 +39,10 @@ inline constexpr Code kNotSupported{1235, "42000"};       // ER_NOT_SUPPORTED_YE
 inline constexpr Code kServerShutdown{1053, "08S01"};     // ER_SERVER_SHUTDOWN
 inline constexpr Code kGeneric{1105, "HY000"};            // ER_UNKNOWN_ERROR
 inline constexpr Code kCrossBackend{9120, "HY000"};       // shardproxy: state bound to another backend
+// A write to keys an online move holds for its cut-over waited too long or
+// found too many waiting (write_hold.hpp): retryable, nothing ran.
+inline constexpr Code kWriteHoldTimeout{9135, "HY000"};
+inline constexpr Code kWriteHoldFull{9136, "HY000"};
 inline constexpr Code kSplitWritePartial{9121, "HY000"};  // a split INSERT's parts failed on some shards
 inline constexpr Code kNoSuchThread{1094, "HY000"};       // ER_NO_SUCH_THREAD (KILL of an unknown id)
 inline constexpr Code kKillDenied{1095, "HY000"};         // ER_KILL_DENIED_ERROR

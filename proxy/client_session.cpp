@@ -41,7 +41,8 @@ namespace status = protocol::status;
 ClientSession::ClientSession(Worker& worker, tcp::socket socket, uint32_t connection_id)
     : worker_(worker),
       client_(std::move(socket), worker.context().config.server.max_packet_bytes),
-      connection_id_(connection_id) {
+      connection_id_(connection_id),
+      write_gate_(worker.context().write_hold) {
   error_code ec;
   auto ep = client_.socket().remote_endpoint(ec);
   peer_ = ec ? std::string("unknown") : fmt::format("{}:{}", ep.address().to_string(), ep.port());
@@ -118,7 +119,9 @@ awaitable<void> ClientSession::run() {
       ctx.statements.fetch_add(1, std::memory_order_relaxed);
       auto& observer = worker_.observer();
       if (observer.enabled()) beginRecord(msg->payload);
+      write_gate_.beginCommand();
       const bool go_on = co_await dispatch(msg->payload);
+      write_gate_.settle(inTransaction());
       observer.finish(record_, {user_, peer_, connection_id_});
       if (!go_on) break;
     }
@@ -339,6 +342,7 @@ routing::Plan ClientSession::choosePlan(std::string_view sql, const parser::Stat
   if (isSessionControl(info.kind)) return passthrough;
   auto map = mapSnapshot();
   if (!map) return passthrough;
+  planned_map_version_ = map->version();
   routing::PlannerInput input{*map, worker_.context().config.default_backend, params};
   input.dialect = dialect_;
   input.names = nameScope();
@@ -440,6 +444,12 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     co_return co_await onMultiStatement(payload, sql);
   }
   if (auto catalog = catalogPlan(sql, info)) co_return co_await runCatalog(*catalog);
+  if (info.kind == K::kPrepareSql) {
+    if (auto refused = catalogPrepareRefusal(sql)) {
+      queueError(reply_seq_, *refused);
+      co_return co_await client_.flush();
+    }
+  }
   if (!pinned_ && !info.multiple_statements) {
     // WITH CONSISTENT SNAPSHOT takes its snapshot when it runs: deferring it
     // to the first statement would let that statement see later commits.
@@ -463,7 +473,12 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
       co_return co_await sendOk(reply_seq_);
     }
   }
-  routing::Plan plan = planFor(sql, info, {}, analysis_.defaultTokens());
+  auto planned = co_await planWrite(sql, info, {}, analysis_.defaultTokens());
+  if (auto* err = std::get_if<protocol::ErrPacket>(&planned)) {
+    queueError(reply_seq_, *err);
+    co_return co_await client_.flush();
+  }
+  routing::Plan& plan = std::get<routing::Plan>(planned);
   if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter);
   if (plan.kind == routing::PlanKind::kMultiWrite) co_return co_await runMultiWrite(plan, info);
   auto routed = resolve(plan, sql, info);
@@ -483,9 +498,9 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   co_return co_await runOn(*target.pool, out, info);
 }
 
-awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result) {
+awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result, bool binary_rows) {
   protocol::Bytes out;
-  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_, false, mariadb_capabilities_);
+  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_, binary_rows, mariadb_capabilities_);
   client_.appendFramedBytes(out);
   co_return co_await client_.flush();
 }

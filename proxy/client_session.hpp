@@ -33,6 +33,7 @@
 #include "proxy/session_diagnostics.hpp"
 #include "proxy/session_last_insert_id.hpp"
 #include "proxy/transaction_state.hpp"
+#include "proxy/write_hold.hpp"
 
 namespace sp::proxy {
 
@@ -117,7 +118,8 @@ class ClientSession {
     uint8_t next_seq = 0;
     bool stopped = true;
   };
-  awaitable<bool> sendLocalResult(const LocalResult& result);
+  // binary_rows: the answer to a COM_STMT_EXECUTE.
+  awaitable<bool> sendLocalResult(const LocalResult& result, bool binary_rows = false);
   // The statement's conditions into diagnostics_: its error, or its warnings
   // read with SHOW WARNINGS on `conn` (only when it had some).
   awaitable<void> recordDiagnostics(const ForwardResult& result, const parser::StatementInfo& info,
@@ -139,7 +141,7 @@ class ClientSession {
   // The ERR refusing statement `index` (0-based) of a packet, or nullopt
   // with its target (an Outbound over `storage`) filled in.
   struct PacketStatement;
-  std::optional<protocol::ErrPacket> planPacketStatement(PacketStatement& st);
+  awaitable<std::optional<protocol::ErrPacket>> planPacketStatement(PacketStatement& st);
   awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
 
   // session_scatter.cpp: statements that span shards (scatter_execution.hpp runs them).
@@ -151,7 +153,13 @@ class ClientSession {
   // users without physical_tables / privileged.
   bool usesLogicalCatalog() const;
   std::optional<routing::CatalogPlan> catalogPlan(std::string_view sql, const parser::StatementInfo& info);
-  awaitable<bool> runCatalog(const routing::CatalogPlan& plan);
+  awaitable<bool> runCatalog(const routing::CatalogPlan& plan, bool binary_rows = false);
+  // `PREPARE s FROM '<catalog statement>'`: EXECUTE would run on a backend
+  // and show the physical layout, so it is refused for logical-catalog users.
+  std::optional<protocol::ErrPacket> catalogPrepareRefusal(std::string_view sql);
+  // A prepared catalog statement runs as text (its bound names are rewritten
+  // like literals); the rows go back as binary rows.
+  awaitable<bool> executeCatalogAsText(const ClientStatement& stmt, const protocol::StmtExecute& exec);
   awaitable<std::expected<BackendConnection::TextResult, protocol::ErrPacket>> catalogQuery(BackendPool& pool,
                                                                                           const std::string& sql);
 
@@ -165,9 +173,12 @@ class ClientSession {
   awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> preparePartConnection(
       BackendPool& pool, const parser::StatementInfo& info);
   awaitable<bool> sendWriteOk(const protocol::OkPacket& sum);
-  // client_prepared.cpp: a prepared statement that spans shards, run as text.
-  std::expected<std::string, protocol::ErrPacket> inlineParameters(const std::string& sql,
-                                                                  const protocol::StmtExecute& exec) const;
+  // client_prepared.cpp: a prepared statement that spans shards (or reads
+  // the logical catalog), run as text; `runs_as_text_because` words why in
+  // a refusal.
+  std::expected<std::string, protocol::ErrPacket> inlineParameters(
+      const std::string& sql, const protocol::StmtExecute& exec,
+      std::string_view runs_as_text_because = "spans shards") const;
   awaitable<bool> executeScatterAsText(const std::string& sql, const parser::StatementInfo& info,
                                        const protocol::StmtExecute& exec, const routing::Plan& bound_plan);
 
@@ -251,6 +262,12 @@ class ClientSession {
                                                             bool metadata_only = false);
   // The map this statement plans against: a transaction keeps the snapshot it started with.
   std::shared_ptr<const routing::CompiledShardMap> mapSnapshot();
+  // planFor, then for a write to keys an online move holds, the wait for its
+  // cut-over (session_write_hold.cpp): the plan, re-made against the new map
+  // when the map switched meanwhile, or the refusal past the hold's bounds.
+  awaitable<std::variant<routing::Plan, protocol::ErrPacket>> planWrite(
+      std::string_view sql, const parser::StatementInfo& info, std::span<const routing::ParamValue> params,
+      std::span<const parser::Token> tokens = {}, bool record = true);
 
   Worker& worker_;
   PacketStream client_;
@@ -281,6 +298,8 @@ class ClientSession {
   uint32_t server_version_ = parser::kDefaultServerVersion;
   bool names_case_sensitive_ = false;  // the backends' lower_case_table_names is 0
   std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
+  uint64_t planned_map_version_ = 0;  // of the map the latest plan was made with
+  SessionWriteGate write_gate_;       // tickets of writes to keys an online move watches
   ClientStatements statements_;
   // The current COM_QUERY's analysis (parser/analysis.hpp); kept to reuse its buffers.
   parser::StatementAnalysis analysis_;

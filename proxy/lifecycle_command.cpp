@@ -2,75 +2,12 @@
 
 #include <charconv>
 
-#include "parser/lexer.hpp"
+#include "proxy/command_cursor.hpp"
 #include "routing/conditions.hpp"
 
 namespace sp::proxy {
 
 namespace {
-
-using parser::Token;
-using parser::TokenKind;
-
-// A cursor over the significant tokens of one command (no trailing ';').
-class Cursor {
- public:
-  explicit Cursor(std::string_view sql) : sql_(sql), tokens_(parser::tokenize(sql)) {
-    while (!tokens_.empty() && (tokens_.back().is(TokenKind::kEnd) || tokens_.back().is(TokenKind::kSemicolon))) {
-      tokens_.pop_back();
-    }
-  }
-  bool done() const { return pos_ >= tokens_.size(); }
-  bool hasError() const {
-    for (const auto& t : tokens_) {
-      if (t.isError()) return true;
-    }
-    return false;
-  }
-  // Consumes the bare words if they come next.
-  bool accept(std::initializer_list<std::string_view> words) {
-    size_t i = pos_;
-    for (auto w : words) {
-      if (i >= tokens_.size() || !tokens_[i].is(TokenKind::kIdentifier) || !routing::equalsIgnoreCase(tokens_[i].text(sql_), w)) {
-        return false;
-      }
-      ++i;
-    }
-    pos_ = i;
-    return true;
-  }
-  std::optional<uint64_t> integer() {
-    if (done() || !tokens_[pos_].is(TokenKind::kInteger)) return std::nullopt;
-    auto text = tokens_[pos_].text(sql_);
-    uint64_t v = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-    ++pos_;
-    return v;
-  }
-  std::optional<std::string> name() {
-    if (done()) return std::nullopt;
-    const Token& t = tokens_[pos_];
-    if (t.is(TokenKind::kIdentifier)) {
-      ++pos_;
-      return std::string(t.text(sql_));
-    }
-    if (t.is(TokenKind::kQuotedIdentifier)) {
-      ++pos_;
-      return parser::unquoteIdentifier(t.text(sql_));
-    }
-    return std::nullopt;
-  }
-  std::optional<std::string> string() {
-    if (done() || !tokens_[pos_].is(TokenKind::kString)) return std::nullopt;
-    return parser::unquoteString(tokens_[pos_++].text(sql_));
-  }
-
- private:
-  std::string_view sql_;
-  std::vector<Token> tokens_;
-  size_t pos_ = 0;
-};
 
 using Parsed = std::expected<LifecycleCommand, std::string>;
 
@@ -79,14 +16,14 @@ Parsed malformed(std::string_view form) {
 }
 
 // '<date>' or '<date time>' (UTC).
-std::optional<routing::DateTimeValue> dateLiteral(Cursor& c) {
+std::optional<routing::DateTimeValue> dateLiteral(CommandCursor& c) {
   auto text = c.string();
   if (!text) return std::nullopt;
   return routing::parseDateTime(*text);
 }
 
 // The optional tail [OF <table>] [AS OF '<date>'].
-bool readTail(Cursor& c, LifecycleCommand& cmd, bool allow_table) {
+bool readTail(CommandCursor& c, LifecycleCommand& cmd, bool allow_table) {
   if (allow_table && c.accept({"of"})) {
     auto table = c.name();
     if (!table) return false;
@@ -104,7 +41,7 @@ constexpr std::string_view kEnsureForm = "ENSURE PARTITIONS AHEAD <n> [OF <table
 constexpr std::string_view kArchiveForm =
     "ARCHIVE <table> OLDER THAN <n> DAYS [AS OF 'YYYY-MM-DD'] or ARCHIVE <table> BEFORE 'YYYY-MM-DD' [EXPORT ONLY]";
 
-Parsed parseArchive(Cursor& c) {
+Parsed parseArchive(CommandCursor& c) {
   LifecycleCommand cmd;
   auto table = c.name();
   if (!table) return malformed(kArchiveForm);
@@ -132,7 +69,7 @@ Parsed parseArchive(Cursor& c) {
 }  // namespace
 
 std::optional<std::expected<LifecycleCommand, std::string>> parseLifecycleCommand(std::string_view sql) {
-  Cursor c(sql);
+  CommandCursor c(sql);
   if (c.hasError()) return std::nullopt;  // the admin parser reports where
   LifecycleCommand cmd;
   if (c.accept({"show", "partitions"})) {

@@ -69,28 +69,31 @@ protocol::ErrPacket named(protocol::ErrPacket err, size_t index, std::string_vie
 
 }  // namespace
 
-std::optional<protocol::ErrPacket> ClientSession::planPacketStatement(PacketStatement& st) {
+awaitable<std::optional<protocol::ErrPacket>> ClientSession::planPacketStatement(PacketStatement& st) {
   using K = parser::StatementKind;
-  if (auto refused = accessRefusal(st.text)) return named(*refused, st.index, st.text);
+  if (auto refused = accessRefusal(st.text)) co_return named(*refused, st.index, st.text);
   // Answered by the proxy itself when alone in a packet: not in one.
   if (st.info.kind == K::kKill || st.info.calls_connection_id || st.info.reads_diagnostics) {
-    return named(client_error::make(client_error::kNotSupported,
+    co_return named(client_error::make(client_error::kNotSupported,
                                     "shardproxy: KILL, CONNECTION_ID() and diagnostics statements are answered by "
                                     "the proxy and must be sent on their own, not in a multi-statement packet"),
                  st.index, st.text);
   }
-  routing::Plan plan = choosePlan(st.text, st.info, {}, {});
+  // A write to keys an online move holds waits for its cut-over here too.
+  auto planned = co_await planWrite(st.text, st.info, {}, {}, false);
+  if (auto* err = std::get_if<protocol::ErrPacket>(&planned)) co_return named(*err, st.index, st.text);
+  routing::Plan& plan = std::get<routing::Plan>(planned);
   if (plan.kind == routing::PlanKind::kScatter || plan.kind == routing::PlanKind::kMultiRoute ||
       plan.kind == routing::PlanKind::kMultiWrite) {
-    return named(client_error::make(client_error::kNotSupported,
+    co_return named(client_error::make(client_error::kNotSupported,
                                     "shardproxy: this statement spans several shards, which the proxy runs only "
                                     "when it is sent on its own, not in a multi-statement packet"),
                  st.index, st.text);
   }
   auto resolved = resolve(plan, st.text, st.info);
-  if (auto* err = std::get_if<protocol::ErrPacket>(&resolved)) return named(*err, st.index, st.text);
+  if (auto* err = std::get_if<protocol::ErrPacket>(&resolved)) co_return named(*err, st.index, st.text);
   st.target = std::move(std::get<StatementTarget>(resolved));
-  return std::nullopt;
+  co_return std::nullopt;
 }
 
 awaitable<bool> ClientSession::onMultiStatement(protocol::ByteView payload, std::string_view sql) {
@@ -101,7 +104,7 @@ awaitable<bool> ClientSession::onMultiStatement(protocol::ByteView payload, std:
     PacketStatement st{i, spans[i].text(sql), {}, {}};
     st.info = parser::classify(st.text, dialect_);
     if (changesReading(st.info)) co_return co_await runStatementByStatement(sql);
-    if (auto refused = planPacketStatement(st)) {
+    if (auto refused = co_await planPacketStatement(st)) {
       queueError(reply_seq_, *refused);
       co_return co_await client_.flush();
     }
@@ -161,7 +164,7 @@ awaitable<bool> ClientSession::runStatementByStatement(std::string_view sql) {
       if (last) co_return true;
       continue;
     }
-    if (auto refused = planPacketStatement(st)) {
+    if (auto refused = co_await planPacketStatement(st)) {
       queueError(reply_seq_, *refused);
       co_return co_await client_.flush();
     }

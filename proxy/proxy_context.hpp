@@ -11,6 +11,7 @@
 #include "conf/config.hpp"
 #include "proxy/host_limits.hpp"
 #include "proxy/lifecycle_stats.hpp"
+#include "proxy/write_hold.hpp"
 #include "routing/merge_budget.hpp"
 #include "routing/shard_map.hpp"
 
@@ -19,6 +20,7 @@ namespace sp::proxy {
 class Worker;
 class FleetAgent;
 class SlowQueryLog;
+class MoveCoordinator;
 class ServerTls;
 struct ArchivedMonths;
 
@@ -79,6 +81,9 @@ struct ProxyContext {
   // The shard map in force. Each statement plans against one snapshot; a
   // reload publishes a new immutable map (null: no sharded tables).
   std::atomic<std::shared_ptr<const routing::CompiledShardMap>> shard_map;
+  // Keys of online moves and their cut-over hold (write_hold.hpp).
+  WriteHold write_hold;
+  MoveCoordinator* moves = nullptr;  // the admin commands MOVE ..., SHOW MOVES (set at start-up)
 };
 
 }  // namespace sp::proxy

@@ -49,6 +49,7 @@ Server::Server(conf::Config config) {
 }
 
 Server::~Server() {
+  if (moves_) moves_->stop();
   if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();
   if (admin_) admin_->stop();
@@ -102,6 +103,9 @@ std::string Server::start() {
   asio::co_spawn(workers_.front()->io(), logSchemaDrift(context_.config, context_.shard_map.load()), asio::detached);
   for (auto& w : workers_) w->start();
   maps_->attachWorkers(std::move(workers));
+  moves_ = std::make_unique<MoveCoordinator>(context_, *maps_);
+  moves_->start();  // resumes moves a restart interrupted
+  context_.moves = moves_.get();
   if (cfg.fleet) {
     // Serving already (the cached or file map); the fleet's map follows once etcd answers.
     fleet_ = std::make_unique<FleetAgent>(context_, *maps_);
@@ -165,6 +169,7 @@ void Server::runUntilSignalled() {
 
 void Server::shutdown() {
   context_.shutting_down = true;
+  if (moves_) moves_->stop();
   if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();
   if (admin_) admin_->stop();

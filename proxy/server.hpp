@@ -9,6 +9,7 @@
 #include "proxy/admin_server.hpp"
 #include "proxy/fleet_agent.hpp"
 #include "proxy/metrics_server.hpp"
+#include "proxy/move_coordinator.hpp"
 #include "proxy/partition_upkeep.hpp"
 #include "proxy/proxy_context.hpp"
 #include "proxy/shard_map_manager.hpp"
@@ -40,6 +41,7 @@ class Server {
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<MetricsServer> metrics_;
   std::unique_ptr<PartitionUpkeep> upkeep_;
+  std::unique_ptr<MoveCoordinator> moves_;
 };
 
 }  // namespace sp::proxy

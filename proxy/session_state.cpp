@@ -51,9 +51,11 @@ constexpr CollationName kCollations[] = {
 
 // Variables whose value is tied to one connection or to the proxy's own use
 // of it: replaying them elsewhere would be wrong (a stale insert_id) or would
-// blind the proxy (session tracking switched off).
+// blind the proxy (session tracking switched off). last_gtid is read-only
+// (MariaDB tracks it by default once the server writes a binlog: replaying
+// it failed every later statement with 1238).
 constexpr std::string_view kConnectionBoundVariables[] = {
-    "insert_id", "last_insert_id", "identity", "rand_seed1", "rand_seed2",
+    "insert_id", "last_insert_id", "identity", "rand_seed1", "rand_seed2", "last_gtid",
     "session_track_system_variables", "session_track_schema", "session_track_state_change",
     "session_track_transaction_info", "session_track_user_variables",
 };

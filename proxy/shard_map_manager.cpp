@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <future>
 
 #include "proxy/worker.hpp"
@@ -285,6 +287,46 @@ SwapOutcome ShardMapManager::rollback(uint64_t version, const std::string& who) 
     return refuse(std::move(lines), who, what, started);
   }
   return apply(*map, BackendDiff{}, backends_, who, fmt::format("rollback to {}", version), true, started);
+}
+
+SwapOutcome ShardMapManager::publishGenerated(const std::string& yaml_text, const std::string& who,
+                                              const std::string& note) {
+  std::lock_guard lock(mutex_);
+  auto started = Clock::now();
+  auto map = routing::compileShardMap(yaml_text, backendNames(backends_));
+  if (!map) {
+    auto lines = splitLines(routing::formatShardMapIssues(map.error(), "generated map"));
+    return refuse(std::move(lines), who, note, started);
+  }
+  SwapOutcome out = apply(*map, BackendDiff{}, backends_, who, note, false, started);
+  if (out.verdict == SwapVerdict::kApply) {
+    if (auto problem = writeMapFile(**map); !problem.empty()) {
+      out.message += "; " + problem;
+      spdlog::error("shard map version {} is in force but the map file was not updated: {}", (*map)->version(),
+                    problem);
+    }
+  }
+  return out;
+}
+
+std::string ShardMapManager::writeMapFile(const routing::CompiledShardMap& map) {
+  namespace fs = std::filesystem;
+  const auto& path = context_.config.shard_map_path;
+  if (path.empty()) return {};
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    fs::copy_file(path, fmt::format("{}.before-v{}", path, map.version()), fs::copy_options::overwrite_existing, ec);
+    if (ec) return "cannot keep the previous map file: " + ec.message();
+  }
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << map.sourceText();
+    if (!out.flush()) return "cannot write " + tmp;
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) return "cannot replace " + path + ": " + ec.message();
+  return {};
 }
 
 SwapOutcome ShardMapManager::apply(std::shared_ptr<const routing::CompiledShardMap> candidate, const BackendDiff& diff,

@@ -118,6 +118,11 @@ class ShardMapManager {
   // `who`: "admin:<user>" or "sighup".
   SwapOutcome reload(const std::string& who);
   SwapOutcome rollback(uint64_t version, const std::string& who);
+  // A map made by the proxy (an online move's switch, move_steps.cpp): the
+  // same validation, version rule and history as a reload; once in force it
+  // is also written to the map file (the previous file kept as
+  // <file>.before-v<version>), so a restart or a later RELOAD starts from it.
+  SwapOutcome publishGenerated(const std::string& yaml_text, const std::string& who, const std::string& note);
 
   // Fleet mode: RELOAD and ROLLBACK publish through `fleet` before applying.
   void attachFleet(FleetLink* fleet);
@@ -142,6 +147,7 @@ class ShardMapManager {
   SwapOutcome refuse(std::vector<std::string> problems, const std::string& who, const std::string& what,
                      std::chrono::steady_clock::time_point started);
   void openCache();
+  std::string writeMapFile(const routing::CompiledShardMap& map);
   void record(const routing::CompiledShardMap& map, const std::string& who, const std::string& note);
   void changePools(const BackendDiff& diff, bool before_publish);
   std::vector<std::string> backendNames(const std::vector<conf::BackendConfig>& backends) const;

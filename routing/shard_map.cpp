@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "routing/bucket_ranges.hpp"
 #include "routing/crc32.hpp"
 #include "routing/sha256.hpp"
 
@@ -12,16 +13,6 @@ namespace sp::routing {
 namespace {
 
 char lowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
-
-std::string renderRanges(const std::vector<BucketRange>& ranges) {
-  std::string out;
-  for (const auto& r : ranges) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(r.first);
-    if (r.last != r.first) out += '-' + std::to_string(r.last);
-  }
-  return out;
-}
 
 // Quotes a string so the canonical text is unambiguous whatever it contains.
 std::string quoted(std::string_view s) {
@@ -67,6 +58,16 @@ std::string renderTable(const TableRule& t) {
 }
 
 }  // namespace
+
+std::string renderRanges(const std::vector<BucketRange>& ranges) {
+  std::string out;
+  for (const auto& r : ranges) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(r.first);
+    if (r.last != r.first) out += '-' + std::to_string(r.last);
+  }
+  return out;
+}
 
 std::string_view toString(ShardMethod method) {
   return method == ShardMethod::kMod ? "mod" : "bucket";

@@ -22,3 +22,13 @@ foreach(name admin reload_load lifecycle)
     FIXTURES_REQUIRED sp_cluster RESOURCE_LOCK sp_cluster
     ENVIRONMENT "${SP_ADMIN_IT_ENV}" TIMEOUT 240)
 endforeach()
+
+# Online moves (issue 17): its own proxy (scratch map, config and SQLite file
+# under admin-run/), scratch tables of the cluster's DDL, an unsharded mirror
+# database on db1; the cluster writes a row-format binlog (scripts/cluster).
+add_test(NAME integration.move
+  COMMAND ${SP_IT_PYTHON} -m unittest -v move_test
+  WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+set_tests_properties(integration.move PROPERTIES
+  FIXTURES_REQUIRED sp_cluster RESOURCE_LOCK sp_cluster
+  ENVIRONMENT "${SP_ADMIN_IT_ENV}" TIMEOUT 600)
