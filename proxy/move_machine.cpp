@@ -31,6 +31,7 @@ void MoveMachine::noteCatchup() {
 
 awaitable<void> MoveMachine::stopBeforeSwitch(MoveState state) {
   steps_.stopCatchup();
+  steps_.abandonFleetFence();
   hold_.release(watch_);
   // The target's copied rows are not the truth of anything: delete them.
   if (auto cleared = co_await steps_.clearTarget(); !cleared) {
@@ -143,7 +144,7 @@ awaitable<bool> MoveMachine::verify() {
 awaitable<bool> MoveMachine::drained() {
   auto started = Clock::now();
   for (;;) {
-    if (hold_.inFlight(watch_) == 0 && hold_.olderTransactions(watch_) == 0) co_return true;
+    if (hold_.drained(watch_)) co_return true;
     if (Clock::now() - started >= settings_.drain_timeout) co_return false;
     co_await steps_.sleep(std::chrono::milliseconds(1));
   }
@@ -169,18 +170,21 @@ awaitable<bool> MoveMachine::cutOver() {
     bool drained_in_time = co_await drained();
     if (!drained_in_time) {
       hold_.release(watch_);
-      r_.message = fmt::format("cut-over attempt {}: {} writes in flight and {} transactions older than the move did "
-                               "not end within {} ms",
-                               attempt, hold_.inFlight(watch_), hold_.olderTransactions(watch_),
-                               settings_.drain_timeout.count());
-      save_(r_);
-      if (attempt >= settings_.cutover_attempts) {
-        r_.message = r_.message + "; gave up after " + std::to_string(attempt) +
-                                                          " attempts (routing stays on the source)";
-    co_await stopBeforeSwitch(MoveState::kFailed);
-        co_return false;
-      }
-      co_await steps_.sleep(settings_.retry_pause);
+      r_.message = fmt::format("cut-over attempt {}: {} writes in flight, {} older writes and {} transactions "
+                               "older than the move did not end within {} ms",
+                               attempt, hold_.inFlight(watch_), hold_.olderWrites(watch_),
+                               hold_.olderTransactions(watch_), settings_.drain_timeout.count());
+      bool retry = co_await attemptFailed(attempt);
+      if (!retry) co_return false;
+      continue;
+    }
+    // Every other proxy of a fleet holds the keys too before anything switches.
+    auto fenced = co_await steps_.fenceFleet();
+    if (!fenced) {
+      hold_.release(watch_);
+      r_.message = fmt::format("cut-over attempt {}: {}", attempt, fenced.error());
+      bool retry = co_await attemptFailed(attempt);
+      if (!retry) co_return false;
       continue;
     }
     // Nothing more can reach the source's moving rows: its end is final for them.
@@ -197,15 +201,34 @@ awaitable<bool> MoveMachine::cutOver() {
       co_return false;
     }
     hold_.switched(watch_, *version);
-    r_.pause_ms = millisSince(held_at);
     r_.new_version = *version;
     r_.old_version = *version - 1;  // published as the running version + 1
     noteCatchup();
     steps_.stopCatchup();
     r_.message.clear();
+    r_.pause_ms = millisSince(held_at);
     enter(MoveState::kSwitched);
+    std::string fleet = co_await steps_.finishFleetFence();
+    if (!fleet.empty()) {
+      r_.message = fleet;
+      r_.pause_ms = millisSince(held_at);  // until the last proxy serves the new map and the fence is lifted
+      save_(r_);
+    }
     co_return true;
   }
+}
+
+// A cut-over attempt that did not switch (r_.message says why): retry after
+// a pause, or fail after settings_.cutover_attempts.
+awaitable<bool> MoveMachine::attemptFailed(uint32_t attempt) {
+  save_(r_);
+  if (attempt >= settings_.cutover_attempts) {
+    r_.message = r_.message + "; gave up after " + std::to_string(attempt) + " attempts (routing stays on the source)";
+    co_await stopBeforeSwitch(MoveState::kFailed);
+    co_return false;
+  }
+  co_await steps_.sleep(settings_.retry_pause);
+  co_return true;
 }
 
 awaitable<void> MoveMachine::verifyAfter() {

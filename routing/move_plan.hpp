@@ -42,6 +42,8 @@ inline constexpr uint16_t kWrongState = 9134;    // CANCEL after the switch, CLE
 inline constexpr uint16_t kHoldTimeout = 9135;   // a write waited for a cut-over longer than moves.hold_timeout_ms
 inline constexpr uint16_t kHoldFull = 9136;      // more writes waiting than moves.hold_max_waiting
 inline constexpr uint16_t kNoStore = 9137;       // moves need the SQLite file (`cache:`)
+// A fleet fence holds the keys and this proxy lost etcd (fleet_fences.hpp); retryable.
+inline constexpr uint16_t kFleetUnsynchronised = 9138;
 }  // namespace move_error
 
 struct MoveRefusal {
