@@ -36,7 +36,7 @@ bool readU32(const json::object& o, std::string_view name, uint32_t& out) {
 }  // namespace
 
 bool FenceKeys::holds(std::string_view t, uint32_t bucket) const {
-  return t == table && kind == "buckets" && std::binary_search(buckets.begin(), buckets.end(), bucket);
+  return t == table && kind == "bucket" && std::binary_search(buckets.begin(), buckets.end(), bucket);
 }
 
 std::string fenceRoot(std::string_view prefix) { return base(prefix) + "/fence/"; }
@@ -104,7 +104,7 @@ std::expected<FenceKeys, std::string> decodeFenceRequest(std::string_view text) 
   if (auto kind = o.find("kind"); kind != o.end()) {
     if (!kind->value().is_string()) return std::unexpected("malformed fence request: kind");
     keys.kind = kind->value().as_string();
-    if (keys.kind != "buckets" && keys.kind != "key" && keys.kind != "shard") {
+    if (keys.kind != "bucket" && keys.kind != "key" && keys.kind != "shard") {
       return std::unexpected("malformed fence request: unknown kind " + keys.kind);
     }
   }

@@ -39,7 +39,7 @@ namespace sp::coord {
 // The keys a fence holds: what routing::MovingKeys says, as plain fields.
 struct FenceKeys {
   std::string table;
-  std::string kind = "buckets";  // "buckets" | "key" | "shard"
+  std::string kind = "bucket";  // "bucket" | "key" | "shard" (routing::moveKindName)
   std::vector<uint32_t> buckets;  // sorted
   uint32_t bucket_count = 0;
   uint32_t prefix_crc = 0;

@@ -9,21 +9,12 @@ namespace sp::proxy {
 
 namespace {
 constexpr auto kDrainPoll = std::chrono::milliseconds(1);
-
-std::string_view kindName(routing::MoveKind kind) {
-  switch (kind) {
-    case routing::MoveKind::kBuckets: return "buckets";
-    case routing::MoveKind::kKey: return "key";
-    case routing::MoveKind::kShard: return "shard";
-  }
-  return "buckets";
-}
 }  // namespace
 
 coord::FenceKeys fenceKeysOf(const routing::MovingKeys& keys, const std::string& source_table) {
   coord::FenceKeys out;
   out.table = keys.table;
-  out.kind = kindName(keys.kind);
+  out.kind = routing::moveKindName(keys.kind);
   out.buckets = keys.buckets;
   out.bucket_count = keys.bucket_count;
   out.prefix_crc = keys.prefix_crc;
@@ -38,10 +29,9 @@ coord::FenceKeys fenceKeysOf(const routing::MovingKeys& keys, const std::string&
 std::expected<routing::MovingKeys, std::string> movingKeysOf(const coord::FenceKeys& keys) {
   routing::MovingKeys out;
   out.table = keys.table;
-  if (keys.kind == "buckets") out.kind = routing::MoveKind::kBuckets;
-  else if (keys.kind == "key") out.kind = routing::MoveKind::kKey;
-  else if (keys.kind == "shard") out.kind = routing::MoveKind::kShard;
-  else return std::unexpected("unknown kind of moving keys: " + keys.kind);
+  auto kind = routing::moveKindFrom(keys.kind);
+  if (!kind) return std::unexpected("unknown kind of moving keys: " + keys.kind);
+  out.kind = *kind;
   if ((out.kind == routing::MoveKind::kBuckets && keys.bucket_count == 0) ||
       (out.kind == routing::MoveKind::kShard && keys.shard_count == 0)) {
     return std::unexpected("the fence names no bucket or shard count");

@@ -7,6 +7,37 @@
 
 namespace sp::proxy {
 
+namespace {
+using EpochCounts = std::vector<std::pair<uint64_t, uint32_t>>;
+
+void countUp(EpochCounts& counts, uint64_t epoch) {
+  for (auto& [e, count] : counts) {
+    if (e == epoch) {
+      ++count;
+      return;
+    }
+  }
+  counts.emplace_back(epoch, 1);
+}
+
+void countDown(EpochCounts& counts, uint64_t epoch) {
+  for (auto it = counts.begin(); it != counts.end(); ++it) {
+    if (it->first == epoch) {
+      if (--it->second == 0) counts.erase(it);
+      return;
+    }
+  }
+}
+
+uint32_t countBefore(const EpochCounts& counts, uint64_t epoch) {
+  uint32_t n = 0;
+  for (const auto& [e, count] : counts) {
+    if (e < epoch) n += count;
+  }
+  return n;
+}
+}  // namespace
+
 struct WriteHold::Watch {
   uint64_t id = 0;
   uint64_t epoch = 0;  // epoch_ after this watch began
@@ -108,36 +139,6 @@ uint32_t WriteHold::olderTransactions(uint64_t id) const {
   return w ? countBefore(open_transactions_, w->epoch) : 0;
 }
 
-namespace {
-using EpochCounts = std::vector<std::pair<uint64_t, uint32_t>>;
-
-void countUp(EpochCounts& counts, uint64_t epoch) {
-  for (auto& [e, count] : counts) {
-    if (e == epoch) {
-      ++count;
-      return;
-    }
-  }
-  counts.emplace_back(epoch, 1);
-}
-
-void countDown(EpochCounts& counts, uint64_t epoch) {
-  for (auto it = counts.begin(); it != counts.end(); ++it) {
-    if (it->first == epoch) {
-      if (--it->second == 0) counts.erase(it);
-      return;
-    }
-  }
-}
-
-uint32_t countBefore(const EpochCounts& counts, uint64_t epoch) {
-  uint32_t n = 0;
-  for (const auto& [e, count] : counts) {
-    if (e < epoch) n += count;
-  }
-  return n;
-}
-}  // namespace
 
 void WriteHold::transactionOpened(uint64_t epoch) {
   std::lock_guard lock(mutex_);

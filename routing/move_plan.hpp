@@ -7,7 +7,9 @@
 #pragma once
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "routing/shard_map.hpp"
@@ -31,6 +33,9 @@ struct MoveRequest {
 
 // "bucket 17,18 of tg_channel_message to s03", the command's meaning in one line.
 std::string describeMove(const MoveRequest& request);
+// "bucket", "key", "shard": how a kind is written in the SQLite file and in a fleet's fence.
+std::string_view moveKindName(MoveKind kind);
+std::optional<MoveKind> moveKindFrom(std::string_view name);
 
 // Error codes of the move commands (docs/admin.md, "Online moves").
 namespace move_error {
