@@ -12,6 +12,7 @@
 #include "proxy/client_session.hpp"
 #include "proxy/worker.hpp"
 #include "routing/catalog.hpp"
+#include "routing/prepare_target.hpp"
 
 namespace sp::proxy {
 
@@ -38,6 +39,17 @@ std::optional<routing::CatalogPlan> ClientSession::catalogPlan(std::string_view 
   auto map = mapSnapshot();
   if (!map) return std::nullopt;
   return routing::planCatalog(sql, *map, worker_.context().config.default_backend, dialect_);
+}
+
+std::optional<protocol::ErrPacket> ClientSession::catalogPrepareRefusal(std::string_view sql) {
+  if (!usesLogicalCatalog()) return std::nullopt;
+  auto text = routing::sqlPrepareText(sql, dialect_);
+  if (!text) return std::nullopt;
+  if (!catalogPlan(*text, parser::classify(*text, dialect_))) return std::nullopt;
+  return client_error::make(client_error::kNotSupported,
+      "shardproxy: PREPARE ... FROM of a catalog statement (SHOW, DESCRIBE, information_schema) would show the "
+      "physical tables behind the logical ones; run it as a query, or prepare it with the binary protocol "
+      "(server-side prepare in the driver)");
 }
 
 bool ClientSession::usesLogicalCatalog() const {
@@ -82,7 +94,7 @@ awaitable<std::expected<BackendConnection::TextResult, protocol::ErrPacket>> Cli
   co_return out;
 }
 
-awaitable<bool> ClientSession::runCatalog(const routing::CatalogPlan& plan) {
+awaitable<bool> ClientSession::runCatalog(const routing::CatalogPlan& plan, bool binary_rows) {
   auto map = mapSnapshot();
   const conf::UserAccount* account = worker_.context().config.findUser(user_);
   routing::AllowLists lists;
@@ -119,7 +131,7 @@ awaitable<bool> ClientSession::runCatalog(const routing::CatalogPlan& plan) {
   }
   diagnostics_.onSuccess(0);
   record_.onResponse(result.rows.size(), 0);
-  co_return co_await sendLocalResult(result);
+  co_return co_await sendLocalResult(result, binary_rows);
 }
 
 awaitable<bool> ClientSession::onFieldList(protocol::ByteView payload) {

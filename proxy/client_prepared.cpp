@@ -132,10 +132,10 @@ std::vector<uint32_t> limitPlaceholders(std::string_view sql) {
 }  // namespace
 
 std::expected<std::string, protocol::ErrPacket> ClientSession::inlineParameters(
-    const std::string& sql, const protocol::StmtExecute& exec) const {
-  auto refuse = [](std::string why) {
+    const std::string& sql, const protocol::StmtExecute& exec, std::string_view runs_as_text_because) const {
+  auto refuse = [&](std::string why) {
     return std::unexpected(client_error::make(client_error::kNotSupported,
-        "shardproxy: this prepared statement spans shards and runs as text, but " + why));
+        fmt::format("shardproxy: this prepared statement {} and runs as text, but {}", runs_as_text_because, why)));
   };
   if (clientCharsetUnsafe(desired_)) {
     return refuse("its string parameters cannot be quoted safely in the client's character set; "
@@ -188,10 +188,17 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
   }
   parser::StatementInfo info = parser::classify(sql, dialect_);
   if (answersDiagnosticsLocally(sql, info)) co_return co_await prepareDiagnostics(std::move(sql));
+  // The logical catalog: prepared where its first part runs (its metadata
+  // is the server's), executed as text (executeCatalogAsText).
+  std::optional<routing::CatalogPlan> catalog = catalogPlan(sql, info);
+  if (catalog && catalog->parts.empty()) catalog.reset();
   auto map = mapSnapshot();
   routing::Plan plan;
   plan.kind = routing::PlanKind::kPassthrough;
-  if (map) {
+  if (catalog) {
+    plan.kind = routing::PlanKind::kRoute;
+    plan.targets.push_back({catalog->parts.front().backend, {}, {}, catalog->parts.front().sql});
+  } else if (map) {
     routing::PlannerInput input{*map, worker_.context().config.default_backend};
     input.dialect = dialect_;
     input.names = nameScope();
@@ -247,6 +254,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
       statement.sql = sql;
       statement.params.num_params = ok.num_params;
       statement.num_columns = ok.num_columns;
+      statement.logical_catalog = catalog.has_value();
       const uint32_t max_statements = worker_.context().config.limits.max_prepared_statements_per_session;
       if (!statements_.add(std::move(statement), client_id, max_statements)) {
         // Too many statements (limits.max_prepared_statements_per_session):
@@ -342,6 +350,7 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   }
   parser::StatementInfo info = parser::classify(stmt->sql, dialect_);
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
+  if (stmt->logical_catalog) co_return co_await executeCatalogAsText(*stmt, *exec);
   auto planned = co_await planWrite(stmt->sql, info, params);
   if (auto* err = std::get_if<protocol::ErrPacket>(&planned)) {
     queueError(reply_seq_, *err);
@@ -410,6 +419,24 @@ awaitable<bool> ClientSession::executeScatterAsText(const std::string& sql, cons
   spdlog::error("prepared statement planned as scatter but its text form did not: {}", text->substr(0, 200));
   queueError(reply_seq_, client_error::make(client_error::kNotSupported,
       "shardproxy: internal error: the prepared statement's text form plans differently; run it as a text query"));
+  co_return co_await client_.flush();
+}
+
+awaitable<bool> ClientSession::executeCatalogAsText(const ClientStatement& stmt, const protocol::StmtExecute& exec) {
+  auto text = inlineParameters(stmt.sql, exec, "reads the logical catalog");
+  if (!text) {
+    queueError(reply_seq_, text.error());
+    co_return co_await client_.flush();
+  }
+  parser::StatementInfo text_info = parser::classify(*text, dialect_);
+  if (auto catalog = catalogPlan(*text, text_info); catalog && !catalog->parts.empty()) {
+    co_return co_await runCatalog(*catalog, /*binary_rows=*/true);
+  }
+  // The bound values made it something else (cannot happen for the shapes
+  // the catalog plans today: values never change a statement's kind).
+  queueError(reply_seq_, client_error::make(client_error::kNotSupported,
+      "shardproxy: this prepared catalog statement is no catalog statement with its parameters bound; "
+      "run it as a text query"));
   co_return co_await client_.flush();
 }
 

@@ -444,6 +444,12 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     co_return co_await onMultiStatement(payload, sql);
   }
   if (auto catalog = catalogPlan(sql, info)) co_return co_await runCatalog(*catalog);
+  if (info.kind == K::kPrepareSql) {
+    if (auto refused = catalogPrepareRefusal(sql)) {
+      queueError(reply_seq_, *refused);
+      co_return co_await client_.flush();
+    }
+  }
   if (!pinned_ && !info.multiple_statements) {
     // WITH CONSISTENT SNAPSHOT takes its snapshot when it runs: deferring it
     // to the first statement would let that statement see later commits.
@@ -492,9 +498,9 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   co_return co_await runOn(*target.pool, out, info);
 }
 
-awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result) {
+awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result, bool binary_rows) {
   protocol::Bytes out;
-  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_, false, mariadb_capabilities_);
+  appendLocalResult(out, result, capabilities_, statusFlags(), reply_seq_, binary_rows, mariadb_capabilities_);
   client_.appendFramedBytes(out);
   co_return co_await client_.flush();
 }

@@ -118,7 +118,8 @@ class ClientSession {
     uint8_t next_seq = 0;
     bool stopped = true;
   };
-  awaitable<bool> sendLocalResult(const LocalResult& result);
+  // binary_rows: the answer to a COM_STMT_EXECUTE.
+  awaitable<bool> sendLocalResult(const LocalResult& result, bool binary_rows = false);
   // The statement's conditions into diagnostics_: its error, or its warnings
   // read with SHOW WARNINGS on `conn` (only when it had some).
   awaitable<void> recordDiagnostics(const ForwardResult& result, const parser::StatementInfo& info,
@@ -152,7 +153,13 @@ class ClientSession {
   // users without physical_tables / privileged.
   bool usesLogicalCatalog() const;
   std::optional<routing::CatalogPlan> catalogPlan(std::string_view sql, const parser::StatementInfo& info);
-  awaitable<bool> runCatalog(const routing::CatalogPlan& plan);
+  awaitable<bool> runCatalog(const routing::CatalogPlan& plan, bool binary_rows = false);
+  // `PREPARE s FROM '<catalog statement>'`: EXECUTE would run on a backend
+  // and show the physical layout, so it is refused for logical-catalog users.
+  std::optional<protocol::ErrPacket> catalogPrepareRefusal(std::string_view sql);
+  // A prepared catalog statement runs as text (its bound names are rewritten
+  // like literals); the rows go back as binary rows.
+  awaitable<bool> executeCatalogAsText(const ClientStatement& stmt, const protocol::StmtExecute& exec);
   awaitable<std::expected<BackendConnection::TextResult, protocol::ErrPacket>> catalogQuery(BackendPool& pool,
                                                                                           const std::string& sql);
 
@@ -166,9 +173,12 @@ class ClientSession {
   awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> preparePartConnection(
       BackendPool& pool, const parser::StatementInfo& info);
   awaitable<bool> sendWriteOk(const protocol::OkPacket& sum);
-  // client_prepared.cpp: a prepared statement that spans shards, run as text.
-  std::expected<std::string, protocol::ErrPacket> inlineParameters(const std::string& sql,
-                                                                  const protocol::StmtExecute& exec) const;
+  // client_prepared.cpp: a prepared statement that spans shards (or reads
+  // the logical catalog), run as text; `runs_as_text_because` words why in
+  // a refusal.
+  std::expected<std::string, protocol::ErrPacket> inlineParameters(
+      const std::string& sql, const protocol::StmtExecute& exec,
+      std::string_view runs_as_text_because = "spans shards") const;
   awaitable<bool> executeScatterAsText(const std::string& sql, const parser::StatementInfo& info,
                                        const protocol::StmtExecute& exec, const routing::Plan& bound_plan);
 

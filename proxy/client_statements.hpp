@@ -24,6 +24,10 @@ struct ClientStatement {
   // A diagnostics statement the session answers from its own area
   // (prepared_diagnostics.cpp): never prepared on a backend.
   bool local_diagnostics = false;
+  // A statement of the logical catalog (SHOW TABLES, DESCRIBE, information_schema
+  // for an application user): prepared on a backend for its metadata only,
+  // each execute runs as text through the catalog (catalog_executor.cpp).
+  bool logical_catalog = false;
 };
 
 class ClientStatements {

@@ -92,18 +92,32 @@ std::optional<std::string> quoteForAnyMode(std::string_view text) {
 
 }  // namespace
 
+namespace {
+
+// PREPARE name FROM <string>: the string literal after FROM.
+const parser::Token* prepareLiteral(const std::vector<parser::Token>& tokens) {
+  for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+    if (tokens[i].isKeyword(parser::Keyword::kFROM) && tokens[i + 1].is(parser::TokenKind::kString)) {
+      return &tokens[i + 1];
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<std::string> sqlPrepareText(std::string_view sql, const parser::Dialect& dialect) {
+  auto tokens = parser::tokenize(sql, dialect);
+  const parser::Token* literal = prepareLiteral(tokens);
+  if (!literal) return std::nullopt;
+  return parser::unquoteString(literal->text(sql), dialect);
+}
+
 Plan planSqlPrepare(std::string_view sql, const PlannerInput& input) {
   Plan passthrough;
   passthrough.kind = PlanKind::kPassthrough;
-  // PREPARE name FROM <string>: find the string literal after FROM.
   auto tokens = parser::tokenize(sql, input.dialect);
-  const parser::Token* literal = nullptr;
-  for (size_t i = 0; i + 1 < tokens.size(); ++i) {
-    if (tokens[i].isKeyword(parser::Keyword::kFROM) && tokens[i + 1].is(parser::TokenKind::kString)) {
-      literal = &tokens[i + 1];
-      break;
-    }
-  }
+  const parser::Token* literal = prepareLiteral(tokens);
   // FROM @var: the text is only known to the backend (default backend, as any unsharded statement).
   if (!literal) return passthrough;
   const std::string text = parser::unquoteString(literal->text(sql), input.dialect);

@@ -5,6 +5,8 @@
 // route is decided at each execute, with the bound values (planStatement with
 // PlannerInput::params).
 #pragma once
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "routing/plan.hpp"
@@ -28,5 +30,9 @@ Plan planForPrepare(std::string_view sql, const PlannerInput& input, std::string
 // backend); refused when it needs a key bound by EXECUTE ... USING @var
 // (values the proxy never sees) or spans shards.
 Plan planSqlPrepare(std::string_view sql, const PlannerInput& input);
+
+// The statement text of `PREPARE name FROM '<statement>'`, unquoted; nullopt
+// for `FROM @var` (known only to the backend) or no FROM literal.
+std::optional<std::string> sqlPrepareText(std::string_view sql, const parser::Dialect& dialect);
 
 }  // namespace sp::routing

@@ -27,12 +27,13 @@ endfunction()
 
 add_executable(sp_prepared_capi_tests
   ${SP_DRV_DIR}/capi/prepared_test.cpp ${SP_DRV_DIR}/capi/prepared_scatter_test.cpp
+  ${SP_DRV_DIR}/capi/prepared_catalog_test.cpp
   ${SP_DRV_DIR}/capi/reload_flood_test.cpp)
 target_link_libraries(sp_prepared_capi_tests PRIVATE PkgConfig::LIBMARIADB GTest::gtest_main)
 set_target_properties(sp_prepared_capi_tests PROPERTIES CXX_STANDARD 23)
 
 sp_drv_test(NAME capi TIMEOUT 120
-  COMMAND $<TARGET_FILE:sp_prepared_capi_tests> --gtest_filter=Prepared.*:PreparedScatter.*)
+  COMMAND $<TARGET_FILE:sp_prepared_capi_tests> --gtest_filter=Prepared.*:PreparedScatter.*:PreparedCatalog.*)
 sp_drv_test(NAME reload TIMEOUT 120
   COMMAND $<TARGET_FILE:sp_prepared_capi_tests> --gtest_filter=ShardMapReload.*)
 sp_drv_test(NAME flood TIMEOUT 300

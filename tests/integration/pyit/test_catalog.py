@@ -152,6 +152,21 @@ class LogicalCatalog(unittest.TestCase):
         self.assertEqual(rows(self.app, "SELECT COUNT(*) FROM information_schema.TABLES "
                                         "WHERE TABLE_SCHEMA = 'im' AND TABLE_NAME = 'msg_00'"), [(0,)])
 
+    def test_sql_prepare_of_a_catalog_statement_is_refused(self):
+        # EXECUTE would run on a backend and list msg_00 .. msg_15.
+        for text in ("SHOW TABLES", "DESCRIBE msg",
+                     "SELECT table_name FROM information_schema.TABLES WHERE table_schema = ?"):
+            with self.assertRaises(pymysql.MySQLError) as ctx:
+                rows(self.app, "PREPARE s FROM %s", (text,))
+            self.assertEqual(ctx.exception.args[0], 1235, ctx.exception.args)
+            self.assertIn("catalog statement", ctx.exception.args[1])
+        # Other statements are still prepared; users of the physical layout prepare anything.
+        rows(self.app, "PREPARE s FROM 'SELECT 1 + ?'")
+        rows(self.app, "SET @a = 41")
+        self.assertEqual(rows(self.app, "EXECUTE s USING @a"), [(42,)])
+        rows(self.tooling, "PREPARE t FROM 'SHOW TABLES'")
+        self.assertIn(("msg_00",), rows(self.tooling, "EXECUTE t"))
+
     def test_sqlalchemy_reflection(self):
         try:
             import sqlalchemy

@@ -68,5 +68,12 @@ TEST(SqlPrepare, ABackslashInTheTextIsRefused) {
   ASSERT_EQ(p.kind, PlanKind::kRefused) << p.targets.size();
 }
 
+TEST(SqlPrepare, TextOfTheStatementIsUnquoted) {
+  EXPECT_EQ(sqlPrepareText("PREPARE s FROM 'SHOW TABLES'", {}), "SHOW TABLES");
+  EXPECT_EQ(sqlPrepareText("prepare s from \"SELECT 'a'\"", {}), "SELECT 'a'");
+  EXPECT_EQ(sqlPrepareText("PREPARE s FROM 'SELECT ''it''''s'''", {}), "SELECT 'it''s'");
+  EXPECT_EQ(sqlPrepareText("PREPARE s FROM @text", {}), std::nullopt);
+}
+
 }  // namespace
 }  // namespace sp::routing

@@ -169,6 +169,15 @@ func main() {
 	var at time.Time
 	check(read.QueryRowContext(ctx, base).Scan(&seq, &content, &at) == nil && seq == 1, "read after refusals")
 
+	// The logical catalog with bound names, as GORM's HasTable asks it
+	// (database/sql prepares on the server when a query has arguments).
+	var tables int64
+	hasTable := "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ? AND table_type = ?"
+	must(conn.QueryRowContext(ctx, hasTable, "im", "msg", "BASE TABLE").Scan(&tables), "has table msg")
+	check(tables == 1, "information_schema has %d tables named msg, want 1", tables)
+	must(conn.QueryRowContext(ctx, hasTable, "im", "msg_07", "BASE TABLE").Scan(&tables), "has table msg_07")
+	check(tables == 0, "information_schema shows the physical msg_07 to the application (%d)", tables)
+
 	// Clean up through the proxy, prepared, and count.
 	del, err := conn.PrepareContext(ctx, "DELETE FROM msg WHERE conv_id = ?")
 	must(err, "prepare delete")
