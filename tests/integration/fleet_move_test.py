@@ -41,7 +41,7 @@ import fleet_test as ft
 import move_test as mt
 from admin_proxy import rows
 
-WRITERS_PER_PROXY = int(os.environ.get("SP_FLEET_MOVE_WRITERS", "1"))
+WRITERS_PER_PROXY = int(os.environ.get("SP_FLEET_MOVE_WRITERS", "2"))
 SECONDS = float(os.environ.get("SP_FLEET_MOVE_SECONDS", "2"))
 # Between two writes of one writer: the catch-up applies one target
 # transaction per source transaction, and must get ahead of the writers on
