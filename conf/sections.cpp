@@ -337,6 +337,14 @@ const FieldSpec<MovesConfig> kMovesFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
        assign(w.readUInt(v, p, 0, 1ull << 40), m.cutover_lag_bytes);
      }},
+    {"catchup_batch_transactions", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 1, 100'000), m.catchup_batch_transactions);
+     }},
+    {"catchup_batch_bytes", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 4096, 1ull << 30), m.catchup_batch_bytes);
+     }},
     {"replica_server_id", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
        assign(w.readUInt(v, p, 1, 4'000'000'000ull), m.replica_server_id);

@@ -17,6 +17,10 @@ using Row = std::vector<BinlogValue>;
 // A statement grows by rows up to about this size, then a new one starts
 // (well under max_allowed_packet; one row bigger than this goes alone).
 constexpr size_t kStatementBytes = 1 << 20;
+// A DELETE's OR list stays small for the range optimizer
+// (range_optimizer_max_mem_size), which would otherwise scan the table:
+// a few hundred keys.
+constexpr size_t kDeleteBytes = 32 << 10;
 
 std::string quoteIdentifier(std::string_view name) {
   std::string out = "`";
@@ -55,13 +59,21 @@ class StatementBuilder {
       columns += (c ? ", " : "") + quoteIdentifier(names[c]);
     }
     replace_head_ = fmt::format("REPLACE INTO {} ({}) VALUES ", target_, columns);
-    std::string key;
-    for (size_t k = 0; k < pk_.size(); ++k) key += (k ? ", " : "") + quoteIdentifier(names[pk_[k]]);
-    delete_head_ = fmt::format("DELETE FROM {} WHERE ({}) IN (", target_, key);
+    for (size_t k : pk_) key_names_.push_back(quoteIdentifier(names[k]));
+    delete_head_ = fmt::format("DELETE FROM {} WHERE ", target_);
   }
 
   void replace(const Row& row) { add(Kind::kReplace, tuple(row, all_)); }
-  void remove(const Row& row) { add(Kind::kDelete, tuple(row, pk_)); }
+  // "(`a` = 1 AND `b` = 2)": MariaDB 10.11 scans the whole table (and locks
+  // every row) for "(`a`, `b`) IN ((1, 2))" with one tuple; an OR of these
+  // is a range for one key or many.
+  void remove(const Row& row) {
+    std::string match = "(";
+    for (size_t k = 0; k < pk_.size(); ++k) {
+      match += (k ? " AND " : "") + key_names_[k] + " = " + protocol::binlogValueLiteral(row[pk_[k]]);
+    }
+    add(Kind::kDelete, match + ")");
+  }
   bool samePrimaryKey(const Row& a, const Row& b) const { return equalOn(a, b, pk_); }
 
   std::vector<std::string> finish() {
@@ -73,18 +85,19 @@ class StatementBuilder {
   enum class Kind { kNone, kReplace, kDelete };
 
   void add(Kind kind, const std::string& values) {
-    if (kind != kind_ || current_.size() > kStatementBytes) flush();
+    if (kind != kind_ || current_.size() > (kind == Kind::kDelete ? kDeleteBytes : kStatementBytes)) {
+      flush();
+    }
     if (current_.empty()) {
       kind_ = kind;
       current_ = kind == Kind::kReplace ? replace_head_ : delete_head_;
     } else {
-      current_ += ", ";
+      current_ += kind == Kind::kReplace ? ", " : " OR ";
     }
     current_ += values;
   }
   void flush() {
     if (current_.empty()) return;
-    if (kind_ == Kind::kDelete) current_ += ')';
     out_.push_back(std::move(current_));
     current_.clear();
     kind_ = Kind::kNone;
@@ -93,6 +106,7 @@ class StatementBuilder {
   const std::string& target_;
   std::vector<size_t> pk_;
   std::vector<size_t> all_;
+  std::vector<std::string> key_names_;  // quoted, in key order
   std::string replace_head_, delete_head_;
   Kind kind_ = Kind::kNone;
   std::string current_;
@@ -116,6 +130,35 @@ Expected<std::vector<size_t>> primaryKeyIndexes(const BinlogRowsEvent& rows, con
   if (pk.empty()) return std::unexpected(fmt::format("{}.{} has no primary key: cannot apply its changes idempotently",
                                                      rows.schema, rows.table));
   return pk;
+}
+
+// Where the rows (keys) of a statement of StatementBuilder begin, how more
+// are joined, and how big the statement may grow.
+struct StatementHead {
+  size_t length;
+  std::string_view separator;
+  size_t limit;
+};
+std::optional<StatementHead> statementHead(std::string_view sql) {
+  const bool replace = sql.starts_with("REPLACE INTO ");
+  if (!replace && !sql.starts_with("DELETE FROM ")) return std::nullopt;
+  const std::string_view marker = replace ? ") VALUES " : " WHERE ";
+  size_t at = sql.find(marker);
+  if (at == std::string_view::npos) return std::nullopt;
+  return StatementHead{at + marker.size(), replace ? ", " : " OR ", replace ? kStatementBytes : kDeleteBytes};
+}
+
+// Appends the rows (keys) of `next` to `into` when both are the same kind of
+// statement on the same table and columns: consecutive source transactions'
+// REPLACEs become one multi-row REPLACE (rows apply in order, the last image
+// of a key wins, as one by one), their DELETEs one DELETE.
+bool mergeStatement(std::string& into, const std::string& next) {
+  auto head = statementHead(next);
+  if (!head || into.size() < head->length || into.compare(0, head->length, next, 0, head->length) != 0) return false;
+  if (into.size() + next.size() - head->length > head->limit) return false;
+  into += head->separator;
+  into.append(next, head->length);
+  return true;
 }
 
 bool isTransactionControl(std::string_view q, std::string_view word) {
@@ -195,7 +238,30 @@ Expected<CatchupStatements> catchupStatements(const BinlogRowsEvent& rows, const
   return CatchupStatements{out.finish(), changed};
 }
 
-awaitable<Expected<void>> ConnectionCatchupTarget::apply(std::string_view sql) {
+namespace {
+const std::string kUtc = "SET time_zone = '+00:00'";
+const std::string kBegin = "START TRANSACTION";
+const std::string kCommit = "COMMIT";
+const std::string kRollback = "ROLLBACK";
+}  // namespace
+
+std::string catchupTransactionSql(const std::vector<std::string>& statements, bool with_time_zone) {
+  size_t size = kUtc.size() + kBegin.size() + kCommit.size() + 3;
+  for (const auto& s : statements) size += s.size() + 1;
+  std::string sql;
+  sql.reserve(size);
+  if (with_time_zone) sql += kUtc + ";";
+  sql += kBegin;
+  for (const auto& s : statements) {
+    sql += ';';
+    sql += s;
+  }
+  sql += ';';
+  sql += kCommit;
+  return sql;
+}
+
+awaitable<Expected<void>> ConnectionCatchupTarget::run(std::string_view sql) {
   auto ok = co_await connection_.command(protocol::Command::kQuery, sql);
   if (!ok) {
     const auto& e = ok.error();
@@ -206,9 +272,40 @@ awaitable<Expected<void>> ConnectionCatchupTarget::apply(std::string_view sql) {
   co_return Expected<void>{};
 }
 
+awaitable<Expected<void>> ConnectionCatchupTarget::applyTransaction(const std::vector<std::string>& statements) {
+  std::optional<std::string> error;
+  const bool multi = (connection_.flavour() & protocol::cap::kMultiStatements) != 0;
+  size_t bytes = 0;
+  for (const auto& s : statements) bytes += s.size() + 1;
+  if (multi && bytes <= packet_bytes_) {
+    // One packet: a statement that fails stops the rest (COMMIT included).
+    const std::string sql = catchupTransactionSql(statements, !time_zone_set_);
+    if (auto r = co_await run(sql); !r) error = r.error();
+    else time_zone_set_ = true;
+  } else {
+    if (!time_zone_set_) {
+      if (auto r = co_await run(kUtc); !r) co_return r;
+      time_zone_set_ = true;
+    }
+    if (auto r = co_await run(kBegin); !r) error = r.error();
+    for (size_t k = 0; k < statements.size() && !error; ++k) {
+      if (auto r = co_await run(statements[k]); !r) error = r.error();
+    }
+    if (!error) {
+      if (auto r = co_await run(kCommit); !r) error = r.error();
+    }
+  }
+  if (error) {
+    (void)co_await run(kRollback);
+    co_return std::unexpected(*error);
+  }
+  co_return Expected<void>{};
+}
+
 MoveCatchup::MoveCatchup(BinlogEventSource& source, CatchupTarget& target, CatchupConfig config)
     : source_(source), target_(target), config_(std::move(config)) {
   progress_.applied = source_.position();
+  read_ = progress_.applied;
 }
 
 std::optional<uint64_t> MoveCatchup::lagBytes(const protocol::BinlogPosition& source_end) const {
@@ -226,39 +323,50 @@ Expected<void> MoveCatchup::collect(const protocol::BinlogRowsEvent& rows) {
   auto statements = catchupStatements(rows, config_);
   if (!statements) return std::unexpected(statements.error());
   pending_rows_ += statements->rows;
-  for (auto& s : statements->sql) pending_.push_back(std::move(s));
+  for (auto& s : statements->sql) {
+    pending_bytes_ += s.size() + 1;
+    pending_.push_back(std::move(s));
+  }
   return {};
 }
 
-awaitable<Expected<void>> MoveCatchup::commit() {
-  if (pending_.empty()) co_return Expected<void>{};
-  if (!time_zone_set_) {
-    // TIMESTAMP values are rendered in UTC (binlogValueLiteral).
-    static const std::string kUtc = "SET time_zone = '+00:00'";
-    if (auto r = co_await target_.apply(kUtc); !r) co_return std::unexpected("catch-up target: " + r.error());
-    time_zone_set_ = true;
-  }
-  static const std::string kBegin = "START TRANSACTION";
-  static const std::string kCommit = "COMMIT";
-  static const std::string kRollback = "ROLLBACK";
-  std::optional<std::string> error;
-  if (auto r = co_await target_.apply(kBegin); !r) error = r.error();
-  for (size_t k = 0; k < pending_.size() && !error; ++k) {
-    if (auto r = co_await target_.apply(pending_[k]); !r) error = r.error();
-  }
-  if (!error) {
-    if (auto r = co_await target_.apply(kCommit); !r) error = r.error();
-  }
-  if (error) {
-    (void)co_await target_.apply(kRollback);
-    pending_.clear();
-    pending_rows_ = 0;
-    co_return std::unexpected("catch-up target: " + *error);
-  }
-  progress_.rows_applied += pending_rows_;
-  ++progress_.transactions_applied;
+void MoveCatchup::dropPending() {
   pending_.clear();
   pending_rows_ = 0;
+  pending_bytes_ = 0;
+}
+
+awaitable<Expected<void>> MoveCatchup::endTransaction() {
+  if (pending_.empty()) co_return Expected<void>{};
+  // A transaction that would push the batch past its bytes goes in the next one.
+  if (!batch_.empty() && batch_bytes_ + pending_bytes_ > config_.batch_bytes) {
+    if (auto r = co_await flush(); !r) co_return r;
+  }
+  for (auto& s : pending_) {
+    if (batch_.empty() || !mergeStatement(batch_.back(), s)) batch_.push_back(std::move(s));
+  }
+  batch_rows_ += pending_rows_;
+  batch_bytes_ += pending_bytes_;
+  ++batch_transactions_;
+  dropPending();
+  co_return Expected<void>{};
+}
+
+awaitable<Expected<void>> MoveCatchup::flush() {
+  if (!batch_.empty()) {
+    auto r = co_await target_.applyTransaction(batch_);
+    const uint64_t rows = batch_rows_, transactions = batch_transactions_;
+    batch_.clear();
+    batch_rows_ = batch_transactions_ = 0;
+    batch_bytes_ = 0;
+    if (!r) co_return std::unexpected("catch-up target: " + r.error());
+    progress_.rows_applied += rows;
+    progress_.transactions_applied += transactions;
+    ++progress_.batches_applied;
+  }
+  // The batch held every matching row up to read_ (the end of the last whole
+  // source transaction read, which may be the transaction just added).
+  progress_.applied = read_;
   co_return Expected<void>{};
 }
 
@@ -269,21 +377,22 @@ awaitable<Expected<void>> MoveCatchup::step() {
   if (event->header.timestamp != 0 && !std::holds_alternative<protocol::BinlogHeartbeatEvent>(event->body)) {
     progress_.last_event_time = event->header.timestamp;
   }
-  bool ends_group = false;
+  bool commits = false, ends_group = false;
+  const bool heartbeat = std::holds_alternative<protocol::BinlogHeartbeatEvent>(event->body);
   if (const auto* rows = std::get_if<protocol::BinlogRowsEvent>(&event->body)) {
     if (auto r = collect(*rows); !r) co_return std::unexpected(r.error());
   } else if (std::holds_alternative<protocol::BinlogCommitEvent>(event->body)) {
-    if (auto r = co_await commit(); !r) co_return std::unexpected(r.error());
-    ends_group = true;
+    commits = true;
   } else if (const auto* gtid = std::get_if<protocol::BinlogGtidEvent>(&event->body)) {
     if (!pending_.empty()) co_return std::unexpected(std::string("binlog: a new event group began before the last one committed"));
     in_group_ = !(gtid->gtid.flags & protocol::GtidEvent::kStandalone);
   } else if (const auto* query = std::get_if<protocol::BinlogQueryEvent>(&event->body)) {
     if (isTransactionControl(query->query, "BEGIN")) {
       in_group_ = true;
+    } else if (isTransactionControl(query->query, "COMMIT")) {
+      commits = true;  // a group of a non-transactional engine ends so
     } else if (isTransactionControl(query->query, "ROLLBACK")) {
-      pending_.clear();
-      pending_rows_ = 0;
+      dropPending();
       ends_group = true;
     } else if (!isTransactionControl(query->query, "SAVEPOINT")) {
       // DDL (its own group). One that names the moving table changes what
@@ -295,24 +404,32 @@ awaitable<Expected<void>> MoveCatchup::step() {
       ends_group = true;
     }
   }
-  if (ends_group) in_group_ = false;
-  if (!in_group_) progress_.applied = event->end;
+  // read_ still ends the last whole transaction here: a batch sent because
+  // this one does not fit is applied up to there.
+  if (commits) {
+    if (auto r = co_await endTransaction(); !r) co_return r;
+  }
+  if (commits || ends_group) in_group_ = false;
+  if (in_group_) co_return Expected<void>{};
+  read_ = event->end;
+  const bool full = batch_transactions_ >= config_.batch_transactions || batch_bytes_ >= config_.batch_bytes;
+  if (batch_.empty() || full || heartbeat) co_return co_await flush();
   co_return Expected<void>{};
 }
 
 awaitable<Expected<void>> MoveCatchup::runUntil(const protocol::BinlogPosition& stop_ref) {
   const protocol::BinlogPosition stop = stop_ref;
-  while (in_group_ || protocol::binlogBefore(progress_.applied, stop)) {
+  while (in_group_ || protocol::binlogBefore(read_, stop)) {
     if (auto r = co_await step(); !r) co_return r;
   }
-  co_return Expected<void>{};
+  co_return co_await flush();
 }
 
 awaitable<Expected<void>> MoveCatchup::runFollowing() {
   while (!stop_requested_.load()) {
     if (auto r = co_await step(); !r) co_return r;
   }
-  co_return Expected<void>{};
+  co_return co_await flush();
 }
 
 }  // namespace sp::proxy

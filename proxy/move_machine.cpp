@@ -1,6 +1,7 @@
 #include "proxy/move_machine.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace sp::proxy {
 
@@ -19,6 +20,7 @@ std::string describeVerify(const VerifyOutcome& v) {
 void MoveMachine::enter(MoveState state) {
   r_.state = state;
   save_(r_);
+  spdlog::debug("move {}: {}", r_.id, toString(state));
 }
 
 void MoveMachine::noteCatchup() {
@@ -60,12 +62,16 @@ awaitable<bool> MoveMachine::catchUpRound() {
     co_return false;
   }
   noteCatchup();  // the lag to this end, before applying it
-  bool close = r_.lag_bytes < settings_.cutover_lag_bytes;
+  bool close = steps_.catchup().lag_known && r_.lag_bytes < settings_.cutover_lag_bytes;
+  const auto started = Clock::now();
+  const uint64_t rows_before = r_.rows_applied;
   if (auto applied = co_await steps_.catchUpTo(*end); !applied) {
     r_.message = "catch-up: " + applied.error();
     co_await stopBeforeSwitch(MoveState::kFailed);
     co_return false;
   }
+  spdlog::debug("move {}: catch-up round: {} bytes of binlog, {} rows applied in {:.1f} ms", r_.id, r_.lag_bytes,
+                steps_.catchup().rows_applied - rows_before, millisSince(started));
   co_return close;
 }
 
@@ -150,6 +156,19 @@ awaitable<bool> MoveMachine::drained() {
   }
 }
 
+// After a cut-over attempt that did not hold (r_.message says why): true
+// to try again after the retry pause, false when the move failed.
+awaitable<bool> MoveMachine::retryCutOver(uint32_t attempt) {
+  save_(r_);
+  if (attempt >= settings_.cutover_attempts) {
+    r_.message += "; gave up after " + std::to_string(attempt) + " attempts (routing stays on the source)";
+    co_await stopBeforeSwitch(MoveState::kFailed);
+    co_return false;
+  }
+  co_await steps_.sleep(settings_.retry_pause);
+  co_return true;
+}
+
 awaitable<bool> MoveMachine::cutOver() {
   enter(MoveState::kCuttingOver);
   for (uint32_t attempt = 1;; ++attempt) {
@@ -159,11 +178,19 @@ awaitable<bool> MoveMachine::cutOver() {
     co_await stopBeforeSwitch(MoveState::kCancelled);
       co_return false;
     }
-    // Catch up close to the end first: what is left is applied under the hold.
-    for (uint32_t round = 0; round < settings_.catchup_rounds; ++round) {
-      bool close = co_await catchUpRound();
+    // Catch up close to the end first: what is left is applied under the
+    // hold. Never hold with more left (the pause would grow with it).
+    bool close = false;
+    for (uint32_t round = 0; round < settings_.catchup_rounds && !close; ++round) {
+      close = co_await catchUpRound();
       if (r_.state == MoveState::kFailed) co_return false;
-      if (close) break;
+    }
+    if (!close) {
+      r_.message = fmt::format("cut-over attempt {}: the catch-up was still {} bytes behind after {} rounds "
+                               "(moves.cutover_lag_bytes {}); writes were not held",
+                               attempt, r_.lag_bytes, settings_.catchup_rounds, settings_.cutover_lag_bytes);
+      if (co_await retryCutOver(attempt)) continue;
+      co_return false;
     }
     auto held_at = Clock::now();
     hold_.hold(watch_);
@@ -174,24 +201,25 @@ awaitable<bool> MoveMachine::cutOver() {
                                "older than the move did not end within {} ms",
                                attempt, hold_.inFlight(watch_), hold_.olderWrites(watch_),
                                hold_.olderTransactions(watch_), settings_.drain_timeout.count());
-      bool retry = co_await attemptFailed(attempt);
-      if (!retry) co_return false;
-      continue;
+      if (co_await retryCutOver(attempt)) continue;
+      co_return false;
     }
     // Every other proxy of a fleet holds the keys too before anything switches.
     auto fenced = co_await steps_.fenceFleet();
     if (!fenced) {
       hold_.release(watch_);
       r_.message = fmt::format("cut-over attempt {}: {}", attempt, fenced.error());
-      bool retry = co_await attemptFailed(attempt);
-      if (!retry) co_return false;
-      continue;
+      if (co_await retryCutOver(attempt)) continue;
+      co_return false;
     }
     // Nothing more can reach the source's moving rows: its end is final for them.
+    const double drain_ms = millisSince(held_at);
     auto end = co_await steps_.sourceEnd();
+    const uint64_t tail_bytes = steps_.catchup().lag_bytes;  // left to apply under the hold
     std::expected<void, std::string> step;
     if (!end) step = std::unexpected(end.error());
     else step = co_await steps_.catchUpTo(*end);
+    const double caught_up_ms = millisSince(held_at);
     if (step) step = co_await steps_.freezeTarget();
     std::expected<uint64_t, std::string> version = std::unexpected(std::string());
     if (step) version = co_await steps_.publish();
@@ -201,12 +229,15 @@ awaitable<bool> MoveMachine::cutOver() {
       co_return false;
     }
     hold_.switched(watch_, *version);
+    r_.pause_ms = millisSince(held_at);
+    spdlog::info("move {}: writes held {:.1f} ms (in flight drained, and in a fleet fenced, {:.1f} ms, last {} bytes of binlog applied by "
+                 "{:.1f} ms, switched to map version {})",
+                 r_.id, r_.pause_ms, drain_ms, tail_bytes, caught_up_ms, *version);
     r_.new_version = *version;
     r_.old_version = *version - 1;  // published as the running version + 1
     noteCatchup();
     steps_.stopCatchup();
     r_.message.clear();
-    r_.pause_ms = millisSince(held_at);
     enter(MoveState::kSwitched);
     std::string fleet = co_await steps_.finishFleetFence();
     if (!fleet.empty()) {
@@ -216,19 +247,6 @@ awaitable<bool> MoveMachine::cutOver() {
     }
     co_return true;
   }
-}
-
-// A cut-over attempt that did not switch (r_.message says why): retry after
-// a pause, or fail after settings_.cutover_attempts.
-awaitable<bool> MoveMachine::attemptFailed(uint32_t attempt) {
-  save_(r_);
-  if (attempt >= settings_.cutover_attempts) {
-    r_.message = r_.message + "; gave up after " + std::to_string(attempt) + " attempts (routing stays on the source)";
-    co_await stopBeforeSwitch(MoveState::kFailed);
-    co_return false;
-  }
-  co_await steps_.sleep(settings_.retry_pause);
-  co_return true;
 }
 
 awaitable<void> MoveMachine::verifyAfter() {

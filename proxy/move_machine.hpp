@@ -39,6 +39,9 @@ struct CatchupFigures {
   uint64_t rows_applied = 0;
   double lag_seconds = 0;
   uint64_t lag_bytes = 0;       // to the last end position read
+  // False when the end is in a newer binlog file than the applied position:
+  // lag_bytes is then only the new file's part (a lower bound), never "close".
+  bool lag_known = true;
 };
 
 // What a move does to the backends and the map. Positions are the source's
@@ -115,8 +118,8 @@ class MoveMachine {
   awaitable<bool> copyAndCatchUp();
   awaitable<bool> verify();
   awaitable<bool> cutOver();
+  awaitable<bool> retryCutOver(uint32_t attempt);
   awaitable<bool> drained();
-  awaitable<bool> attemptFailed(uint32_t attempt);
   awaitable<void> verifyAfter();
   awaitable<bool> catchUpRound();
   // With r_.message set to why (a coroutine takes no temporaries: GCC 12

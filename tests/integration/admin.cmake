@@ -25,7 +25,7 @@ endforeach()
 
 # Online moves (issue 17): its own proxy (scratch map, config and SQLite file
 # under admin-run/), scratch tables of the cluster's DDL, an unsharded mirror
-# database on db0; the cluster writes a row-format binlog (scripts/cluster).
+# database on db1; the cluster writes a row-format binlog (scripts/cluster).
 add_test(NAME integration.move
   COMMAND ${SP_IT_PYTHON} -m unittest -v move_test
   WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})

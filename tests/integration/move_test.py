@@ -314,7 +314,9 @@ class MoveUnderLoad(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         create_tables()
-        cls.proxy = MoveProxy("move_load", "moves: {batch_rows: 1000, hold_timeout_ms: 1000}\n")
+        # A throttled copy (about 2 s) so the catch-up has the writes of those
+        # seconds to apply before the cut-over.
+        cls.proxy = MoveProxy("move_load", "moves: {batch_rows: 100, pause_ms: 150, hold_timeout_ms: 1000}\n")
         cls.proxy.start()
 
     @classmethod
@@ -379,6 +381,8 @@ class MoveUnderLoad(unittest.TestCase):
 
         for move_id in (bucket_move, shard_move):
             self.assertTrue(done[move_id]["verify"].startswith("ok:"), done[move_id])
+            # The writers ran through the copy: the catch-up had changes to apply.
+            self.assertGreater(int(done[move_id]["rows_applied"]), 0, done[move_id])
             rows(admin, f"CLEANUP MOVE {move_id}")
         wait_moves(admin, {bucket_move, shard_move}, {"cleaned_up"})
         final = {int(r["id"]): r for r in ap.dict_rows(admin, "SHOW MOVES")}
