@@ -183,21 +183,7 @@ class FleetMoveTest(unittest.TestCase):
                     f"INSERT INTO im.{AUDIT} (peer_id, op, at) VALUES ({row}.peer_id, '{suffix}', UTC_TIMESTAMP(6))")
         c.close()
 
-    @classmethod
-    def wait_fleet(cls, count, timeout=30, proxy=None):
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
-            try:
-                c = ft.admin(proxy or cls.proxies[0])
-                last = ap.dict_rows(c, "SHOW FLEET")
-                c.close()
-                if len(last) == count and len({r["version"] for r in last}) == 1:
-                    return last
-            except pymysql.err.MySQLError as e:
-                last = e
-            time.sleep(0.1)
-        raise AssertionError(f"fleet of {count} not converged: {last}")
+    wait_fleet = ft.FleetTest.__dict__["wait_fleet"]  # the same classmethod, over this class's proxies
 
     def seed(self, keys):
         conn, mir = app(self.proxies[0]), mt.mirror()
