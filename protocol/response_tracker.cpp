@@ -126,7 +126,7 @@ DecodeResult<ResponseEvent> ResponseTracker::onPrepareOk(ByteView payload) {
 // Parameter definitions are column definitions (name "?"); columns_left_
 // counts the parameters left while in kParams.
 DecodeResult<ResponseEvent> ResponseTracker::onParam(ByteView payload) {
-  SP_TRY_VOID(decodeColumnDefinition41(payload, mariadb_capabilities_));
+  SP_TRY_VOID(decodeColumnDefinitionView(payload, mariadb_capabilities_));
   if (--columns_left_ == 0) {
     state_ = (capabilities_ & cap::kDeprecateEof) ? prepareColumnsOrDone() : State::kParamsEof;
   }
@@ -145,11 +145,11 @@ DecodeResult<ResponseEvent> ResponseTracker::onColumn(ByteView payload) {
     // Reported like the end of rows: it is the marker that ends the response,
     // in the same EOF / 0xfe-OK form (a relay translating styles treats both alike).
     if (isEofPacket(payload)) return onEnd(payload, ResponseEvent::kRowsEnd);
-    SP_TRY_VOID(decodeColumnDefinition41(payload, mariadb_capabilities_));
+    SP_TRY_VOID(decodeColumnDefinitionView(payload, mariadb_capabilities_));
     state_ = State::kColumns;
     return ResponseEvent::kColumnDef;
   }
-  SP_TRY_VOID(decodeColumnDefinition41(payload, mariadb_capabilities_));
+  SP_TRY_VOID(decodeColumnDefinitionView(payload, mariadb_capabilities_));
   if (--columns_left_ == 0) state_ = afterColumns();
   return ResponseEvent::kColumnDef;
 }

@@ -8,7 +8,7 @@ namespace {
 constexpr uint64_t kFixedFieldsLength = 0x0c;
 constexpr uint8_t kNullValue = 0xfb;
 
-DecodeResult<void> readString(Reader& r, std::string& out) {
+DecodeResult<void> readString(Reader& r, std::string_view& out) {
   SP_TRY(s, r.lenencString());
   out = s;
   return {};
@@ -33,11 +33,10 @@ void encode(const ColumnDefinition41& m, Bytes& out, uint32_t mariadb_capabiliti
   w.zeros(2);
 }
 
-DecodeResult<ColumnDefinition41> decodeColumnDefinition41(ByteView payload,
-                                                          uint32_t mariadb_capabilities) {
+DecodeResult<ColumnDefinitionView> decodeColumnDefinitionView(ByteView payload, uint32_t mariadb_capabilities) {
   Reader r(payload);
-  ColumnDefinition41 m;
-  for (std::string* field : {&m.catalog, &m.schema, &m.table, &m.org_table, &m.name, &m.org_name}) {
+  ColumnDefinitionView m;
+  for (std::string_view* field : {&m.catalog, &m.schema, &m.table, &m.org_table, &m.name, &m.org_name}) {
     SP_TRY_VOID(readString(r, *field));
   }
   if (mariadb_capabilities & mariadb_cap::kExtendedTypeInfo) {
@@ -65,6 +64,25 @@ DecodeResult<ColumnDefinition41> decodeColumnDefinition41(ByteView payload,
     SP_TRY_VOID(r.lenencString());
   }
   SP_TRY_VOID(r.expectEnd());
+  return m;
+}
+
+DecodeResult<ColumnDefinition41> decodeColumnDefinition41(ByteView payload,
+                                                          uint32_t mariadb_capabilities) {
+  SP_TRY(v, decodeColumnDefinitionView(payload, mariadb_capabilities));
+  ColumnDefinition41 m;
+  m.catalog = v.catalog;
+  m.schema = v.schema;
+  m.table = v.table;
+  m.org_table = v.org_table;
+  m.name = v.name;
+  m.org_name = v.org_name;
+  m.extended_type_info = v.extended_type_info;
+  m.character_set = v.character_set;
+  m.column_length = v.column_length;
+  m.type = v.type;
+  m.flags = v.flags;
+  m.decimals = v.decimals;
   return m;
 }
 

@@ -36,6 +36,18 @@ void encode(const ColumnDefinition41& m, Bytes& out, uint32_t mariadb_capabiliti
 DecodeResult<ColumnDefinition41> decodeColumnDefinition41(ByteView payload,
                                                           uint32_t mariadb_capabilities = 0);
 
+// The same fields as views into the payload: what a relay that only checks
+// the packet's layout needs, without copying six names per column.
+struct ColumnDefinitionView {
+  std::string_view catalog, schema, table, org_table, name, org_name, extended_type_info;
+  uint16_t character_set = 0;
+  uint32_t column_length = 0;
+  ColumnType type = ColumnType::kVarString;
+  uint16_t flags = 0;
+  uint8_t decimals = 0;
+};
+DecodeResult<ColumnDefinitionView> decodeColumnDefinitionView(ByteView payload, uint32_t mariadb_capabilities = 0);
+
 // The first packet of a result set: int<lenenc> column count (> 0), followed by
 // int<1> "metadata follows" when mariadb_cap::kCacheMetadata was negotiated.
 struct ColumnCount {

@@ -33,6 +33,26 @@ std::optional<uint32_t> mapPosition(const NormalizedQuery& q, uint32_t pos, bool
   return is_end ? it->orig_end : it->orig_begin;
 }
 
+bool sameLimits(const parser::ParseLimits& a, const parser::ParseLimits& b) {
+  return a.max_nodes == b.max_nodes && a.max_depth == b.max_depth && a.max_in_values == b.max_in_values;
+}
+
+// A bound `?` value (not a literal) stood in the statement.
+bool dependsOnParams(const NormalizedQuery& q) {
+  return std::any_of(q.params.begin(), q.params.end(),
+                     [](const ParamValue& p) { return p.kind != ParamValue::Kind::kLiteral; });
+}
+
+// What planStatementWithEdits() and the edits give a passthrough shape: the
+// client's text, unchanged, for the default backend.
+Plan passthroughPlan(std::string_view sql, std::string_view default_backend, const NormalizedQuery& q) {
+  Plan plan;
+  plan.kind = PlanKind::kPassthrough;
+  plan.targets.push_back({std::string(default_backend), "", "", std::string(sql)});
+  plan.depends_on_params = dependsOnParams(q);
+  return plan;
+}
+
 }  // namespace
 
 // What a whole plan was made with, besides its text: the same text with
@@ -52,8 +72,7 @@ struct ExactKey {
   bool matches(const PlannerInput& in) const {
     return map_checksum == in.map.checksum() && default_backend == in.default_backend &&
            split_in_lists == in.split_in_lists && allow_scatter == in.allow_scatter &&
-           multi_shard_writes == in.multi_shard_writes && limits.max_nodes == in.limits.max_nodes &&
-           limits.max_depth == in.limits.max_depth && limits.max_in_values == in.limits.max_in_values;
+           multi_shard_writes == in.multi_shard_writes && sameLimits(limits, in.limits);
   }
 };
 
@@ -66,9 +85,29 @@ struct ExactPlan {
   size_t bytes = 0;  // estimated, counted in the entry's bytes
 };
 
+// The settings a passthrough shape was planned under: the same shape under
+// the same ones is a passthrough again (names are identifiers, never literals).
+struct PassthroughKey {
+  ExactKey planner;
+  std::string sharded_schema;
+  std::string current_database;
+  bool case_sensitive = false;
+
+  static PassthroughKey of(const PlannerInput& input) {
+    return {ExactKey::of(input), std::string(input.names.sharded_schema), std::string(input.names.current_database),
+            input.names.case_sensitive};
+  }
+  bool matches(const PlannerInput& in) const {
+    return planner.matches(in) && sharded_schema == in.names.sharded_schema &&
+           current_database == in.names.current_database && case_sensitive == in.names.case_sensitive;
+  }
+};
+
 struct PlanCache::Entry {
   std::string text;  // the normalized text the statement's views point into
   std::optional<parser::Statement> statement;  // empty: the normalized text does not parse
+  parser::ParseLimits parsed_under;  // the tree was checked against these budgets only
+  mutable std::optional<PassthroughKey> passthrough;  // set: planned as a passthrough under these settings
   mutable size_t bytes = 0;  // entryBytes(), and the whole plans kept
   // Whole plans of this shape by exact text (few: the last kMaxExactPlans).
   mutable std::list<std::pair<std::string, ExactPlan>> exact;
@@ -82,6 +121,16 @@ NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue>
 NormalizedQuery normalizeQuery(std::string_view sql, std::span<const parser::Token> tokens,
                                std::span<const ParamValue> params) {
   NormalizedQuery q;
+  normalizeQueryInto(sql, tokens, params, q);
+  return q;
+}
+
+void normalizeQueryInto(std::string_view sql, std::span<const parser::Token> tokens,
+                        std::span<const ParamValue> params, NormalizedQuery& q) {
+  q.text.clear();
+  q.params.clear();
+  q.spans.clear();
+  q.cacheable = true;
   q.text.reserve(sql.size());
   q.spans.reserve(tokens.size());
   uint32_t placeholder = 0;
@@ -118,7 +167,6 @@ NormalizedQuery normalizeQuery(std::string_view sql, std::span<const parser::Tok
     }
     q.spans.push_back({begin, static_cast<uint32_t>(q.text.size()), token.begin, token.end});
   }
-  return q;
 }
 
 std::string maskLiterals(std::string_view sql) {
@@ -190,10 +238,18 @@ Plan PlanCache::plan(std::string_view sql, std::span<const parser::Token> tokens
       !sameName(input.names.current_database, input.names.sharded_schema, input.names)) {
     return planQuery(sql, input);
   }
-  NormalizedQuery q = tokens.empty() ? normalizeQuery(sql, input.params) : normalizeQuery(sql, tokens, input.params);
+  // scratch_ keeps its buffers from statement to statement: no allocation
+  // per statement once the longest shape has been seen.
+  NormalizedQuery& q = scratch_;
+  if (tokens.empty()) {
+    const std::vector<parser::Token> own = parser::tokenize(sql);
+    normalizeQueryInto(sql, own, input.params, q);
+  } else {
+    normalizeQueryInto(sql, tokens, input.params, q);
+  }
   if (!q.cacheable) return planQuery(sql, input);
   Plan plan = planNormalized(sql, input, q);
-  if (normalized) *normalized = std::move(q.text);
+  if (normalized) normalized->swap(q.text);  // the caller's old buffer becomes the next scratch
   return plan;
 }
 
@@ -205,6 +261,7 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
     ++misses_;
     auto fresh = std::make_shared<Entry>();
     fresh->text = q.text;
+    fresh->parsed_under = input.limits;
     auto parsed = parser::parse(fresh->text, input.limits);
     if (parsed) fresh->statement = std::move(*parsed);
     fresh->bytes = entryBytes(fresh->text.size(), fresh->statement ? fresh->statement->node_count : 0);
@@ -213,6 +270,13 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
   }
   // Shapes the parser rejects once `?` stands in for a literal (e.g. CHAR(10)) are planned directly.
   if (!entry->statement) return planQuery(sql, input);
+  // A tree parsed under other budgets may be over these (config limits are
+  // fixed per process, so only tests get here).
+  if (!sameLimits(entry->parsed_under, input.limits)) return planQuery(sql, input);
+  if (entry->passthrough && entry->passthrough->matches(input)) {
+    ++passthrough_hits_;
+    return passthroughPlan(sql, input.default_backend, q);
+  }
   const bool literals_only = std::all_of(q.params.begin(), q.params.end(),
                                          [](const ParamValue& p) { return p.kind == ParamValue::Kind::kLiteral; });
   if (literals_only && !entry->exact.empty()) {
@@ -231,6 +295,7 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
     if (!literals_only) return planQuery(sql, input);
     return exactPlan(sql, input, *entry);
   }
+  if (plan.kind == PlanKind::kPassthrough && edits.empty()) entry->passthrough = PassthroughKey::of(input);
   for (auto& e : edits) {
     // Tokens are separated by one space in the normalized text, so a position
     // is either a token's begin or a token's end, never both.
@@ -242,8 +307,7 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
     e.end = *end;
   }
   for (auto& target : plan.targets) target.sql = applyEdits(sql, edits);
-  plan.depends_on_params = false;
-  for (const auto& e : q.params) plan.depends_on_params |= e.kind != ParamValue::Kind::kLiteral;
+  plan.depends_on_params = dependsOnParams(q);
   return plan;
 }
 

@@ -7,6 +7,10 @@
 // text with the planner's edits mapped back onto it: byte for byte the same
 // result as planQuery().
 //
+// A shape that names no sharded or physical table goes to the default
+// backend whatever its values: once planned so, later hits under the same
+// settings (shard map checksum, default backend, names) skip the planner.
+//
 // Plans whose per-shard SQL or messages depend on the literals as written
 // (scatter plans with their per-shard SQL and merge specification, split
 // writes, multi-route plans, refusals) are kept whole, keyed by the exact
@@ -47,6 +51,9 @@ NormalizedQuery normalizeQuery(std::string_view sql, std::span<const ParamValue>
 // The same from `tokens` (tokenize(sql) under the default dialect).
 NormalizedQuery normalizeQuery(std::string_view sql, std::span<const parser::Token> tokens,
                                std::span<const ParamValue> params);
+// The same into `out`, reusing its buffers (the plan cache's per-statement scratch).
+void normalizeQueryInto(std::string_view sql, std::span<const parser::Token> tokens,
+                        std::span<const ParamValue> params, NormalizedQuery& out);
 
 // The statement as written (comments and spacing kept) with every literal
 // value replaced by `?`: what logs show instead of the values.
@@ -83,6 +90,8 @@ class PlanCache {
   uint64_t hits() const { return hits_; }
   // Of those, hits on a whole plan kept for its exact text (scatter, split write, refusal).
   uint64_t exactHits() const { return exact_hits_; }
+  // Of those, hits on a shape known to touch no sharded table, answered without planning.
+  uint64_t passthroughHits() const { return passthrough_hits_; }
   uint64_t misses() const { return misses_; }
   uint64_t evictions() const { return evictions_; }
   void clear();
@@ -107,6 +116,8 @@ class PlanCache {
   uint64_t misses_ = 0;
   uint64_t evictions_ = 0;
   uint64_t exact_hits_ = 0;
+  uint64_t passthrough_hits_ = 0;
+  NormalizedQuery scratch_;  // plan()'s normalized form, buffers kept between statements
   static constexpr size_t kMaxExactPlans = 8;  // whole plans kept per shape
 };
 

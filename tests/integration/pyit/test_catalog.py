@@ -237,6 +237,32 @@ class AllowLists(unittest.TestCase):
             self.limited, "WITH recent AS (SELECT id FROM it_allow_scratch) SELECT COUNT(*) FROM recent"), 0)
         self.assertIsNotNone(sptest.scalar(self.limited, "SELECT COUNT(*) FROM information_schema.CHARACTER_SETS"))
 
+    def test_a_shape_another_user_made_hot_is_still_checked_against_these_lists(self):
+        # The plan cache is per worker thread and shared by every user: once
+        # `app` has run this passthrough shape on every worker (several
+        # connections, each statement twice), `limited` must still be refused.
+        sptest.query(self.root, "CREATE TABLE IF NOT EXISTS im.it_rights_hot (id INT)")
+        sptest.query(self.root, "INSERT INTO im.it_rights_hot VALUES (4)")
+        apps = [sptest.proxy() for _ in range(6)]
+        try:
+            for conn in apps:
+                for value in (4, 5):
+                    sptest.scalar(conn, f"SELECT COUNT(*) FROM it_rights_hot WHERE id = {value}")
+            self.assertEqual(sptest.scalar(apps[0], "SELECT COUNT(*) FROM it_rights_hot WHERE id = 4"), 1)
+            sessions = [sptest.proxy(user="limited", password="limited_pw") for _ in range(4)]
+            try:
+                for conn in sessions:  # each may land on another worker
+                    code, sqlstate, message = self.refused(conn, "SELECT COUNT(*) FROM it_rights_hot WHERE id = 6")
+                    self.assertEqual((code, sqlstate), (1142, "42000"), message)
+                    self.assertIn("it_rights_hot", message)
+            finally:
+                for conn in sessions:
+                    conn.close()
+        finally:
+            for conn in apps:
+                conn.close()
+            sptest.query(self.root, "DROP TABLE IF EXISTS im.it_rights_hot")
+
     def test_table_outside_the_list_is_1142_as_mariadb_words_it(self):
         # MariaDB's own words for an account without the grant:
         code, sqlstate, server = self.refused(self.probe, "SELECT * FROM user_read_cursor_03")

@@ -125,6 +125,32 @@ class SessionState(unittest.TestCase):
         finally:
             conn.close()
 
+    def test_use_changes_what_a_cached_shape_means(self):
+        # `msg` unqualified is the sharded table under `im` and the other
+        # database's own table after USE; the statement shape is the same, so
+        # a plan cache answering it from an earlier use would send it to the
+        # wrong place. Several connections: each may run on another worker.
+        sptest.query(self.db0, f"CREATE TABLE {self.other_db}.msg (conv_id BIGINT, body VARCHAR(20))")
+        sptest.query(self.db0, f"INSERT INTO {self.other_db}.msg VALUES (5, 'other_db row')")
+        shard = sptest.direct(sptest.DB0_PORT)  # conv_id 5: msg_05 on db0 (conf/shard_map.yaml)
+        conns = [sptest.proxy() for _ in range(4)]
+        try:
+            routed = sptest.query(shard, "SELECT COUNT(*) FROM msg_05 WHERE conv_id = 5")
+            for conn in conns:
+                sptest.query(conn, f"USE {self.other_db}")
+                for _ in range(2):  # planned, then hit
+                    self.assertEqual(sptest.query(conn, "SELECT COUNT(*), MAX(body) FROM msg WHERE conv_id = 5"),
+                                     ((1, "other_db row"),))
+                sptest.query(conn, "USE im")
+                self.assertEqual(sptest.query(conn, "SELECT COUNT(*) FROM msg WHERE conv_id = 5"), routed)
+                conn.select_db(self.other_db)  # COM_INIT_DB, and back again
+                self.assertEqual(sptest.query(conn, "SELECT COUNT(*), MAX(body) FROM msg WHERE conv_id = 5"),
+                                 ((1, "other_db row"),))
+        finally:
+            for conn in conns:
+                conn.close()
+            shard.close()
+
     def test_login_without_database_then_use(self):
         conn = sptest.proxy(user="nodb", password="nodb_pw", database=None)
         try:

@@ -97,6 +97,33 @@ TEST(ColumnDefinition41, FieldListDefaultValueIsTolerated) {
             DecodeError::kIncomplete);
 }
 
+// The response tracker checks column definitions through the view: the
+// same fields, pointing into the packet, and the same refusals.
+TEST(ColumnDefinition41, ViewPointsIntoThePacketAndFailsAlike) {
+  for (const auto& c : columnCases()) {
+    SCOPED_TRACE(c.name);
+    Bytes in = hex(c.bytes);
+    auto v = decodeColumnDefinitionView(in, c.mariadb_capabilities);
+    ASSERT_TRUE(v.has_value()) << toString(v.error());
+    EXPECT_EQ(v->schema, c.message.schema);
+    EXPECT_EQ(v->table, c.message.table);
+    EXPECT_EQ(v->org_name, c.message.org_name);
+    EXPECT_EQ(v->extended_type_info, c.message.extended_type_info);
+    EXPECT_EQ(v->type, c.message.type);
+    EXPECT_EQ(v->flags, c.message.flags);
+    EXPECT_EQ(v->decimals, c.message.decimals);
+    EXPECT_GE(reinterpret_cast<const uint8_t*>(v->name.data()), in.data());
+    EXPECT_LT(reinterpret_cast<const uint8_t*>(v->name.data()), in.data() + in.size());
+    for (size_t n = 0; n < in.size(); ++n) {
+      ExactBuffer prefix(in, n);
+      EXPECT_FALSE(decodeColumnDefinitionView(prefix.view(), c.mariadb_capabilities).has_value()) << n;
+    }
+  }
+  Bytes bad = hex(columnCases()[0].bytes);
+  bad[20] = 0x0b;
+  EXPECT_EQ(decodeColumnDefinitionView(bad).error(), DecodeError::kProtocolValue);
+}
+
 TEST(ColumnDefinition41, Malformed) {
   Bytes in = hex(columnCases()[0].bytes);
   in[20] = 0x0b;  // fixed-fields length must be 0x0c

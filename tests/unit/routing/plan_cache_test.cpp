@@ -101,6 +101,118 @@ TEST(PlanCache, OneShapeServesDifferentLiterals) {
   EXPECT_EQ(c.targets[0].backend, "db1");
 }
 
+TEST(PlanCache, PassthroughShapeSkipsThePlannerUnderTheSameSettingsOnly) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  PlannerInput input{*map, "db0", {}};
+  PlanCache cache;
+  const std::string first = "SELECT c FROM sbtest1 WHERE id = 17";
+  const std::string second = "SELECT c FROM sbtest1 WHERE id = 'x' /* other value */";
+  expectSamePlan(cache.plan(first, input), planQuery(first, input), first);
+  EXPECT_EQ(cache.passthroughHits(), 0u);  // the first use plans
+  Plan hit = cache.plan(second, input);
+  expectSamePlan(hit, planQuery(second, input), second);
+  EXPECT_EQ(hit.targets[0].sql, second);  // the client's own text, comment kept
+  EXPECT_EQ(cache.passthroughHits(), 1u);
+  // Another default backend is another setting: planned again, not taken from the first.
+  PlannerInput other{*map, "db1", {}};
+  Plan elsewhere = cache.plan(second, other);
+  EXPECT_EQ(elsewhere.targets[0].backend, "db1");
+  EXPECT_EQ(cache.passthroughHits(), 1u);
+  // A routed shape is never answered as a passthrough.
+  cache.plan("SELECT * FROM msg WHERE conv_id = 7", input);
+  Plan routed = cache.plan("SELECT * FROM msg WHERE conv_id = 8", input);
+  EXPECT_EQ(routed.kind, PlanKind::kRoute);
+  EXPECT_EQ(cache.passthroughHits(), 1u);
+}
+
+// The passthrough fast path answers a shape from what it was planned under.
+// Each test below first makes the shape a remembered passthrough (planned,
+// then hit), then changes one setting under which the same text means a
+// sharded table: a fast path that ignored the setting would answer
+// kPassthrough to the default backend.
+Plan planTwiceThenUnder(PlanCache& cache, const std::string& sql, const PlannerInput& before,
+                        const PlannerInput& after) {
+  EXPECT_EQ(cache.plan(sql, before).kind, PlanKind::kPassthrough) << sql;
+  EXPECT_EQ(cache.plan(sql, before).kind, PlanKind::kPassthrough) << sql;
+  return cache.plan(sql, after);
+}
+
+TEST(PlanCache, PassthroughFastPathHonoursTheCurrentDatabase) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  // `msg` unqualified, while the session uses another database, is that database's own table.
+  PlannerInput elsewhere{*map, "db0", {}};
+  elsewhere.names = {"im", "other_db", true};
+  PlannerInput in_im{*map, "db0", {}};
+  in_im.names = {"im", "im", true};
+  PlanCache cache;
+  const std::string sql = "SELECT * FROM msg WHERE conv_id = 7";
+  Plan after_use = planTwiceThenUnder(cache, sql, elsewhere, in_im);
+  EXPECT_EQ(after_use.kind, PlanKind::kRoute);
+  expectSamePlan(after_use, planQuery(sql, in_im), sql);
+  // And back: the shape routed under `im` is the other database's table again.
+  EXPECT_EQ(cache.plan(sql, elsewhere).kind, PlanKind::kPassthrough);
+  // The same under a case rule that makes `IM` the sharded schema too.
+  PlannerInput upper{*map, "db0", {}};
+  upper.names = {"im", "IM", false};
+  PlannerInput other_upper{*map, "db0", {}};
+  other_upper.names = {"im", "OTHER", false};
+  const std::string named = "SELECT * FROM msg WHERE conv_id = 8";
+  EXPECT_EQ(planTwiceThenUnder(cache, named, other_upper, upper).kind, PlanKind::kRoute);
+}
+
+TEST(PlanCache, PassthroughFastPathHonoursTheSqlMode) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  PlannerInput plain{*map, "db0", {}};
+  PlannerInput no_escapes{*map, "db0", {}};
+  no_escapes.dialect.no_backslash_escapes = true;
+  PlanCache cache;
+  // Default sql_mode: one string literal from 'a\' to the last quote, no table.
+  // NO_BACKSLASH_ESCAPES: 'a\' ends at its second quote, and msg is read from shard 5.
+  const std::string sql = "SELECT 'a\\', conv_id FROM msg WHERE conv_id = 5 -- '";
+  Plan under_mode = planTwiceThenUnder(cache, sql, plain, no_escapes);
+  EXPECT_EQ(under_mode.kind, PlanKind::kRoute) << sql;
+  expectSamePlan(under_mode, planQuery(sql, no_escapes), sql);
+}
+
+TEST(PlanCache, PassthroughFastPathHonoursAReloadedShardMap) {
+  auto before = testMap();
+  ASSERT_TRUE(before);
+  static const std::vector<std::string> kBackends = {"db0", "db1"};
+  // The reloaded map shards sbtest1, which the first one did not name.
+  auto after = compileShardMap(
+      "version: 1\n"
+      "tables:\n"
+      "  sbtest1: {key: id, method: mod, shards: 4, table: \"sbtest1_{shard}\", backends: {db0: \"0-1\", db1: \"2-3\"}}\n",
+      kBackends);
+  ASSERT_TRUE(after.has_value());
+  ASSERT_NE((*after)->checksum(), before->checksum());
+  PlannerInput old_map{*before, "db0", {}};
+  PlannerInput new_map{**after, "db0", {}};
+  PlanCache cache;
+  const std::string sql = "SELECT c FROM sbtest1 WHERE id = 3";
+  Plan reloaded = planTwiceThenUnder(cache, sql, old_map, new_map);
+  ASSERT_EQ(reloaded.kind, PlanKind::kRoute);
+  EXPECT_EQ(reloaded.targets.at(0).backend, "db1");
+  EXPECT_EQ(reloaded.targets.at(0).physical_table, "sbtest1_3");
+  expectSamePlan(reloaded, planQuery(sql, new_map), sql);
+}
+
+TEST(PlanCache, PassthroughFastPathHonoursThePlannerSettings) {
+  auto map = testMap();
+  ASSERT_TRUE(map);
+  PlannerInput roomy{*map, "db0", {}};
+  PlannerInput tight{*map, "db0", {}};
+  tight.limits.max_nodes = 3;  // config limits.max_statement_nodes: refused whatever the tables
+  PlanCache cache;
+  const std::string sql = "SELECT c, k, pad FROM sbtest1 WHERE id = 1 AND k > 2";
+  Plan limited = planTwiceThenUnder(cache, sql, roomy, tight);
+  EXPECT_EQ(limited.kind, planQuery(sql, tight).kind);
+  EXPECT_NE(limited.kind, PlanKind::kPassthrough);
+}
+
 TEST(PlanCache, MonthPredicateIsMappedOntoTheOriginalText) {
   auto map = testMap();
   ASSERT_TRUE(map);
