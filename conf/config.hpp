@@ -184,6 +184,8 @@ struct FleetConfig {
   uint32_t lease_ttl_s = 5;                // a proxy vanishes from SHOW FLEET this long after it stops
   uint32_t retry_max_ms = 2000;            // ceiling of the reconnect backoff (starts at 50 ms)
   uint64_t max_response_bytes = 16ull << 20;  // one etcd answer (a range of the map, one watch line)
+  uint32_t fence_ack_timeout_ms = 2000;    // a move's cut-over waits this long for every proxy to hold its keys
+  uint32_t fence_serve_timeout_ms = 5000;  // after the switch, this long for every live proxy to serve the new map
 };
 
 struct Config {

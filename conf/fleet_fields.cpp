@@ -13,6 +13,8 @@ constexpr uint64_t kMinLeaseTtlS = 2;
 constexpr uint64_t kMaxLeaseTtlS = 600;
 constexpr uint64_t kMinRetryMaxMs = 50;
 constexpr uint64_t kMaxRetryMaxMs = 60'000;
+constexpr uint64_t kMinFenceMs = 100;
+constexpr uint64_t kMaxFenceMs = 60'000;
 constexpr uint64_t kMinResponseBytes = 64 * 1024;
 constexpr uint64_t kMaxResponseBytes = 1ull << 30;
 
@@ -101,6 +103,14 @@ const FieldSpec<FleetEntry> kFleetFields[] = {
     {"retry_max_ms", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, FleetEntry& f) {
        if (auto n = w.readUInt(v, p, kMinRetryMaxMs, kMaxRetryMaxMs)) f.fleet.retry_max_ms = uint32_t(*n);
+     }},
+    {"fence_ack_timeout_ms", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, FleetEntry& f) {
+       if (auto n = w.readUInt(v, p, kMinFenceMs, kMaxFenceMs)) f.fleet.fence_ack_timeout_ms = uint32_t(*n);
+     }},
+    {"fence_serve_timeout_ms", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, FleetEntry& f) {
+       if (auto n = w.readUInt(v, p, kMinFenceMs, kMaxFenceMs)) f.fleet.fence_serve_timeout_ms = uint32_t(*n);
      }},
 };
 

@@ -196,7 +196,8 @@ std::string etcdPutRequest(std::string_view key, std::string_view value, int64_t
 
 std::string etcdDeleteRequest(std::string_view key, bool prefix) { return toText(keyRange(key, prefix)); }
 
-std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revision, std::string_view value) {
+std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revision, std::string_view value,
+                              const EtcdGuard* guard) {
   json::object compare;
   compare["key"] = b64(key);
   compare["result"] = "EQUAL";
@@ -215,7 +216,16 @@ std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revisio
   json::object failure_op;
   failure_op["request_range"] = keyRange(key, false);
   json::object o;
-  o["compare"] = json::array{std::move(compare)};
+  json::array compares{std::move(compare)};
+  if (guard) {
+    json::object exists;
+    exists["key"] = b64(guard->key);
+    exists["result"] = "EQUAL";
+    exists["target"] = "CREATE";
+    exists["create_revision"] = std::to_string(guard->create_revision);
+    compares.push_back(std::move(exists));
+  }
+  o["compare"] = std::move(compares);
   o["success"] = json::array{std::move(success_op)};
   o["failure"] = json::array{std::move(failure_op)};
   return toText(o);
@@ -237,6 +247,16 @@ std::string etcdLeaseRevokeRequest(int64_t id) { return etcdLeaseKeepAliveReques
 
 std::string etcdWatchCreateRequest(std::string_view key, bool prefix, int64_t start_revision) {
   json::object create = keyRange(key, prefix);
+  if (start_revision > 0) create["start_revision"] = std::to_string(start_revision);
+  json::object o;
+  o["create_request"] = std::move(create);
+  return toText(o);
+}
+
+std::string etcdWatchRangeRequest(std::string_view key, std::string_view range_end, int64_t start_revision) {
+  json::object create;
+  create["key"] = b64(key);
+  create["range_end"] = b64(range_end);
   if (start_revision > 0) create["start_revision"] = std::to_string(start_revision);
   json::object o;
   o["create_request"] = std::move(create);

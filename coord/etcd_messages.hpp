@@ -67,13 +67,25 @@ std::string etcdPrefixEnd(std::string_view prefix);
 std::string etcdRangeRequest(std::string_view key, bool prefix, bool keys_only = false);
 std::string etcdPutRequest(std::string_view key, std::string_view value, int64_t lease = 0);
 std::string etcdDeleteRequest(std::string_view key, bool prefix);
+// A key that must still be the one created at `create_revision` for a
+// guarded put to happen (a fence request: the map of a move's switch is
+// published only while its fence stands).
+struct EtcdGuard {
+  std::string key;
+  int64_t create_revision = 0;
+};
+
 // Put `value` only if `key` was last modified at `expected_mod_revision`
-// (0: only if the key does not exist); on failure the txn reads the key.
-std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revision, std::string_view value);
+// (0: only if the key does not exist) and, with a guard, only while the
+// guard's key stands; on failure the txn reads `key`.
+std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revision, std::string_view value,
+                              const EtcdGuard* guard = nullptr);
 std::string etcdLeaseGrantRequest(int64_t ttl_seconds);
 std::string etcdLeaseKeepAliveRequest(int64_t id);
 std::string etcdLeaseRevokeRequest(int64_t id);
 std::string etcdWatchCreateRequest(std::string_view key, bool prefix, int64_t start_revision);
+// A watch of the keys in [key, range_end).
+std::string etcdWatchRangeRequest(std::string_view key, std::string_view range_end, int64_t start_revision);
 
 // Errors: the JSON is malformed, or the gateway answered an error object
 // ({"error": "...", "code": 14, "message": "..."}): its message.

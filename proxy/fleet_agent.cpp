@@ -1,6 +1,7 @@
 #include "proxy/fleet_agent.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -37,6 +38,7 @@ FleetAgent::FleetAgent(ProxyContext& context, ShardMapManager& maps)
       admin_address_(adminAddress(context.config)) {
   member_.name = config_.name;
   member_.admin = admin_address_;
+  fences_ = std::make_unique<FleetFences>(context_, config_, client_, io_.get_executor());
 }
 
 FleetAgent::~FleetAgent() { stop(); }
@@ -84,6 +86,7 @@ awaitable<void> FleetAgent::run() {
   while (!stopping_.load()) {
     auto started = std::chrono::steady_clock::now();
     std::string why = co_await session();
+    fences_->sessionLost();
     if (stopping_.load()) break;
     // A session that lasted resets the backoff: only repeated quick failures grow it.
     if (std::chrono::steady_clock::now() - started > std::chrono::seconds(config_.lease_ttl_s)) {
@@ -119,13 +122,20 @@ awaitable<std::expected<int64_t, std::string>> FleetAgent::acquireLease() {
 awaitable<std::string> FleetAgent::session() {
   auto lease = co_await acquireLease();
   if (!lease) co_return lease.error();
+  auto roster = co_await client_.call("/v3/kv/put", coord::etcdPutRequest(coord::rosterKey(config_.etcd_prefix, config_.name),
+                                                                         config_.name, 0));
+  if (!roster) co_return "join the roster: " + roster.error();
+  int64_t fence_revision = 0;
+  std::map<int64_t, FleetFences::Open> open;
+  if (auto why = co_await readFences(fence_revision, open); !why.empty()) co_return why;
   int64_t revision = 0;
   if (auto why = co_await syncMap(revision); !why.empty()) co_return why;
+  fences_->resynchronise(*lease, open);
   memberChanged();  // registers under the new lease
   setState(fmt::format("connected, lease {} ({} s), serving version {} of revision {}", *lease, config_.lease_ttl_s,
                        member_.version, member_.map_revision),
            true);
-  auto outcome = co_await (watch(revision + 1) || keepAlive(*lease));
+  auto outcome = co_await (watch(fence_revision + 1) || keepAlive(*lease));
   co_return std::visit([](auto& why) { return why; }, outcome);
 }
 
@@ -166,9 +176,39 @@ awaitable<std::string> FleetAgent::syncMap(int64_t& revision) {
   co_return std::string();
 }
 
+awaitable<std::string> FleetAgent::readFences(int64_t& revision, std::map<int64_t, FleetFences::Open>& open) {
+  auto answer = co_await client_.call("/v3/kv/range", coord::etcdRangeRequest(coord::fenceRoot(config_.etcd_prefix), true));
+  if (!answer) co_return "read the fences: " + answer.error();
+  auto range = coord::parseEtcdRange(*answer);
+  if (!range) co_return range.error();
+  revision = range->header.revision;
+  for (const auto& kv : range->kvs) {
+    auto ref = coord::parseFenceKey(config_.etcd_prefix, kv.key);
+    if (!ref) continue;
+    if (ref->kind == coord::FenceKeyRef::Kind::kRequest) open[ref->epoch].request = kv.value;
+    if (ref->kind == coord::FenceKeyRef::Kind::kSwitched) open[ref->epoch].switched_revision = std::atoll(kv.value.c_str());
+  }
+  std::erase_if(open, [](const auto& e) { return e.second.request.empty(); });  // a lift half seen
+  co_return std::string();
+}
+
+void FleetAgent::onFenceEvent(const coord::EtcdWatchEvent& event) {
+  auto ref = coord::parseFenceKey(config_.etcd_prefix, event.kv.key);
+  if (!ref) return;
+  using Kind = coord::FenceKeyRef::Kind;
+  if (ref->kind == Kind::kRequest) {
+    if (event.is_delete) fences_->onLifted(ref->epoch);
+    else fences_->onRequest(ref->epoch, event.kv.value);
+  } else if (ref->kind == Kind::kSwitched && !event.is_delete) {
+    fences_->onSwitched(ref->epoch, std::atoll(event.kv.value.c_str()));
+  }
+}
+
 awaitable<std::string> FleetAgent::watch(int64_t start_revision) {
   const std::string key = coord::mapKey(config_.etcd_prefix);
-  auto opened = co_await client_.stream("/v3/watch", coord::etcdWatchCreateRequest(key, false, start_revision));
+  // fence/ .. map, both ends included: a switch's map reaches this proxy before the lift that follows it.
+  auto opened = co_await client_.stream(
+      "/v3/watch", coord::etcdWatchRangeRequest(coord::fenceRoot(config_.etcd_prefix), key + '\0', start_revision));
   if (!opened) co_return "watch: " + opened.error();
   watch_stream_ = std::shared_ptr<EtcdStream>(std::move(*opened));
   auto stream = watch_stream_;
@@ -182,7 +222,13 @@ awaitable<std::string> FleetAgent::watch(int64_t start_revision) {
                             message->compact_revision ? fmt::format(", compacted at {}", message->compact_revision) : "");
     }
     for (const auto& event : message->events) {
-      seen_revision_ = std::max(seen_revision_, event.kv.mod_revision);
+      if (event.kv.key != key) {
+        onFenceEvent(event);
+        continue;
+      }
+      // Read already (the session's first read is newer than where the watch starts).
+      if (event.kv.mod_revision <= seen_revision_) continue;
+      seen_revision_ = event.kv.mod_revision;
       if (event.is_delete) {
         spdlog::error("fleet {}: {} was deleted in etcd; still serving the map in force (publish one with RELOAD)",
                       config_.name, key);
@@ -217,6 +263,7 @@ awaitable<std::string> FleetAgent::keepAlive(int64_t lease) {
     auto kept = coord::parseEtcdLeaseKeepAlive(*answer);
     if (!kept) co_return "lease keepalive: " + kept.error();
     if (kept->ttl <= 0) co_return fmt::format("lease {} expired", lease);
+    fences_->sweep();
     if (tick % 3 == 0) {
       if (auto missed = co_await checkWatch(); !missed.empty()) co_return missed;
     }
@@ -288,10 +335,11 @@ void FleetAgent::memberChanged() {
 }
 
 std::expected<int64_t, std::string> FleetAgent::publish(const routing::CompiledShardMap& map, int64_t expected_revision,
-                                                        const std::string& who, const std::string& note) {
+                                                        const std::string& who, const std::string& note,
+                                                        const coord::EtcdGuard* guard) {
   coord::PublishedMap record{map.version(), map.checksum(), map.sourceText(), config_.name + " " + who, note};
   const std::string key = coord::mapKey(config_.etcd_prefix);
-  std::string body = coord::etcdCasPutRequest(key, expected_revision, coord::encodePublishedMap(record));
+  std::string body = coord::etcdCasPutRequest(key, expected_revision, coord::encodePublishedMap(record), guard);
   auto answer = runEtcdCall<std::expected<std::string, std::string>>(
       [&](EtcdClient& c) { return c.call("/v3/kv/txn", body); }, client_);
   if (!answer) {
@@ -303,6 +351,12 @@ std::expected<int64_t, std::string> FleetAgent::publish(const routing::CompiledS
   if (!txn) return std::unexpected(txn.error());
   if (txn->succeeded) return txn->header.revision;
   std::string current = "none";
+  int64_t current_revision = txn->range_kvs.empty() ? 0 : txn->range_kvs.front().mod_revision;
+  if (guard && current_revision == expected_revision) {
+    return std::unexpected(fmt::format("the move's fence ({}) was lifted before the switch (the mover's lease "
+                                       "expired?); nothing was published",
+                                       guard->key));
+  }
   if (!txn->range_kvs.empty()) {
     const auto& kv = txn->range_kvs.front();
     auto other = coord::decodePublishedMap(kv.value);

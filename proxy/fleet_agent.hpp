@@ -2,9 +2,15 @@
 // one thread with its own io_context that keeps, while etcd answers,
 //   - a lease (fleet.lease_ttl_s, kept alive every third of it) under which
 //     <prefix>/proxies/<name> says which map version this proxy serves;
-//   - a watch on <prefix>/map: every map published by any proxy is applied
-//     here through ShardMapManager::applyFromFleet (same validation, same
-//     SQLite history).
+//   - a watch on <prefix>/fence/ .. <prefix>/map (one stream, in revision
+//     order): every map published by any proxy is applied here through
+//     ShardMapManager::applyFromFleet (same validation, same SQLite
+//     history), and the fences of moves' cut-overs are held, acknowledged
+//     and released by FleetFences (fleet_fences.hpp);
+//   - <prefix>/roster/<name> (no lease; it stays when the proxy stops, an
+//     operator deletes it when the proxy leaves for good): a move's cut-over
+//     waits for every proxy of the roster, so a proxy that is down, or up
+//     but cut off from etcd and writing with the map it has, blocks it.
 // When etcd is unreachable the proxy keeps serving the map it applied last
 // and retries with backoff (50 ms doubling to fleet.retry_max_ms); each new
 // session starts with a full read of the map, so it reconverges. Publishing
@@ -13,6 +19,7 @@
 #pragma once
 #include <atomic>
 #include <expected>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +28,7 @@
 
 #include "coord/fleet_records.hpp"
 #include "proxy/etcd_client.hpp"
+#include "proxy/fleet_fences.hpp"
 #include "proxy/proxy_context.hpp"
 #include "proxy/shard_map_manager.hpp"
 
@@ -37,12 +45,16 @@ class FleetAgent final : public FleetLink {
 
   // FleetLink (called by ShardMapManager under its mutex, on the admin thread).
   std::expected<int64_t, std::string> publish(const routing::CompiledShardMap& map, int64_t expected_revision,
-                                              const std::string& who, const std::string& note) override;
+                                              const std::string& who, const std::string& note,
+                                              const coord::EtcdGuard* guard) override;
   void applied(const routing::CompiledShardMap& map, int64_t revision) override;
 
   // SHOW FLEET: every registered proxy, by name.
   std::expected<std::vector<coord::MemberRecord>, std::string> members();
   const std::string& name() const { return config_.name; }
+  const conf::FleetConfig& config() const { return config_; }
+  // The lease of the session in progress (0: none): a move's fence lives under it.
+  int64_t lease() const { return context_.fleet_session.load() ? lease_.load() : 0; }
   // "connected (127.0.0.1:2379)" or "unreachable since ...: why".
   std::string state();
 
@@ -51,6 +63,9 @@ class FleetAgent final : public FleetLink {
   awaitable<std::string> session();
   awaitable<std::expected<int64_t, std::string>> acquireLease();
   awaitable<std::string> syncMap(int64_t& revision);
+  // Reads the open fences (before the map: a lift seen here has its switch's map in the read after).
+  awaitable<std::string> readFences(int64_t& revision, std::map<int64_t, FleetFences::Open>& open);
+  void onFenceEvent(const coord::EtcdWatchEvent& event);
   awaitable<std::string> watch(int64_t start_revision);
   awaitable<std::string> keepAlive(int64_t lease);
   awaitable<std::string> checkWatch();
@@ -78,6 +93,7 @@ class FleetAgent final : public FleetLink {
   int64_t last_checked_revision_ = 0;  // checkWatch (agent thread)
   int64_t seen_revision_ = 0;          // newest <prefix>/map revision read or watched, applied or refused
   std::shared_ptr<EtcdStream> watch_stream_;  // agent thread only; closed by stop()
+  std::unique_ptr<FleetFences> fences_;       // agent thread only
 };
 
 }  // namespace sp::proxy

@@ -119,6 +119,12 @@ AdminReply MoveCoordinator::execute(const MoveCommand& command, const std::strin
 AdminReply MoveCoordinator::startMove(const routing::MoveRequest& request, const std::string& who) {
   auto map = context_.shard_map.load();
   if (!map) return moveError(routing::move_error::kInvalid, "no shard map in force");
+  if (context_.config.fleet && !context_.fleet_session.load()) {
+    // Its cut-over could not fence the fleet, nor publish the map: refused before any copy.
+    return moveError(routing::move_error::kFleetUnsynchronised,
+                     "shardproxy admin: this proxy has no session with the coordination store (etcd); a move's "
+                     "cut-over needs every proxy of the fleet: retry when etcd answers (SHOW FLEET)");
+  }
   auto plan = routing::planMove(*map, request, backendNames());
   if (!plan) return moveError(plan.error().code, "shardproxy admin: " + plan.error().message);
   std::lock_guard lock(mutex_);

@@ -33,6 +33,7 @@ void MoveMachine::noteCatchup() {
 
 awaitable<void> MoveMachine::stopBeforeSwitch(MoveState state) {
   steps_.stopCatchup();
+  steps_.abandonFleetFence();
   hold_.release(watch_);
   // The target's copied rows are not the truth of anything: delete them.
   if (auto cleared = co_await steps_.clearTarget(); !cleared) {
@@ -149,7 +150,7 @@ awaitable<bool> MoveMachine::verify() {
 awaitable<bool> MoveMachine::drained() {
   auto started = Clock::now();
   for (;;) {
-    if (hold_.inFlight(watch_) == 0 && hold_.olderTransactions(watch_) == 0) co_return true;
+    if (hold_.drained(watch_)) co_return true;
     if (Clock::now() - started >= settings_.drain_timeout) co_return false;
     co_await steps_.sleep(std::chrono::milliseconds(1));
   }
@@ -196,10 +197,18 @@ awaitable<bool> MoveMachine::cutOver() {
     bool drained_in_time = co_await drained();
     if (!drained_in_time) {
       hold_.release(watch_);
-      r_.message = fmt::format("cut-over attempt {}: {} writes in flight and {} transactions older than the move did "
-                               "not end within {} ms",
-                               attempt, hold_.inFlight(watch_), hold_.olderTransactions(watch_),
-                               settings_.drain_timeout.count());
+      r_.message = fmt::format("cut-over attempt {}: {} writes in flight, {} older writes and {} transactions "
+                               "older than the move did not end within {} ms",
+                               attempt, hold_.inFlight(watch_), hold_.olderWrites(watch_),
+                               hold_.olderTransactions(watch_), settings_.drain_timeout.count());
+      if (co_await retryCutOver(attempt)) continue;
+      co_return false;
+    }
+    // Every other proxy of a fleet holds the keys too before anything switches.
+    auto fenced = co_await steps_.fenceFleet();
+    if (!fenced) {
+      hold_.release(watch_);
+      r_.message = fmt::format("cut-over attempt {}: {}", attempt, fenced.error());
       if (co_await retryCutOver(attempt)) continue;
       co_return false;
     }
@@ -221,7 +230,7 @@ awaitable<bool> MoveMachine::cutOver() {
     }
     hold_.switched(watch_, *version);
     r_.pause_ms = millisSince(held_at);
-    spdlog::info("move {}: writes held {:.1f} ms (in flight drained {:.1f} ms, last {} bytes of binlog applied by "
+    spdlog::info("move {}: writes held {:.1f} ms (in flight drained, and in a fleet fenced, {:.1f} ms, last {} bytes of binlog applied by "
                  "{:.1f} ms, switched to map version {})",
                  r_.id, r_.pause_ms, drain_ms, tail_bytes, caught_up_ms, *version);
     r_.new_version = *version;
@@ -230,6 +239,12 @@ awaitable<bool> MoveMachine::cutOver() {
     steps_.stopCatchup();
     r_.message.clear();
     enter(MoveState::kSwitched);
+    std::string fleet = co_await steps_.finishFleetFence();
+    if (!fleet.empty()) {
+      r_.message = fleet;
+      r_.pause_ms = millisSince(held_at);  // until the last proxy serves the new map and the fence is lifted
+      save_(r_);
+    }
     co_return true;
   }
 }

@@ -81,6 +81,15 @@ class MoveSteps {
   // Deletes the moving keys' rows from the target (CANCEL, a failure before the switch).
   virtual awaitable<std::expected<void, std::string>> clearTarget() = 0;
   virtual awaitable<void> sleep(std::chrono::milliseconds duration) = 0;
+  // In a fleet (fleet_cutover.hpp), while this proxy holds the keys: fences
+  // them on every proxy and waits until each holds them; an error says who
+  // did not (the fence is lifted again). Alone: nothing to do.
+  virtual awaitable<std::expected<void, std::string>> fenceFleet() { co_return std::expected<void, std::string>{}; }
+  // After the switch: waits until every proxy serves the new map, then lifts
+  // the fence; a note for the record ("" alone).
+  virtual awaitable<std::string> finishFleetFence() { co_return std::string(); }
+  // Lifts a fence standing without a switch (routing stays on the source).
+  virtual void abandonFleetFence() {}
 };
 
 struct MoveSettings {

@@ -8,6 +8,8 @@
 #include <chrono>
 
 #include "proxy/binlog_stream.hpp"
+#include "proxy/fleet_cutover.hpp"
+#include "proxy/fleet_fences.hpp"
 #include "proxy/move_catchup.hpp"
 #include "proxy/shard_map_manager.hpp"
 
@@ -141,6 +143,11 @@ class BackendMoveSteps final : public MoveSteps {
   void stopCatchup() override;
   awaitable<std::expected<uint64_t, std::string>> deleteSourceBatch() override;
   awaitable<Unit> clearTarget() override;
+  awaitable<Unit> fenceFleet() override;
+  awaitable<std::string> finishFleetFence() override;
+  void abandonFleetFence() override {
+    if (fleet_) fleet_->abandon();
+  }
   awaitable<void> sleep(std::chrono::milliseconds d) override {
     asio::steady_timer t(co_await asio::this_coro::executor, d);
     co_await t.async_wait(kNoThrow);
@@ -184,6 +191,7 @@ class BackendMoveSteps final : public MoveSteps {
   std::unique_ptr<ConnectionCatchupTarget> catchup_target_;
   std::unique_ptr<MoveCatchup> catchup_;
   CatchupFigures figures_;
+  std::unique_ptr<FleetCutover> fleet_;  // in a fleet: the cut-over attempt's fence
 };
 
 awaitable<std::expected<BackendMoveSteps::Conn, std::string>> BackendMoveSteps::connect(const std::string& name,
@@ -494,13 +502,28 @@ awaitable<std::expected<uint64_t, std::string>> BackendMoveSteps::publish() {
     co_return std::unexpected(std::string("the map in force changed the move's source or target since it began"));
   }
   auto out = maps_.publishGenerated(again->new_map_yaml, fmt::format("move:{}", id_),
-                                    fmt::format("move {}: {}", id_, routing::describeMove(plan_.request)));
+                                    fmt::format("move {}: {}", id_, routing::describeMove(plan_.request)),
+                                    fleet_ ? fleet_->guard() : nullptr);
   if (out.verdict != SwapVerdict::kApply) {
     std::string why = out.message;
     for (const auto& p : out.problems) why += "; " + p;
     co_return std::unexpected(why);
   }
   co_return out.new_version;
+}
+
+awaitable<Unit> BackendMoveSteps::fenceFleet() {
+  if (!context_.config.fleet) co_return Unit{};
+  fleet_ = std::make_unique<FleetCutover>(context_, fenceKeysOf(plan_.keys, plan_.source_table),
+                                          fmt::format("{} move {}", context_.config.fleet->name, id_));
+  co_return co_await fleet_->fence();
+}
+
+awaitable<std::string> BackendMoveSteps::finishFleetFence() {
+  if (!fleet_) co_return std::string();
+  std::string note = co_await fleet_->finish(maps_.fleetRevision());
+  fleet_.reset();
+  co_return note;
 }
 
 awaitable<std::expected<VerifyOutcome, std::string>> BackendMoveSteps::verifyAfterSwitch() {

@@ -32,21 +32,6 @@ constexpr const char* kColumns =
     "old_version, new_version, rows_deleted, message, created_by, created_at, updated_at";
 constexpr int kColumnCount = 27;
 
-std::string_view kindName(routing::MoveKind k) {
-  switch (k) {
-    case routing::MoveKind::kBuckets: return "bucket";
-    case routing::MoveKind::kKey: return "key";
-    case routing::MoveKind::kShard: return "shard";
-  }
-  return "bucket";
-}
-
-routing::MoveKind kindFrom(std::string_view s) {
-  if (s == "key") return routing::MoveKind::kKey;
-  if (s == "shard") return routing::MoveKind::kShard;
-  return routing::MoveKind::kBuckets;
-}
-
 std::string joinBuckets(const std::vector<uint32_t>& buckets) {
   std::string out;
   for (auto b : buckets) out += (out.empty() ? "" : ",") + std::to_string(b);
@@ -69,7 +54,7 @@ std::vector<uint32_t> splitBuckets(std::string_view text) {
 
 void bindRecord(SqliteQuery& q, const MoveRecord& r) {
   int i = 1;
-  q.bind(i++, std::string(kindName(r.request.kind)));
+  q.bind(i++, std::string(routing::moveKindName(r.request.kind)));
   q.bind(i++, r.request.table);
   q.bind(i++, joinBuckets(r.request.buckets));
   q.bind(i++, std::to_string(r.request.key));  // text: SQLite integers are signed
@@ -102,7 +87,7 @@ MoveRecord readRecord(SqliteQuery& q) {
   MoveRecord r;
   int i = 0;
   r.id = q.integer(i++);
-  r.request.kind = kindFrom(q.text(i++));
+  r.request.kind = routing::moveKindFrom(q.text(i++)).value_or(routing::MoveKind::kBuckets);
   r.request.table = q.text(i++);
   r.request.buckets = splitBuckets(q.text(i++));
   std::string key = q.text(i++);

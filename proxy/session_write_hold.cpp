@@ -26,7 +26,7 @@ awaitable<std::variant<routing::Plan, protocol::ErrPacket>> ClientSession::planW
   WriteHold& hold = worker_.context().write_hold;
   for (int replans = 0;; ++replans) {
     routing::Plan plan = record ? planFor(sql, info, params, tokens) : choosePlan(sql, info, params, tokens);
-    if (hold.empty() || !writesRows(info.kind) || !plan.table) co_return plan;
+    if (!writesRows(info.kind) || !plan.table) co_return plan;
     Admission admission = co_await write_gate_.admit(plan, planned_map_version_);
     if (admission == Admission::kPass) co_return plan;
     if (admission == Admission::kReplan && replans < kMaxReplans) {
@@ -37,8 +37,9 @@ awaitable<std::variant<routing::Plan, protocol::ErrPacket>> ClientSession::planW
       continue;
     }
     HoldRefusal refusal = holdRefusal(admission == Admission::kReplan ? Admission::kTimeout : admission, hold.limits());
-    auto code = refusal.code == client_error::kWriteHoldFull.number ? client_error::kWriteHoldFull
-                                                                     : client_error::kWriteHoldTimeout;
+    auto code = refusal.code == client_error::kWriteHoldFull.number          ? client_error::kWriteHoldFull
+                : refusal.code == client_error::kFleetUnsynchronised.number ? client_error::kFleetUnsynchronised
+                                                                              : client_error::kWriteHoldTimeout;
     co_return client_error::make(code, refusal.message);
   }
 }

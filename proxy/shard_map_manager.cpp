@@ -290,7 +290,7 @@ SwapOutcome ShardMapManager::rollback(uint64_t version, const std::string& who) 
 }
 
 SwapOutcome ShardMapManager::publishGenerated(const std::string& yaml_text, const std::string& who,
-                                              const std::string& note) {
+                                              const std::string& note, const coord::EtcdGuard* guard) {
   std::lock_guard lock(mutex_);
   auto started = Clock::now();
   auto map = routing::compileShardMap(yaml_text, backendNames(backends_));
@@ -298,7 +298,7 @@ SwapOutcome ShardMapManager::publishGenerated(const std::string& yaml_text, cons
     auto lines = splitLines(routing::formatShardMapIssues(map.error(), "generated map"));
     return refuse(std::move(lines), who, note, started);
   }
-  SwapOutcome out = apply(*map, BackendDiff{}, backends_, who, note, false, started);
+  SwapOutcome out = apply(*map, BackendDiff{}, backends_, who, note, false, started, -1, guard);
   if (out.verdict == SwapVerdict::kApply) {
     if (auto problem = writeMapFile(**map); !problem.empty()) {
       out.message += "; " + problem;
@@ -332,7 +332,7 @@ std::string ShardMapManager::writeMapFile(const routing::CompiledShardMap& map) 
 SwapOutcome ShardMapManager::apply(std::shared_ptr<const routing::CompiledShardMap> candidate, const BackendDiff& diff,
                                    std::vector<conf::BackendConfig> next_backends, const std::string& who,
                                    const std::string& note, bool is_rollback, Clock::time_point started,
-                                   int64_t fleet_revision) {
+                                   int64_t fleet_revision, const coord::EtcdGuard* guard) {
   auto running = context_.shard_map.load();
   SwapOutcome out;
   out.old_version = running ? running->version() : 0;
@@ -343,7 +343,7 @@ SwapOutcome ShardMapManager::apply(std::shared_ptr<const routing::CompiledShardM
   if (decision.verdict == SwapVerdict::kApply && fleet_ && fleet_revision < 0) {
     // Published first: the fleet's compare-and-swap decides; every proxy,
     // this one too, applies what the fleet holds.
-    auto published = fleet_->publish(*candidate, fleet_revision_, who, note);
+    auto published = fleet_->publish(*candidate, fleet_revision_, who, note, guard);
     if (!published) return refuse({"fleet: " + published.error()}, who, what, started);
     fleet_revision = *published;
   }

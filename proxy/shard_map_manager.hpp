@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "conf/config.hpp"
+#include "coord/etcd_messages.hpp"
 #include "proxy/proxy_context.hpp"
 #include "proxy/shard_map_store.hpp"
 #include "routing/shard_map.hpp"
@@ -88,10 +89,12 @@ class FleetLink {
  public:
   virtual ~FleetLink() = default;
   // Compare-and-swap of <prefix>/map: succeeds only when the fleet's map is
-  // still the one at `expected_revision` (0: none yet). The new revision, or
+  // still the one at `expected_revision` (0: none yet) and, with a guard,
+  // while the guard's key stands (a move's fence). The new revision, or
   // why nothing was published (etcd unreachable, another proxy was first).
   virtual std::expected<int64_t, std::string> publish(const routing::CompiledShardMap& map, int64_t expected_revision,
-                                                      const std::string& who, const std::string& note) = 0;
+                                                      const std::string& who, const std::string& note,
+                                                      const coord::EtcdGuard* guard) = 0;
   // The map in force changed (or was confirmed) at this fleet revision.
   virtual void applied(const routing::CompiledShardMap& map, int64_t revision) = 0;
 };
@@ -122,7 +125,9 @@ class ShardMapManager {
   // same validation, version rule and history as a reload; once in force it
   // is also written to the map file (the previous file kept as
   // <file>.before-v<version>), so a restart or a later RELOAD starts from it.
-  SwapOutcome publishGenerated(const std::string& yaml_text, const std::string& who, const std::string& note);
+  // In a fleet, `guard` (the move's fence) must still stand for the publish to happen.
+  SwapOutcome publishGenerated(const std::string& yaml_text, const std::string& who, const std::string& note,
+                               const coord::EtcdGuard* guard = nullptr);
 
   // Fleet mode: RELOAD and ROLLBACK publish through `fleet` before applying.
   void attachFleet(FleetLink* fleet);
@@ -143,7 +148,8 @@ class ShardMapManager {
  private:
   SwapOutcome apply(std::shared_ptr<const routing::CompiledShardMap> candidate, const BackendDiff& diff,
                     std::vector<conf::BackendConfig> next_backends, const std::string& who, const std::string& note,
-                    bool is_rollback, std::chrono::steady_clock::time_point started, int64_t fleet_revision = -1);
+                    bool is_rollback, std::chrono::steady_clock::time_point started, int64_t fleet_revision = -1,
+                    const coord::EtcdGuard* guard = nullptr);
   SwapOutcome refuse(std::vector<std::string> problems, const std::string& who, const std::string& what,
                      std::chrono::steady_clock::time_point started);
   void openCache();

@@ -7,12 +7,44 @@
 
 namespace sp::proxy {
 
+namespace {
+using EpochCounts = std::vector<std::pair<uint64_t, uint32_t>>;
+
+void countUp(EpochCounts& counts, uint64_t epoch) {
+  for (auto& [e, count] : counts) {
+    if (e == epoch) {
+      ++count;
+      return;
+    }
+  }
+  counts.emplace_back(epoch, 1);
+}
+
+void countDown(EpochCounts& counts, uint64_t epoch) {
+  for (auto it = counts.begin(); it != counts.end(); ++it) {
+    if (it->first == epoch) {
+      if (--it->second == 0) counts.erase(it);
+      return;
+    }
+  }
+}
+
+uint32_t countBefore(const EpochCounts& counts, uint64_t epoch) {
+  uint32_t n = 0;
+  for (const auto& [e, count] : counts) {
+    if (e < epoch) n += count;
+  }
+  return n;
+}
+}  // namespace
+
 struct WriteHold::Watch {
   uint64_t id = 0;
   uint64_t epoch = 0;  // epoch_ after this watch began
   routing::MovingKeys keys;
   std::string source_table;
   bool held = false;
+  bool refusing = false;
   uint64_t switched_version = 0;  // 0: not switched
   uint32_t in_flight = 0;
   std::vector<std::shared_ptr<Waiter>> waiters;
@@ -104,33 +136,62 @@ void WriteHold::switched(uint64_t id, uint64_t version) {
 uint32_t WriteHold::olderTransactions(uint64_t id) const {
   std::lock_guard lock(mutex_);
   const auto* w = find(id);
-  if (!w) return 0;
-  uint32_t n = 0;
-  for (const auto& [epoch, count] : open_transactions_) {
-    if (epoch < w->epoch) n += count;
-  }
-  return n;
+  return w ? countBefore(open_transactions_, w->epoch) : 0;
 }
+
 
 void WriteHold::transactionOpened(uint64_t epoch) {
   std::lock_guard lock(mutex_);
-  for (auto& [e, count] : open_transactions_) {
-    if (e == epoch) {
-      ++count;
-      return;
-    }
-  }
-  open_transactions_.emplace_back(epoch, 1);
+  countUp(open_transactions_, epoch);
 }
 
 void WriteHold::transactionClosed(uint64_t epoch) {
   std::lock_guard lock(mutex_);
-  for (auto it = open_transactions_.begin(); it != open_transactions_.end(); ++it) {
-    if (it->first == epoch) {
-      if (--it->second == 0) open_transactions_.erase(it);
-      return;
-    }
+  countDown(open_transactions_, epoch);
+}
+
+uint64_t WriteHold::openWrite() {
+  std::lock_guard lock(mutex_);
+  uint64_t epoch = epoch_.load();
+  countUp(open_writes_, epoch);
+  return epoch;
+}
+
+void WriteHold::closeWrite(uint64_t epoch) {
+  std::lock_guard lock(mutex_);
+  countDown(open_writes_, epoch);
+}
+
+uint32_t WriteHold::olderWrites(uint64_t id) const {
+  std::lock_guard lock(mutex_);
+  const auto* w = find(id);
+  return w ? countBefore(open_writes_, w->epoch) : 0;
+}
+
+bool WriteHold::drained(uint64_t id) const {
+  std::lock_guard lock(mutex_);
+  const auto* w = find(id);
+  if (!w) return true;
+  return w->in_flight == 0 && countBefore(open_writes_, w->epoch) == 0 &&
+         countBefore(open_transactions_, w->epoch) == 0;
+}
+
+void WriteHold::refuse(uint64_t id, bool refusing) {
+  std::lock_guard lock(mutex_);
+  if (auto* w = find(id)) {
+    w->refusing = refusing;
+    if (refusing) wake(w->waiters);
   }
+}
+
+uint64_t WriteHold::advanceEpoch() {
+  std::lock_guard lock(mutex_);
+  return epoch_.fetch_add(1) + 1;
+}
+
+uint32_t WriteHold::openTransactionsBefore(uint64_t epoch) const {
+  std::lock_guard lock(mutex_);
+  return countBefore(open_transactions_, epoch);
 }
 
 void WriteHold::setLimits(WriteHoldLimits limits) {
@@ -169,7 +230,8 @@ std::vector<uint64_t> WriteHold::touched(const WriteTouch& touch) const {
   return ids;
 }
 
-awaitable<WriteHold::Admitted> WriteHold::admit(uint64_t id, uint64_t map_version) {
+awaitable<WriteHold::Admitted> WriteHold::admit(uint64_t id, uint64_t map_version,
+                                                std::optional<uint64_t> open_write) {
   auto executor = co_await asio::this_coro::executor;
   asio::steady_timer timer(executor);
   bool deadline_set = false;
@@ -181,6 +243,7 @@ awaitable<WriteHold::Admitted> WriteHold::admit(uint64_t id, uint64_t map_versio
       Watch* w = find(id);
       // The move ended while this write waited: its plan may be stale.
       if (!w) co_return Admitted{deadline_set ? Admission::kReplan : Admission::kPass, false};
+      if (w->refusing) co_return Admitted{Admission::kUnsynchronised, false};
       if (w->switched_version != 0) {
         co_return Admitted{map_version < w->switched_version ? Admission::kReplan : Admission::kPass, false};
       }
@@ -198,9 +261,11 @@ awaitable<WriteHold::Admitted> WriteHold::admit(uint64_t id, uint64_t map_versio
       waiter->timer = &timer;
       w->waiters.push_back(waiter);
       ++waiting_;
+      if (open_write) countDown(open_writes_, *open_write);
     }
     co_await timer.async_wait(kNoThrow);
     std::lock_guard lock(mutex_);
+    if (open_write) countUp(open_writes_, *open_write);
     --waiting_;
     waiter->timer = nullptr;
     if (Watch* w = find(id)) std::erase(w->waiters, waiter);
@@ -213,12 +278,14 @@ void WriteHold::giveBack(uint64_t id) {
 }
 
 awaitable<Admission> SessionWriteGate::admit(const routing::Plan& plan, uint64_t map_version) {
-  if (!plan.table || hold_.empty()) co_return Admission::kPass;
+  if (!plan.table) co_return Admission::kPass;
+  if (!write_epoch_) write_epoch_ = hold_.openWrite();
+  if (hold_.empty()) co_return Admission::kPass;
   WriteTouch touch{plan.table->name, plan.key_values, {}};
   for (const auto& t : plan.targets) touch.physical_tables.push_back(t.physical_table);
   for (uint64_t id : hold_.touched(touch)) {
     if (std::find(tickets_.begin(), tickets_.end(), id) != tickets_.end()) continue;  // this transaction's
-    auto admitted = co_await hold_.admit(id, map_version);
+    auto admitted = co_await hold_.admit(id, map_version, write_epoch_);
     if (admitted.ticket) tickets_.push_back(id);
     if (admitted.admission != Admission::kPass) co_return admitted.admission;
   }
@@ -233,12 +300,22 @@ void SessionWriteGate::settle(bool in_transaction) {
     hold_.transactionClosed(*transaction_epoch_);
     transaction_epoch_.reset();
   }
-  if (in_transaction || tickets_.empty()) return;
+  if (in_transaction) return;
+  if (write_epoch_) {
+    hold_.closeWrite(*write_epoch_);
+    write_epoch_.reset();
+  }
   for (uint64_t id : tickets_) hold_.giveBack(id);
   tickets_.clear();
 }
 
 HoldRefusal holdRefusal(Admission admission, const WriteHoldLimits& limits) {
+  if (admission == Admission::kUnsynchronised) {
+    return {routing::move_error::kFleetUnsynchronised,
+            "shardproxy: these keys are fenced for a move's cut-over across the fleet and this proxy lost its "
+            "session with the coordination store (etcd): writes to them are refused until it has re-read the "
+            "fleet's map and fences; retry (nothing ran)"};
+  }
   if (admission == Admission::kFull) {
     return {routing::move_error::kHoldFull,
             fmt::format("shardproxy: writes to these keys are held for a move's cut-over and {} writes are already "

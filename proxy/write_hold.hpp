@@ -40,6 +40,7 @@ enum class Admission : uint8_t {
   kReplan,   // the map changed while it waited: plan again (against the new map)
   kTimeout,  // waited longer than the bound: refuse with 9135
   kFull,     // too many writes waiting: refuse with 9136
+  kUnsynchronised,  // a fleet fence holds the keys and this proxy lost etcd: refuse with 9138
 };
 
 // The keys a write plan touches, as the hold sees them.
@@ -78,6 +79,19 @@ class WriteHold {
   // Transactions open since before watch `id` began: they may hold writes
   // to its keys taken before any ticket existed, so the cut-over waits for them.
   uint32_t olderTransactions(uint64_t id) const;
+  // Writes admitted before watch `id` began and not yet settled (answered,
+  // or their transaction ended): they took no ticket, so a watch created at
+  // the cut-over itself (a fleet fence on another proxy) waits for them.
+  uint32_t olderWrites(uint64_t id) const;
+  // in-flight, older writes and older transactions all ended.
+  bool drained(uint64_t id) const;
+  // A fleet fence whose proxy lost etcd: its writes are refused at once
+  // (kUnsynchronised) until `refusing` is cleared.
+  void refuse(uint64_t id, bool refusing);
+  // A new epoch (a marker for openTransactionsBefore), and the transactions
+  // opened by commands that began before it.
+  uint64_t advanceEpoch();
+  uint32_t openTransactionsBefore(uint64_t epoch) const;
 
   void setLimits(WriteHoldLimits limits);
   WriteHoldLimits limits() const;
@@ -94,13 +108,20 @@ class WriteHold {
     Admission admission = Admission::kPass;
     bool ticket = false;  // give it back with giveBack(id)
   };
-  awaitable<Admitted> admit(uint64_t id, uint64_t map_version);
+  // `open_write`: the epoch openWrite() gave the session's write; it does not
+  // count as older while it waits here (it is not on its way to a backend,
+  // and a drain waiting for it would wait for its own hold).
+  awaitable<Admitted> admit(uint64_t id, uint64_t map_version, std::optional<uint64_t> open_write = std::nullopt);
   void giveBack(uint64_t id);  // the ticket of admit()
   // Open transactions by the epoch (watches started so far) at the start of
   // the statement that opened them.
   uint64_t epoch() const { return epoch_.load(); }
   void transactionOpened(uint64_t epoch);
   void transactionClosed(uint64_t epoch);
+  // A write admitted (registered under the mutex, so either it counts as
+  // older than a watch or it sees the watch); closed when settled.
+  uint64_t openWrite();
+  void closeWrite(uint64_t epoch);
 
  private:
   Watch* find(uint64_t id);
@@ -114,6 +135,7 @@ class WriteHold {
   std::atomic<size_t> count_{0};  // watches_.size(), read without the mutex
   std::atomic<uint64_t> epoch_{0};  // watch() calls so far
   std::vector<std::pair<uint64_t, uint32_t>> open_transactions_;  // (epoch, count), few entries
+  std::vector<std::pair<uint64_t, uint32_t>> open_writes_;        // (epoch, count), few entries
   WriteHoldLimits limits_;
 };
 
@@ -141,9 +163,10 @@ class SessionWriteGate {
   std::vector<uint64_t> tickets_;
   uint64_t command_epoch_ = 0;
   std::optional<uint64_t> transaction_epoch_;  // counted in the hold while set
+  std::optional<uint64_t> write_epoch_;        // a write counted in the hold (openWrite) while set
 };
 
-// The client's ERR for kTimeout / kFull (code, SQLSTATE, message).
+// The client's ERR for kTimeout / kFull / kUnsynchronised (code, SQLSTATE, message).
 struct HoldRefusal {
   uint16_t code = 0;
   std::string message;

@@ -219,6 +219,22 @@ std::expected<void, MoveRefusal> planShard(const TableRule& rule, MovePlan& plan
 
 }  // namespace
 
+std::string_view moveKindName(MoveKind kind) {
+  switch (kind) {
+    case MoveKind::kBuckets: return "bucket";
+    case MoveKind::kKey: return "key";
+    case MoveKind::kShard: return "shard";
+  }
+  return "bucket";
+}
+
+std::optional<MoveKind> moveKindFrom(std::string_view name) {
+  if (name == "bucket") return MoveKind::kBuckets;
+  if (name == "key") return MoveKind::kKey;
+  if (name == "shard") return MoveKind::kShard;
+  return std::nullopt;
+}
+
 std::string describeMove(const MoveRequest& r) {
   switch (r.kind) {
     case MoveKind::kBuckets:

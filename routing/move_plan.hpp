@@ -7,7 +7,9 @@
 #pragma once
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "routing/shard_map.hpp"
@@ -31,6 +33,9 @@ struct MoveRequest {
 
 // "bucket 17,18 of tg_channel_message to s03", the command's meaning in one line.
 std::string describeMove(const MoveRequest& request);
+// "bucket", "key", "shard": how a kind is written in the SQLite file and in a fleet's fence.
+std::string_view moveKindName(MoveKind kind);
+std::optional<MoveKind> moveKindFrom(std::string_view name);
 
 // Error codes of the move commands (docs/admin.md, "Online moves").
 namespace move_error {
@@ -42,6 +47,8 @@ inline constexpr uint16_t kWrongState = 9134;    // CANCEL after the switch, CLE
 inline constexpr uint16_t kHoldTimeout = 9135;   // a write waited for a cut-over longer than moves.hold_timeout_ms
 inline constexpr uint16_t kHoldFull = 9136;      // more writes waiting than moves.hold_max_waiting
 inline constexpr uint16_t kNoStore = 9137;       // moves need the SQLite file (`cache:`)
+// A fleet fence holds the keys and this proxy lost etcd (fleet_fences.hpp); retryable.
+inline constexpr uint16_t kFleetUnsynchronised = 9138;
 }  // namespace move_error
 
 struct MoveRefusal {

@@ -125,12 +125,13 @@ class FleetTest(unittest.TestCase):
             pass
 
     @classmethod
-    def wait_fleet(cls, count, timeout=20):
+    def wait_fleet(cls, count, timeout=20, proxy=None):
+        """SHOW FLEET on `proxy` (the first) until it lists `count` proxies on one version."""
         deadline = time.monotonic() + timeout
         last = None
         while time.monotonic() < deadline:
             try:
-                c = admin(cls.proxies[0])
+                c = admin(proxy or cls.proxies[0])
                 last = ap.dict_rows(c, "SHOW FLEET")
                 c.close()
                 if len(last) == count and len({r["version"] for r in last}) == 1:

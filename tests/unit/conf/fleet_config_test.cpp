@@ -46,7 +46,10 @@ TEST(FleetConfig, ParsesEveryKeyWithDefaults) {
   EXPECT_EQ(f.lease_ttl_s, 5u);
   EXPECT_EQ(f.retry_max_ms, 2000u);
   EXPECT_EQ(f.max_response_bytes, 16u << 20);
-  auto tuned = parseConfig(minimalWith("fleet: {name: p2, lease_ttl_s: 10, retry_max_ms: 500, etcd: {endpoints: "
+  EXPECT_EQ(f.fence_ack_timeout_ms, 2000u);
+  EXPECT_EQ(f.fence_serve_timeout_ms, 5000u);
+  auto tuned = parseConfig(minimalWith("fleet: {name: p2, lease_ttl_s: 10, retry_max_ms: 500, fence_ack_timeout_ms: 300, "
+                                       "fence_serve_timeout_ms: 800, etcd: {endpoints: "
                                        "[\"http://h:1\"], prefix: /x, request_timeout_ms: 300, max_response_bytes: 65536}}\n"),
                            kBase);
   ASSERT_TRUE(tuned) << formatIssues(tuned.error(), "t.yaml");
@@ -54,6 +57,8 @@ TEST(FleetConfig, ParsesEveryKeyWithDefaults) {
   EXPECT_EQ(tuned->fleet->retry_max_ms, 500u);
   EXPECT_EQ(tuned->fleet->request_timeout_ms, 300u);
   EXPECT_EQ(tuned->fleet->max_response_bytes, 65536u);
+  EXPECT_EQ(tuned->fleet->fence_ack_timeout_ms, 300u);
+  EXPECT_EQ(tuned->fleet->fence_serve_timeout_ms, 800u);
 }
 
 TEST(FleetConfig, BadValuesNamePathAndLine) {

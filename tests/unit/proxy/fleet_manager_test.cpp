@@ -38,7 +38,8 @@ class FakeFleet : public FleetLink {
   std::vector<std::pair<uint64_t, int64_t>> applied_calls;
 
   std::expected<int64_t, std::string> publish(const routing::CompiledShardMap& map, int64_t expected_revision,
-                                              const std::string&, const std::string&) override {
+                                              const std::string&, const std::string&,
+                                              const coord::EtcdGuard*) override {
     if (!fail_with.empty()) return std::unexpected(fail_with);
     published.emplace_back(map.version(), expected_revision);
     return ++next_revision;

@@ -90,6 +90,21 @@ class FakeSteps final : public MoveSteps {
     co_return n;
   }
   awaitable<Unit> clearTarget() override { calls.push_back("clear target"); co_return Unit{}; }
+  // The fleet's fence: fails `fence_failures` times, then holds.
+  int fence_failures = 0;
+  awaitable<Unit> fenceFleet() override {
+    calls.push_back("fence");
+    if (fence_failures > 0) {
+      --fence_failures;
+      co_return std::unexpected(std::string("no acknowledgement from p2"));
+    }
+    co_return Unit{};
+  }
+  awaitable<std::string> finishFleetFence() override {
+    calls.push_back("lift after switch");
+    co_return std::string("fleet: figures");
+  }
+  void abandonFleetFence() override { calls.push_back("abandon fence"); }
   awaitable<void> sleep(std::chrono::milliseconds d) override {
     if (on_sleep) on_sleep();
     asio::steady_timer t(co_await asio::this_coro::executor, d);
@@ -168,7 +183,9 @@ TEST_F(MoveMachineTest, RunsEveryStepInOrderAndSwitchesUnderTheHold) {
   EXPECT_EQ(saved, (std::vector<MoveState>{MoveState::kCopying, MoveState::kCatchingUp, MoveState::kVerifying,
                                            MoveState::kCuttingOver, MoveState::kSwitched, MoveState::kVerified}));
   EXPECT_EQ(steps.calls, (std::vector<std::string>{"prepare", "copy", "catchup from bin.1:50", "verify before",
-                                                   "freeze", "publish", "stop catchup", "verify after"}));
+                                                   "fence", "freeze", "publish", "stop catchup", "lift after switch",
+                                                   "verify after"}));
+  EXPECT_EQ(record.message, "fleet: figures");
   EXPECT_TRUE(steps.published_under_hold_at_end);
   EXPECT_EQ(record.rows_copied, 1000u);
   EXPECT_EQ(record.snapshot_position, "bin.1:50");
@@ -202,6 +219,26 @@ TEST_F(MoveMachineTest, GivesUpWhenWritesNeverDrain) {
   EXPECT_NE(record.message.find("gave up after 3 attempts"), std::string::npos) << record.message;
   EXPECT_EQ(admitNow(8), Admission::kPass);  // watch gone: writes go on as planned (source)
   hold.transactionClosed(0);
+}
+
+TEST_F(MoveMachineTest, UnacknowledgedFleetFenceRetriesThenSwitches) {
+  steps.fence_failures = 2;
+  run();
+  EXPECT_EQ(record.state, MoveState::kVerified);
+  EXPECT_EQ(record.cutover_attempts, 3u);
+  EXPECT_EQ(std::count(steps.calls.begin(), steps.calls.end(), "fence"), 3);
+  EXPECT_EQ(std::count(steps.calls.begin(), steps.calls.end(), "publish"), 1);
+}
+
+TEST_F(MoveMachineTest, FleetFenceNeverAcknowledgedFailsWithRoutingOnTheSource) {
+  steps.fence_failures = 10;
+  run();
+  EXPECT_EQ(record.state, MoveState::kFailed);
+  EXPECT_FALSE(has("publish"));
+  EXPECT_TRUE(has("abandon fence"));
+  EXPECT_NE(record.message.find("no acknowledgement from p2"), std::string::npos) << record.message;
+  EXPECT_NE(record.message.find("gave up after 3 attempts"), std::string::npos) << record.message;
+  EXPECT_EQ(admitNow(8), Admission::kPass);  // released: the source, as before
 }
 
 TEST_F(MoveMachineTest, CancelDuringCopyLeavesRoutingOnTheSource) {

@@ -177,6 +177,92 @@ TEST_F(WriteHoldTest, TransactionsOlderThanTheWatchAreCounted) {
   new_txn.settle(false);
 }
 
+// A watch created at the cut-over itself (a fleet fence on another proxy):
+// a write admitted before it took no ticket, yet the drain waits for it.
+TEST_F(WriteHoldTest, WritesAdmittedBeforeTheWatchAreCountedUntilSettled) {
+  SessionWriteGate early(hold);
+  early.beginCommand();
+  auto run = start(early, 1);
+  runFor(5ms);
+  ASSERT_EQ(run->admission, Admission::kPass);  // no watch yet: no ticket
+  uint64_t id = hold.watch(keyFortyTwo(), "t_s01");
+  hold.hold(id);
+  EXPECT_EQ(hold.inFlight(id), 0u);
+  EXPECT_EQ(hold.olderWrites(id), 1u);
+  EXPECT_FALSE(hold.drained(id));
+  early.settle(false);  // its answer went out
+  EXPECT_EQ(hold.olderWrites(id), 0u);
+  EXPECT_TRUE(hold.drained(id));
+  // A write admitted after the watch is not "older": it waits for the hold instead.
+  SessionWriteGate late(hold);
+  late.beginCommand();
+  auto waiting = start(late, 1);
+  runFor(5ms);
+  EXPECT_FALSE(waiting->admission);
+  EXPECT_TRUE(hold.drained(id));
+  hold.release(id);
+  runFor(5ms);
+  EXPECT_EQ(waiting->admission, Admission::kPass);
+  late.settle(false);
+}
+
+// On the mover, the fleet's fence is a second watch of the keys its move
+// already holds: the writes waiting in the first hold are not on their way
+// to a backend, so the fence's drain must not wait for them.
+TEST_F(WriteHoldTest, AWriteWaitingInAHoldIsNotOlderForANewerWatch) {
+  uint64_t move = hold.watch(keyFortyTwo(), "t_s01");
+  hold.hold(move);
+  SessionWriteGate gate(hold);
+  gate.beginCommand();
+  auto waiting = start(gate, 1);
+  runFor(5ms);
+  EXPECT_FALSE(waiting->admission);
+  uint64_t fence = hold.watch(keyFortyTwo(), "t_s01");
+  hold.hold(fence);
+  EXPECT_EQ(hold.olderWrites(fence), 0u);
+  EXPECT_TRUE(hold.drained(fence));
+  hold.switched(move, 2);
+  runFor(5ms);
+  EXPECT_EQ(waiting->admission, Admission::kReplan);
+  EXPECT_EQ(hold.olderWrites(fence), 1u);  // running again (it re-plans): counted until settled
+  gate.settle(false);
+  EXPECT_TRUE(hold.drained(fence));
+}
+
+TEST_F(WriteHoldTest, RefusingFenceRefusesWaitingAndNewWrites) {
+  uint64_t id = hold.watch(keyFortyTwo(), "t_s01");
+  hold.hold(id);
+  SessionWriteGate a(hold), b(hold);
+  auto waiting = start(a, 1);
+  runFor(5ms);
+  EXPECT_FALSE(waiting->admission);
+  hold.refuse(id, true);  // the proxy lost etcd while the fence stands
+  runFor(5ms);
+  EXPECT_EQ(waiting->admission, Admission::kUnsynchronised);
+  auto fresh = start(b, 1);
+  runFor(5ms);
+  EXPECT_EQ(fresh->admission, Admission::kUnsynchronised);
+  EXPECT_EQ(holdRefusal(Admission::kUnsynchronised, hold.limits()).code, 9138);
+  hold.refuse(id, false);
+  hold.switched(id, 2);  // resynchronised, the fence lifted after a switch to version 2
+  auto replan = start(b, 1);
+  runFor(5ms);
+  EXPECT_EQ(replan->admission, Admission::kReplan);
+  a.settle(false);
+  b.settle(false);
+}
+
+TEST_F(WriteHoldTest, TransactionsBeforeAnEpochAreCounted) {
+  SessionWriteGate txn(hold);
+  txn.beginCommand();
+  txn.settle(true);
+  uint64_t marker = hold.advanceEpoch();
+  EXPECT_EQ(hold.openTransactionsBefore(marker), 1u);
+  txn.beginCommand();
+  txn.settle(false);
+  EXPECT_EQ(hold.openTransactionsBefore(marker), 0u);
+}
+
 TEST_F(WriteHoldTest, UnknownKeysMatchTheSourceTable) {
   hold.watch(keyFortyTwo(), "t_s01");
   WriteTouch touch{"t", {}, {"t_s01"}};
