@@ -9,12 +9,10 @@ namespace sp::proxy {
 
 namespace {
 constexpr auto kDrainPoll = std::chrono::milliseconds(1);
-}  // namespace
 
-coord::FenceKeys fenceKeysOf(const routing::MovingKeys& keys, const std::string& source_table) {
-  coord::FenceKeys out;
-  out.table = keys.table;
-  out.kind = routing::moveKindName(keys.kind);
+// The fields FenceKeys and MovingKeys share, in either direction.
+template <typename From, typename To>
+void copyKeyFields(const From& keys, To& out) {
   out.buckets = keys.buckets;
   out.bucket_count = keys.bucket_count;
   out.prefix_crc = keys.prefix_crc;
@@ -22,6 +20,14 @@ coord::FenceKeys fenceKeysOf(const routing::MovingKeys& keys, const std::string&
   out.key = keys.key;
   out.shard = keys.shard;
   out.shard_count = keys.shard_count;
+}
+}  // namespace
+
+coord::FenceKeys fenceKeysOf(const routing::MovingKeys& keys, const std::string& source_table) {
+  coord::FenceKeys out;
+  out.table = keys.table;
+  out.kind = routing::moveKindName(keys.kind);
+  copyKeyFields(keys, out);
   out.source_table = source_table;
   return out;
 }
@@ -36,13 +42,7 @@ std::expected<routing::MovingKeys, std::string> movingKeysOf(const coord::FenceK
       (out.kind == routing::MoveKind::kShard && keys.shard_count == 0)) {
     return std::unexpected("the fence names no bucket or shard count");
   }
-  out.buckets = keys.buckets;
-  out.bucket_count = keys.bucket_count;
-  out.prefix_crc = keys.prefix_crc;
-  out.staying_keys = keys.staying_keys;
-  out.key = keys.key;
-  out.shard = keys.shard;
-  out.shard_count = keys.shard_count;
+  copyKeyFields(keys, out);
   return out;
 }
 

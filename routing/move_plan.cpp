@@ -104,6 +104,16 @@ std::string bucketExpression(const TableRule& t) {
          std::to_string(t.bucket_count);
 }
 
+// Where the rows come from and go to.
+void setEnds(MovePlan& plan, const Shard& source, const Shard& target) {
+  plan.source_shard = source.name;
+  plan.source_backend = source.backend;
+  plan.source_table = source.physical_table;
+  plan.target_shard = target.name;
+  plan.target_backend = target.backend;
+  plan.target_table = target.physical_table;
+}
+
 std::expected<void, MoveRefusal> planBuckets(const TableRule& rule, MovePlan& plan, std::vector<TableRule>& tables,
                                             size_t table_index) {
   const auto& req = plan.request;
@@ -129,12 +139,7 @@ std::expected<void, MoveRefusal> planBuckets(const TableRule& rule, MovePlan& pl
     source_index = owner;
   }
   const Shard& source = rule.shards[source_index];
-  plan.source_shard = source.name;
-  plan.source_backend = source.backend;
-  plan.source_table = source.physical_table;
-  plan.target_shard = target->name;
-  plan.target_backend = target->backend;
-  plan.target_table = target->physical_table;
+  setEnds(plan, source, *target);
   plan.keys.buckets = req.buckets;
   plan.keys.bucket_count = rule.bucket_count;
   plan.keys.prefix_crc = rule.prefix_crc;
@@ -170,12 +175,7 @@ std::expected<void, MoveRefusal> planKey(const TableRule& rule, MovePlan& plan, 
   if (source.index == target->index) {
     return std::unexpected(already("key " + std::to_string(req.key) + " already lives on shard " + target->name));
   }
-  plan.source_shard = source.name;
-  plan.source_backend = source.backend;
-  plan.source_table = source.physical_table;
-  plan.target_shard = target->name;
-  plan.target_backend = target->backend;
-  plan.target_table = target->physical_table;
+  setEnds(plan, source, *target);
   plan.keys.key = req.key;
   plan.row_predicate = quotedColumn(rule.key) + " = " + std::to_string(req.key);
   // Pinned to the target, or unpinned when the target is where its bucket lives.
