@@ -229,9 +229,12 @@ class UringRelay {
     }
     if (cqe.res > 0) {
       uint16_t bid = multishot_ ? static_cast<uint16_t>(cqe.flags >> IORING_CQE_BUFFER_SHIFT) : 0;
+      if (s.closing) {
+        if (multishot_) returnBuffer(bid);
+        return;
+      }
       d.queue.push_back(Chunk{bid, 0, static_cast<uint32_t>(cqe.res)});
       d.queued_bytes += static_cast<size_t>(cqe.res);
-      if (s.closing) return dropQueue(d);
       if (!d.send_inflight) armSend(s, d, send_op);
       if (multishot_ && d.recv_armed && !d.cancel_sent && d.queued_bytes >= cfg_.direction_bytes)
         cancelRecv(s, d, recv_op);
@@ -289,22 +292,22 @@ class UringRelay {
   }
 
   // shutdown() ends the session's pending receives (they complete with 0)
-  // and sends (EPIPE); it is freed once the last of them has completed.
+  // and sends (EPIPE); it is freed, and its queued buffers go back to the
+  // ring, once the last of them has completed (a send in flight still reads
+  // its buffer).
   void closeSession(Session& s) {
     if (s.closing) return;
     s.closing = true;
     ++closing_;
     shutdown(s.client, SHUT_RDWR);
     shutdown(s.backend, SHUT_RDWR);
-    dropQueue(s.up);
-    dropQueue(s.down);
   }
 
   void reapClosed() {
     if (closing_ == 0) return;
     std::erase_if(sessions_, [this](Session* s) {
       if (!s->closing || s->inflight > 0) return false;
-      dropQueue(s->up);  // receives that completed after the close
+      dropQueue(s->up);
       dropQueue(s->down);
       close(s->client);
       close(s->backend);
