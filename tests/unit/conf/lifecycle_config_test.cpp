@@ -3,17 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "conf/config.hpp"
+#include "tests/unit/conf/minimal_config.hpp"
 
 namespace sp::conf {
 namespace {
 
-constexpr const char* kBase = "/etc/shardproxy";
-
-std::string minimalWith(std::string_view extra) {
-  return std::string("users:\n  - {name: app, password: pw}\n"
-                     "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n") +
-         std::string(extra);
-}
+using fixture::kBase;
+using fixture::minimalWith;
 
 TEST(LifecycleConfig, Defaults) {
   auto config = parseConfig(minimalWith(""), kBase);

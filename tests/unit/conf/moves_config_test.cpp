@@ -3,18 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "conf/config.hpp"
+#include "tests/unit/conf/minimal_config.hpp"
 
 namespace sp::conf {
 namespace {
 
-constexpr const char* kBase = "/etc/shardproxy";
-
-std::string minimalWith(std::string_view extra) {
-  return std::string("users:\n  - {name: app, password: pw}\n"
-                     "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n"
-                     "cache: cache.sqlite\n") +
-         std::string(extra);
-}
+using fixture::kBase;
+using fixture::minimalWith;
 
 TEST(MovesConfig, DefaultsWhenAbsent) {
   auto config = parseConfig(minimalWith(""), kBase);
@@ -46,7 +41,7 @@ TEST(MovesConfig, OutOfRangeIsRefusedWithItsPathAndLine) {
     ASSERT_FALSE(config) << bad;
     const std::string text = formatIssues(config.error(), "t.yaml");
     EXPECT_NE(text.find("moves.catchup_rounds"), std::string::npos) << text;
-    EXPECT_NE(text.find("t.yaml:7"), std::string::npos) << text;
+    EXPECT_NE(text.find("t.yaml:6"), std::string::npos) << text;
   }
 }
 
