@@ -174,7 +174,8 @@ awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
   }
   // As on the server: the session starts over, as after a new login.
   co_await releasePinned();
-  sticky_ = tables_locked_ = false;
+  bound_.clear();
+  tables_locked_ = false;
   statements_.clear();
   diagnostics_ = SessionDiagnostics{};
   last_insert_id_.reset();

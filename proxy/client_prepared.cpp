@@ -404,7 +404,7 @@ awaitable<bool> ClientSession::executeScatterAsText(const std::string& sql, cons
     co_return co_await client_.flush();
   }
   routing::Plan& plan = std::get<routing::Plan>(planned);
-  if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter, true);
+  if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter, text_info, true);
   // A split INSERT answers with one OK, the same in both protocols.
   if (plan.kind == routing::PlanKind::kMultiWrite) co_return co_await runMultiWrite(plan, text_info);
   // Not a scatter as text either: the text form's refusal (it names the

@@ -211,7 +211,7 @@ void ClientSession::reportBackendFailure(const BackendPool& pool, uint8_t seq, b
   if (txn_.inTransaction()) {
     msg += "; the transaction was rolled back by the loss: every statement is refused until ROLLBACK";
   }
-  else if (sticky_ || tables_locked_) msg += "; session state held on that connection (temporary tables, user variables, locks) is lost";
+  else if (bound_.any() || tables_locked_) msg += "; session state held on that connection (temporary tables, user variables, locks) is lost";
   protocol::Bytes out;
   protocol::encode(client_error::make(client_error::kBackendLost, msg), out);
   client_.append(out, seq);
@@ -232,7 +232,16 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
       kept.schema = changes.schema;
     }
     const protocol::SessionChanges& adopted = info.set_statement_for ? kept : changes;
-    if (changes_unreadable || !adoptTrackedChanges(adopted, set_or_use, desired_, conn.applied())) sticky_ = true;
+    const TrackedAdoption adoption =
+        changes_unreadable ? TrackedAdoption::kUncarriedVariable
+                           : adoptTrackedChanges(adopted, set_or_use, desired_, conn.applied());
+    // A state change the statement itself explains (it sets a user variable,
+    // creates a temporary table...) is noted below by its reason; one nothing
+    // explains (SET ROLE, a procedure's) may change how any statement runs.
+    if (adoption == TrackedAdoption::kUncarriedVariable ||
+        (adoption == TrackedAdoption::kStateChanged && !explainsStateChange(info))) {
+      bound_.note(ConnectionBoundState::kUncarriedSettings);
+    }
   }
   const auto settings = info.kind == StatementKind::kSet ? std::span<const parser::SessionSetting>(info.settings)
                                                          : std::span<const parser::SessionSetting>();
@@ -249,10 +258,8 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
         desired_.apply(s);
         conn.applied().apply(s);
       }
-      if (s.kind == parser::SessionSetting::Kind::kUserVariable ||
-          s.kind == parser::SessionSetting::Kind::kNextTransaction) {
-        sticky_ = true;
-      }
+      if (s.kind == parser::SessionSetting::Kind::kUserVariable) bound_.note(ConnectionBoundState::kUserVariables);
+      if (s.kind == parser::SessionSetting::Kind::kNextTransaction) bound_.note(ConnectionBoundState::kNextTransaction);
     }
   } else if (info.kind == StatementKind::kUse) {
     desired_.database = info.database;
@@ -262,12 +269,13 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
   } else if (info.kind == StatementKind::kUnlockTables) {
     tables_locked_ = false;
   } else if (info.kind == StatementKind::kPrepareSql) {
-    sticky_ = true;  // the prepared statement lives on this connection
+    bound_.note(ConnectionBoundState::kSqlPrepare);  // the prepared statement lives on this connection
   }
-  if (info.creates_temporary_table || info.uses_named_lock || info.uses_user_variable || info.uses_found_rows ||
-      info.multiple_statements) {
-    sticky_ = true;
-  }
+  if (info.creates_temporary_table) bound_.note(ConnectionBoundState::kTemporaryTables);
+  if (info.uses_named_lock) bound_.note(ConnectionBoundState::kNamedLocks);
+  if (info.uses_user_variable) bound_.note(ConnectionBoundState::kUserVariables);
+  if (info.uses_found_rows) bound_.note(ConnectionBoundState::kFoundRows);
+  if (info.multiple_statements) bound_.note(ConnectionBoundState::kMultiStatements);
   if (info.kind == StatementKind::kSet || info.kind == StatementKind::kUse || !changes.variables.empty()) {
     updateDialect();
   }
@@ -395,9 +403,7 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
           "transactions spanning backends are not supported: COMMIT first, or keep the transaction on one backend",
           pinned_pool_->name(), target.pool->name()));
     }
-    if (info.uses_user_variable || info.creates_temporary_table || info.uses_named_lock || info.uses_found_rows ||
-        info.multiple_statements || info.kind == parser::StatementKind::kLockTables ||
-        info.kind == parser::StatementKind::kPrepareSql) {
+    if (usesConnectionBoundState(info)) {
       return client_error::make(client_error::kCrossBackend, fmt::format(
           "shardproxy: this session keeps connection-bound state (user variables, temporary tables, locks or "
           "prepared SQL) on backend {}, and this statement would need such state on backend {}",
@@ -485,7 +491,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   routing::Plan& plan = std::get<routing::Plan>(planned);
-  if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter);
+  if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter, info);
   if (plan.kind == routing::PlanKind::kMultiWrite) co_return co_await runMultiWrite(plan, info);
   auto routed = resolve(plan, sql, info);
   if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
@@ -533,7 +539,8 @@ awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
 
 awaitable<bool> ClientSession::onResetConnection() {
   co_await releasePinned();
-  sticky_ = tables_locked_ = false;
+  bound_.clear();
+  tables_locked_ = false;
   txn_.reset(initial_status_);
   diagnostics_ = SessionDiagnostics{};
   statements_.clear();

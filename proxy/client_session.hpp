@@ -18,6 +18,7 @@
 #include "parser/dialect.hpp"
 #include "protocol/prepared.hpp"
 #include "proxy/client_statements.hpp"
+#include "proxy/connection_bound_state.hpp"
 #include "proxy/host_limits.hpp"
 #include "proxy/idle_timeout.hpp"
 #include "routing/catalog.hpp"
@@ -147,7 +148,9 @@ class ClientSession {
   // session_scatter.cpp: statements that span shards (scatter_execution.hpp runs them).
   // binary_rows: answer a COM_STMT_EXECUTE (binary result rows built from the
   // shards' text rows and the merged column definitions).
-  awaitable<bool> runScatter(const routing::ScatterPlan& plan, bool binary_rows = false);
+  awaitable<bool> runScatter(const routing::ScatterPlan& plan, const parser::StatementInfo& info,
+                             bool binary_rows = false);
+  std::optional<protocol::ErrPacket> scatterRefusal(const parser::StatementInfo& info) const;
 
   // catalog_executor.cpp: the logical catalog (routing/catalog.hpp) for
   // users without physical_tables / privileged.
@@ -201,6 +204,9 @@ class ClientSession {
 
   // session_lending.cpp: borrowing and returning backend connections.
   awaitable<std::unique_ptr<BackendConnection>> borrow(BackendPool& pool, bool sync_state);
+  // A connection from the pool even while the session holds a pinned one
+  // (sends the ERR itself on failure); its state is not synchronised.
+  awaitable<std::unique_ptr<BackendConnection>> borrowPooled(BackendPool& pool);
   // `server_status`: the status flags of the statement's response on `conn`;
   // nullopt when none was read (the session's transaction state stays as it was).
   void giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool, std::optional<uint16_t> server_status);
@@ -315,7 +321,7 @@ class ClientSession {
   // The global-variables epoch of the login (global_defaults.hpp): pooled
   // connections that started before it are reset when borrowed.
   uint64_t globals_epoch_ = 0;
-  bool sticky_ = false;        // state that lives on one connection: keep it for the session
+  ConnectionBoundState bound_;  // state that lives on one connection: keep it for the session
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;
   bool counted_in_transaction_ = false;

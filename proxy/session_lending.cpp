@@ -18,29 +18,35 @@ namespace sp::proxy {
 using protocol::Command;
 namespace status = protocol::status;
 
+awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrowPooled(BackendPool& pool) {
+  auto r = co_await pool.acquire(poolFlavour(), connection_id_, last_insert_id_.preferredConnection());
+  if (!r) {
+    const auto& cfg = pool.config();
+    queueError(reply_seq_, client_error::make(
+        r.error().kind == BackendError::Kind::kPoolTimeout ? client_error::kGeneric : client_error::kBackendUnavailable,
+        fmt::format("shardproxy: backend {} ({}:{}) unavailable: {}", cfg.name, cfg.address.host,
+                    cfg.address.port, r.error().message)));
+    co_await client_.flush();
+    co_return nullptr;
+  }
+  auto conn = std::move(*r);
+  last_insert_id_.onBorrow(conn->loan());
+  if (!co_await refreshGlobalDefaults(*conn, globals_epoch_)) {
+    reportBackendFailure(pool, reply_seq_, false);
+    co_await client_.flush();
+    pool.release(std::move(conn));
+    co_return nullptr;
+  }
+  co_return conn;
+}
+
 awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrow(BackendPool& pool, bool sync_state) {
   std::unique_ptr<BackendConnection> conn;
   if (pinned_) {
     conn = std::move(pinned_);
   } else {
-    auto r = co_await pool.acquire(poolFlavour(), connection_id_, last_insert_id_.preferredConnection());
-    if (!r) {
-      const auto& cfg = pool.config();
-      queueError(reply_seq_, client_error::make(
-          r.error().kind == BackendError::Kind::kPoolTimeout ? client_error::kGeneric : client_error::kBackendUnavailable,
-          fmt::format("shardproxy: backend {} ({}:{}) unavailable: {}", cfg.name, cfg.address.host,
-                      cfg.address.port, r.error().message)));
-      co_await client_.flush();
-      co_return nullptr;
-    }
-    conn = std::move(*r);
-    last_insert_id_.onBorrow(conn->loan());
-    if (!co_await refreshGlobalDefaults(*conn, globals_epoch_)) {
-      reportBackendFailure(pool, reply_seq_, false);
-      co_await client_.flush();
-      pool.release(std::move(conn));
-      co_return nullptr;
-    }
+    conn = co_await borrowPooled(pool);
+    if (!conn) co_return nullptr;
   }
   if (sync_state && !conn->inSync(desired_)) {
     auto s = co_await conn->sync(desired_);
@@ -67,12 +73,13 @@ void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPoo
   const bool other_pinned = pinned_ != nullptr;
   if (conn->broken()) {
     if (!other_pinned) {
-      if (txn_.inTransaction() || sticky_ || tables_locked_) {
+      if (txn_.inTransaction() || bound_.any() || tables_locked_) {
         spdlog::info("session {}: pinned backend connection to {} lost{}", connection_id_, pool.name(),
                      txn_.inTransaction() ? " inside a transaction: refusing statements until ROLLBACK" : "");
       }
       txn_.onConnectionLost();
-      sticky_ = tables_locked_ = false;
+      bound_.clear();
+      tables_locked_ = false;
       pinned_pool_ = nullptr;
     }
     pool.release(std::move(conn));
@@ -81,7 +88,7 @@ void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPoo
     pool.release(std::move(conn));
   } else {
     if (server_status) txn_.onServerStatus(*server_status);
-    if (txn_.inTransaction() || sticky_ || tables_locked_) {
+    if (txn_.inTransaction() || bound_.any() || tables_locked_) {
       pinned_ = std::move(conn);
       pinned_pool_ = &pool;
     } else {
@@ -149,7 +156,8 @@ awaitable<void> ClientSession::releasePinned() {
   auto conn = std::move(pinned_);
   // Roll back and clear whatever the session left on the connection before reuse.
   const bool reset = co_await conn->resetSession();
-  sticky_ = tables_locked_ = false;
+  bound_.clear();
+  tables_locked_ = false;
   if (reset) txn_.onServerStatus(conn->status());
   else txn_.onConnectionLost();
   giveBack(std::move(conn), pool, std::nullopt);

@@ -32,14 +32,44 @@ protocol::ErrPacket mergeMemoryRefusal(ProxyContext& context, uint64_t held) {
 
 }  // namespace
 
-awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool binary_rows) {
+// A statement spanning shards runs on pooled connections, one per shard, each
+// an autocommitted read. Inside a transaction or under LOCK TABLES that is not
+// what one server would do (the transaction's snapshot and locks, the lock
+// set's table list), so it is refused. A session pinned by state that only its
+// users need (a user variable, a temporary table, FOUND_ROWS()...) runs it
+// like any other session, unless the statement uses that state itself or the
+// state changes how every statement runs (connection_bound_state.hpp).
+std::optional<protocol::ErrPacket> ClientSession::scatterRefusal(const parser::StatementInfo& info) const {
+  if (inTransaction()) {
+    return client_error::make(client_error::kCrossBackend,
+        "shardproxy: a statement that spans shards cannot run inside a transaction; run it outside the transaction");
+  }
+  if (tables_locked_) {
+    return client_error::make(client_error::kCrossBackend,
+        "shardproxy: a statement that spans shards cannot run while LOCK TABLES is in force; UNLOCK TABLES first");
+  }
+  if (!pinned_) return std::nullopt;
+  if (usesConnectionBoundState(info)) {
+    return client_error::make(client_error::kCrossBackend, fmt::format(
+        "shardproxy: this statement spans shards but uses state that lives on this session's connection to backend "
+        "{} (user variables, temporary tables, locks, FOUND_ROWS() or prepared SQL)", pinned_pool_->name()));
+  }
+  if (!bound_.portable()) {
+    return client_error::make(client_error::kCrossBackend, fmt::format(
+        "shardproxy: a statement that spans shards cannot run while this session's connection to backend {} holds "
+        "{}; reconnect or reset the connection (COM_RESET_CONNECTION) first", pinned_pool_->name(),
+        bound_.unportableReasons()));
+  }
+  return std::nullopt;
+}
+
+awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, const parser::StatementInfo& info,
+                                          bool binary_rows) {
   // The shards' warnings stay on their connections: the session's area is
   // empty unless the scatter fails (queueError records that).
   diagnostics_.onSuccess(0);
-  if (pinned_ || inTransaction()) {
-    queueError(reply_seq_, client_error::make(client_error::kCrossBackend,
-        "shardproxy: a statement that spans shards cannot run inside a transaction or while the session holds "
-        "connection-bound state; run it outside the transaction"));
+  if (auto refusal = scatterRefusal(info)) {
+    queueError(reply_seq_, *refusal);
     co_return co_await client_.flush();
   }
   if (auto shortfall = poolShortfall(worker_, plan.targets)) {
@@ -65,7 +95,9 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, bool
       queueError(reply_seq_, client_error::make(client_error::kGeneric, "shardproxy: shard map names unknown backend " + t.backend));
       co_return co_await client_.flush();
     }
-    auto conn = co_await borrow(*pool, false);  // sends the ERR itself on failure
+    // Pooled even when the session is pinned: scatterRefusal() let through only
+    // statements that need nothing of the pinned connection.
+    auto conn = co_await borrowPooled(*pool);  // sends the ERR itself on failure
     if (!conn) {
       releaseLent(borrowed);
       co_return true;

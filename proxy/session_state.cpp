@@ -99,8 +99,8 @@ std::optional<std::string> replayLiteral(std::string_view name, std::string_view
   return out;
 }
 
-bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_use, SessionState& desired,
-                         SessionState& applied) {
+TrackedAdoption adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_use, SessionState& desired,
+                                    SessionState& applied) {
   bool carried = true;
   bool explained = changes.schema_changed;
   for (const auto& v : changes.variables) {
@@ -123,10 +123,9 @@ bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_us
     desired.database = changes.schema;
     applied.database = changes.schema;
   }
-  if (changes.state_changed) {
-    if (!set_or_use || !explained) carried = false;
-  }
-  return carried;
+  if (!carried) return TrackedAdoption::kUncarriedVariable;
+  if (changes.state_changed && (!set_or_use || !explained)) return TrackedAdoption::kStateChanged;
+  return TrackedAdoption::kCarried;
 }
 
 void carryAutocommit(bool on, bool default_on, SessionState& desired, SessionState& applied) {

@@ -37,15 +37,23 @@ std::vector<std::string> syncStatements(const SessionState& desired, const Sessi
 // statement's effect on the session: every system variable and the current
 // database go into `desired` and `applied`, as literals that replay the exact
 // value on another connection (`SET sql_mode = CONCAT(...)` is carried as the
-// resulting mode, not as the expression). Returns false when the connection
-// now holds state that cannot be carried to another one: user variables,
-// temporary tables, SQL prepared statements, roles (a STATE_CHANGE that no
-// variable or schema entry explains, or any from a statement other than
-// SET/USE), and variables that only mean something on this connection
-// (insert_id, rand_seed1, the session_track_* settings the proxy relies on).
-// The caller then keeps the connection for the session.
-bool adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_use, SessionState& desired,
-                         SessionState& applied);
+// resulting mode, not as the expression). Says whether the connection now
+// holds state that cannot be carried to another one; the caller then keeps
+// the connection for the session.
+enum class TrackedAdoption : uint8_t {
+  kCarried,
+  // A STATE_CHANGE that no variable or schema entry explains, or any from a
+  // statement other than SET/USE: user variables, temporary tables, SQL
+  // prepared statements, roles. The caller knows whether its statement
+  // explains it (one that sets a user variable does).
+  kStateChanged,
+  // A variable that only means something on this connection (insert_id,
+  // rand_seed1, the session_track_* settings the proxy relies on) or that
+  // cannot be replayed as a literal.
+  kUncarriedVariable,
+};
+TrackedAdoption adoptTrackedChanges(const protocol::SessionChanges& changes, bool set_or_use, SessionState& desired,
+                                    SessionState& applied);
 
 // autocommit as the server's status flag says it is after a statement
 // (`SET autocommit = @v`, a procedure, a driver's own command): recorded as

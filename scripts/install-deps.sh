@@ -14,6 +14,7 @@ PACKAGES=(
   python3 python3-pymysql python3-yaml python3-sqlalchemy procps openssl
   golang-go golang-github-go-sql-driver-mysql-dev default-jdk-headless libmariadb-java php-cli php-mysql libdbd-mysql-perl
   gnuplot-nox
+  liburing-dev
   clang-16 libclang-rt-16-dev llvm-16
   prometheus
   etcd-server etcd-client

@@ -270,5 +270,69 @@ class Diagnostics(unittest.TestCase):
             b.close()
 
 
+class PinnedSessionScatter(unittest.TestCase):
+    """A session pinned by state only its users need (a user variable, a
+    temporary table, FOUND_ROWS(), a named lock) still runs statements that
+    span shards, on pooled connections, and keeps its pinned state; one that
+    uses the state, or state that changes every statement (SET TRANSACTION,
+    SET ROLE), a transaction or LOCK TABLES are refused with 9120."""
+
+    COUNT = "SELECT COUNT(*), SUM(seq) FROM msg WHERE conv_id < 1000"
+
+    def setUp(self):
+        self.conn = sptest.proxy()
+        self.expected = sptest.query(self.conn, self.COUNT)  # unpinned: the reference
+
+    def tearDown(self):
+        self.conn.close()
+
+    def assertScatterRefused(self, sql=None):
+        with self.assertRaises(pymysql.err.OperationalError) as refused:
+            sptest.query(self.conn, sql or self.COUNT)
+        self.assertEqual(refused.exception.args[0], 9120, refused.exception.args)
+        return refused.exception.args[1]
+
+    def test_state_only_its_users_need_does_not_stop_a_scatter(self):
+        for pin in ("SET @x = 5", "SELECT @y := 7", "CREATE TEMPORARY TABLE it_pin_tmp (a INT)",
+                    "SELECT GET_LOCK('it_pin_lock', 1)", "SELECT FOUND_ROWS()", "PREPARE it_pin_s FROM 'SELECT 1'"):
+            with self.subTest(pin=pin):
+                conn = sptest.proxy()
+                try:
+                    sptest.query(conn, "SET @x = 5")
+                    sptest.query(conn, pin)
+                    self.assertEqual(sptest.query(conn, self.COUNT), self.expected)
+                    # Twice: the first scatter left the pinned connection in place.
+                    self.assertEqual(sptest.query(conn, self.COUNT), self.expected)
+                    self.assertEqual(sptest.scalar(conn, "SELECT @x"), 5, "the user variable survives the scatter")
+                    if "TEMPORARY" in pin:
+                        self.assertEqual(sptest.scalar(conn, "SELECT COUNT(*) FROM it_pin_tmp"), 0)
+                    if "GET_LOCK" in pin:
+                        self.assertEqual(sptest.scalar(conn, "SELECT RELEASE_LOCK('it_pin_lock')"), 1,
+                                         "the named lock is still held by this session's connection")
+                    # A scatter that reads the pinned state is refused, named as such.
+                    with self.assertRaises(pymysql.err.OperationalError) as refused:
+                        sptest.query(conn, "SELECT COUNT(*) FROM msg WHERE conv_id < 1000 AND msg_type = @x")
+                    self.assertEqual(refused.exception.args[0], 9120)
+                    self.assertIn("uses state that lives on this session's connection", refused.exception.args[1])
+                finally:
+                    conn.close()
+
+    def test_state_that_changes_every_statement_stops_a_scatter(self):
+        sptest.query(self.conn, "SET @x = 5")
+        sptest.query(self.conn, "SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED")
+        self.assertIn("SET TRANSACTION", self.assertScatterRefused())
+
+    def test_transactions_and_table_locks_stop_a_scatter(self):
+        sptest.query(self.conn, "SET @x = 5")
+        sptest.query(self.conn, "BEGIN")
+        self.assertIn("inside a transaction", self.assertScatterRefused())
+        sptest.query(self.conn, "ROLLBACK")
+        self.assertEqual(sptest.query(self.conn, self.COUNT), self.expected)
+        sptest.query(self.conn, "LOCK TABLES conv READ")
+        self.assertIn("LOCK TABLES", self.assertScatterRefused())
+        sptest.query(self.conn, "UNLOCK TABLES")
+        self.assertEqual(sptest.query(self.conn, self.COUNT), self.expected)
+
+
 if __name__ == "__main__":
     unittest.main()

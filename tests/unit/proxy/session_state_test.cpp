@@ -140,7 +140,7 @@ TEST(TrackedChanges, VariablesAreAdoptedAsReplayableLiterals) {
   auto c = reported({{"sql_mode", "ANSI_QUOTES,STRICT_TRANS_TABLES"}, {"autocommit", "OFF"},
                      {"wait_timeout", "100"}, {"character_set_results", ""}, {"time_zone", "+01:00"},
                      {"lc_time_names", "it'IT"}});
-  EXPECT_TRUE(adoptTrackedChanges(c, true, desired, applied));
+  EXPECT_EQ(adoptTrackedChanges(c, true, desired, applied), TrackedAdoption::kCarried);
   EXPECT_EQ(desired.variables["sql_mode"], "'ANSI_QUOTES,STRICT_TRANS_TABLES'");
   EXPECT_EQ(desired.variables["autocommit"], "'OFF'");
   EXPECT_EQ(desired.variables["wait_timeout"], "100");         // numeric variables refuse strings
@@ -157,7 +157,7 @@ TEST(TrackedChanges, SchemaIsAdopted) {
   c.schema = "mysql";
   c.schema_changed = true;
   c.state_changed = true;
-  EXPECT_TRUE(adoptTrackedChanges(c, true, desired, applied));
+  EXPECT_EQ(adoptTrackedChanges(c, true, desired, applied), TrackedAdoption::kCarried);
   EXPECT_EQ(desired.database, "mysql");
   EXPECT_EQ(applied.database, "mysql");
 }
@@ -165,22 +165,22 @@ TEST(TrackedChanges, SchemaIsAdopted) {
 TEST(TrackedChanges, UnexplainedStateChangeBindsTheConnection) {
   // SET @x = 1, CREATE TEMPORARY TABLE, PREPARE, SET ROLE: STATE_CHANGE alone.
   SessionState desired, applied;
-  EXPECT_FALSE(adoptTrackedChanges(reported({}), true, desired, applied));
-  EXPECT_FALSE(adoptTrackedChanges(reported({}), false, desired, applied));
+  EXPECT_EQ(adoptTrackedChanges(reported({}), true, desired, applied), TrackedAdoption::kStateChanged);
+  EXPECT_EQ(adoptTrackedChanges(reported({}), false, desired, applied), TrackedAdoption::kStateChanged);
 }
 
 TEST(TrackedChanges, AProcedureThatChangesStateBindsTheConnectionButItsVariablesAreKept) {
   // CALL p() that sets time_zone and a user variable: the variable report
   // does not account for the user variable.
   SessionState desired, applied;
-  EXPECT_FALSE(adoptTrackedChanges(reported({{"time_zone", "+05:00"}}), false, desired, applied));
+  EXPECT_EQ(adoptTrackedChanges(reported({{"time_zone", "+05:00"}}), false, desired, applied), TrackedAdoption::kStateChanged);
   EXPECT_EQ(desired.variables["time_zone"], "'+05:00'");
 }
 
 TEST(TrackedChanges, ConnectionBoundVariablesAreNotReplayed) {
   for (const char* name : {"insert_id", "rand_seed1", "session_track_system_variables", "session_track_state_change"}) {
     SessionState desired, applied;
-    EXPECT_FALSE(adoptTrackedChanges(reported({{name, "5"}}), true, desired, applied)) << name;
+    EXPECT_EQ(adoptTrackedChanges(reported({{name, "5"}}), true, desired, applied), TrackedAdoption::kUncarriedVariable) << name;
     EXPECT_FALSE(desired.variables.contains(name)) << name;
   }
 }
@@ -190,17 +190,17 @@ TEST(TrackedChanges, LastGtidIsReportedOnlyNeitherReplayedNorBinding) {
   // SET last_gtid fails with 1238); an INSERT that reports only that is
   // carried as usual.
   SessionState desired, applied;
-  EXPECT_TRUE(adoptTrackedChanges(reported({{"last_gtid", "0-3430-17"}}, false), false, desired, applied));
+  EXPECT_EQ(adoptTrackedChanges(reported({{"last_gtid", "0-3430-17"}}, false), false, desired, applied), TrackedAdoption::kCarried);
   EXPECT_FALSE(desired.variables.contains("last_gtid"));
   // It explains no STATE_CHANGE either.
-  EXPECT_FALSE(adoptTrackedChanges(reported({{"last_gtid", "0-3430-18"}}, true), true, desired, applied));
+  EXPECT_EQ(adoptTrackedChanges(reported({{"last_gtid", "0-3430-18"}}, true), true, desired, applied), TrackedAdoption::kStateChanged);
   EXPECT_TRUE(desired.variables.empty());
 }
 
 TEST(TrackedChanges, AValueWithABackslashIsNotReplayed) {
   // Its quoting depends on NO_BACKSLASH_ESCAPES of the connection it would be replayed on.
   SessionState desired, applied;
-  EXPECT_FALSE(adoptTrackedChanges(reported({{"lc_messages_dir", "C:\\x"}}), true, desired, applied));
+  EXPECT_EQ(adoptTrackedChanges(reported({{"lc_messages_dir", "C:\\x"}}), true, desired, applied), TrackedAdoption::kUncarriedVariable);
   EXPECT_FALSE(desired.variables.contains("lc_messages_dir"));
 }
 
@@ -218,7 +218,7 @@ TEST(CarryAutocommit, FollowsTheServerFlagOnceItLeavesTheDefault) {
 
 TEST(TrackedChanges, NothingReportedChangesNothing) {
   SessionState desired, applied;
-  EXPECT_TRUE(adoptTrackedChanges(protocol::SessionChanges{}, false, desired, applied));
+  EXPECT_EQ(adoptTrackedChanges(protocol::SessionChanges{}, false, desired, applied), TrackedAdoption::kCarried);
   EXPECT_TRUE(desired.variables.empty());
 }
 
