@@ -11,6 +11,9 @@ constexpr auto kMinBackoff = std::chrono::milliseconds(100);
 constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
 constexpr auto kMaintenancePeriod = std::chrono::seconds(1);
 constexpr auto kPeekAfterIdle = std::chrono::milliseconds(50);
+// Returned loans whose map nodes are kept for the next loans (a few dozen
+// bytes each): enough for the loans a worker has out at once in practice.
+constexpr size_t kMaxSpareLentNodes = 256;
 }  // namespace
 
 BackendPool::BackendPool(asio::any_io_executor executor, conf::BackendConfig config, uint32_t max_size,
@@ -64,7 +67,18 @@ void BackendPool::wakeOneWaiter() {
 std::unique_ptr<BackendConnection> BackendPool::lend(std::unique_ptr<BackendConnection> conn, uint32_t owner,
                                                      Clock::time_point asked) {
   counters_.wait_seconds.observe(std::chrono::duration<double>(Clock::now() - asked).count());
-  lent_[conn.get()] = Lent{owner, conn->serverThreadId(), false};
+  const Lent lent{owner, conn->serverThreadId(), false};
+  if (auto it = lent_.find(conn.get()); it != lent_.end()) {
+    it->second = lent;
+  } else if (spare_lent_.empty()) {
+    lent_.emplace(conn.get(), lent);
+  } else {
+    LentMap::node_type node = std::move(spare_lent_.back());
+    spare_lent_.pop_back();
+    node.key() = conn.get();
+    node.mapped() = lent;
+    lent_.insert(std::move(node));
+  }
   conn->noteLoan();
   return conn;
 }
@@ -153,7 +167,8 @@ void BackendPool::release(std::unique_ptr<BackendConnection> conn) {
   bool kill_aimed = false;
   if (auto it = lent_.find(conn.get()); it != lent_.end()) {
     kill_aimed = it->second.kill_aimed;
-    lent_.erase(it);
+    auto node = lent_.extract(it);
+    if (spare_lent_.size() < kMaxSpareLentNodes) spare_lent_.push_back(std::move(node));
   }
   // A connection of the no-database flavour that got one (USE) cannot give it up.
   const bool database_stuck = (conn->flavour() & kNoDatabase) && !conn->applied().database.empty();

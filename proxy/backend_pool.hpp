@@ -94,7 +94,10 @@ class BackendPool {
   };
   std::vector<std::unique_ptr<BackendConnection>> idle_;
   // Connections out on loan, by address (never dereferenced through here).
-  std::unordered_map<const BackendConnection*, Lent> lent_;
+  using LentMap = std::unordered_map<const BackendConnection*, Lent>;
+  LentMap lent_;
+  // Nodes of returned loans, reused by lend(): no allocation per loan.
+  std::vector<LentMap::node_type> spare_lent_;
   std::deque<asio::steady_timer*> waiters_;
   uint32_t total_ = 0;
   bool stopped_ = false;

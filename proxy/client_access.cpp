@@ -6,7 +6,7 @@
 
 #include "proxy/client_session.hpp"
 #include "proxy/worker.hpp"
-#include "routing/access_check.hpp"
+#include "routing/access_cache.hpp"
 #include "routing/allow_list.hpp"
 
 namespace sp::proxy {
@@ -90,7 +90,7 @@ std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view
     }
   }
   if (rights.privileged) return std::nullopt;
-  auto denial = routing::checkAccess(sql, rights, map.get(), !txn_.noBackslashEscapes(), tokens);
+  auto denial = worker_.accessCache().check(sql, rights, map.get(), !txn_.noBackslashEscapes(), tokens);
   if (!denial) return std::nullopt;
   // The statement text is not logged: it may hold a password.
   if (const auto* refusal = std::get_if<routing::Refusal>(&*denial)) {

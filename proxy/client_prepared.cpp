@@ -351,7 +351,10 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   parser::StatementInfo info = parser::classify(stmt->sql, dialect_);
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
   if (stmt->logical_catalog) co_return co_await executeCatalogAsText(*stmt, *exec);
-  auto planned = co_await planWrite(stmt->sql, info, params);
+  std::variant<routing::Plan, protocol::ErrPacket> planned = planFor(stmt->sql, info, params, {});
+  if (writeMayBeHeld(info, std::get<routing::Plan>(planned))) {
+    planned = co_await planWrite(stmt->sql, info, params, {}, true, std::move(std::get<routing::Plan>(planned)));
+  }
   if (auto* err = std::get_if<protocol::ErrPacket>(&planned)) {
     queueError(reply_seq_, *err);
     co_return co_await client_.flush();

@@ -479,7 +479,13 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
       co_return co_await sendOk(reply_seq_);
     }
   }
-  auto planned = co_await planWrite(sql, info, {}, analysis_.defaultTokens());
+  // Planned here: only a row write to a sharded table awaits planWrite (a
+  // move's write hold); anything else needs no coroutine frame for it.
+  std::variant<routing::Plan, protocol::ErrPacket> planned = planFor(sql, info, {}, analysis_.defaultTokens());
+  if (writeMayBeHeld(info, std::get<routing::Plan>(planned))) {
+    planned = co_await planWrite(sql, info, {}, analysis_.defaultTokens(), true,
+                                 std::move(std::get<routing::Plan>(planned)));
+  }
   if (auto* err = std::get_if<protocol::ErrPacket>(&planned)) {
     queueError(reply_seq_, *err);
     co_return co_await client_.flush();

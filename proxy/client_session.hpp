@@ -271,9 +271,15 @@ class ClientSession {
   // planFor, then for a write to keys an online move holds, the wait for its
   // cut-over (session_write_hold.cpp): the plan, re-made against the new map
   // when the map switched meanwhile, or the refusal past the hold's bounds.
+  // `planned`: the first plan when the caller made it already (planFor).
   awaitable<std::variant<routing::Plan, protocol::ErrPacket>> planWrite(
       std::string_view sql, const parser::StatementInfo& info, std::span<const routing::ParamValue> params,
-      std::span<const parser::Token> tokens = {}, bool record = true);
+      std::span<const parser::Token> tokens = {}, bool record = true,
+      std::optional<routing::Plan> planned = std::nullopt);
+  // False when no write hold can apply to `plan` (not a row write, or no
+  // sharded table): its caller skips planWrite's coroutine, one frame
+  // allocation per statement.
+  static bool writeMayBeHeld(const parser::StatementInfo& info, const routing::Plan& plan);
 
   Worker& worker_;
   PacketStream client_;

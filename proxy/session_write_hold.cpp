@@ -20,13 +20,20 @@ constexpr int kMaxReplans = 4;
 
 }  // namespace
 
+bool ClientSession::writeMayBeHeld(const parser::StatementInfo& info, const routing::Plan& plan) {
+  return writesRows(info.kind) && plan.table;
+}
+
 awaitable<std::variant<routing::Plan, protocol::ErrPacket>> ClientSession::planWrite(
     std::string_view sql, const parser::StatementInfo& info, std::span<const routing::ParamValue> params,
-    std::span<const parser::Token> tokens, bool record) {
+    std::span<const parser::Token> tokens, bool record, std::optional<routing::Plan> planned) {
   WriteHold& hold = worker_.context().write_hold;
   for (int replans = 0;; ++replans) {
-    routing::Plan plan = record ? planFor(sql, info, params, tokens) : choosePlan(sql, info, params, tokens);
-    if (!writesRows(info.kind) || !plan.table) co_return plan;
+    routing::Plan plan = planned ? std::move(*planned)
+                         : record ? planFor(sql, info, params, tokens)
+                                  : choosePlan(sql, info, params, tokens);
+    planned.reset();
+    if (!writeMayBeHeld(info, plan)) co_return plan;
     Admission admission = co_await write_gate_.admit(plan, planned_map_version_);
     if (admission == Admission::kPass) co_return plan;
     if (admission == Admission::kReplan && replans < kMaxReplans) {

@@ -17,6 +17,7 @@
 #include "proxy/net.hpp"
 #include "proxy/proxy_context.hpp"
 #include "proxy/statement_observer.hpp"
+#include "routing/access_cache.hpp"
 #include "routing/plan_cache.hpp"
 
 namespace sp::proxy {
@@ -41,6 +42,8 @@ class Worker {
   BackendPool* defaultPool() { return default_pool_; }
   // Per-thread plan cache (not thread-safe by design: no locks on the hot path).
   routing::PlanCache& planCache() { return plan_cache_; }
+  // Per-thread "may run" verdicts of the statement policy (routing/access_cache.hpp).
+  routing::AccessVerdictCache& accessCache() { return access_cache_; }
   // Statements that borrow several connections at once (scatter, split
   // writes) borrow them one statement at a time (see async_gate.hpp).
   AsyncGate& multiShardGate() { return multi_shard_gate_; }
@@ -108,6 +111,7 @@ class Worker {
   std::vector<std::unique_ptr<BackendPool>> retired_pools_;
   std::unordered_set<ClientSession*> sessions_;
   routing::PlanCache plan_cache_;
+  routing::AccessVerdictCache access_cache_;
   StatementObserver observer_;
   AsyncGate multi_shard_gate_{io_.get_executor()};
   std::thread thread_;
