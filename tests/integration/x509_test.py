@@ -188,6 +188,8 @@ class X509(unittest.TestCase):
         for user in ("x_x509", "x_subject", "x_issuer"):
             self.assert_logs_in(user, certificate="app")
         self.assert_logs_in("x_x509", certificate="other")
+        # The proxy's login line (debug) names the certificate's subject.
+        self.assertIn(f"client certificate {OTHER_SUBJECT})", self.proxy.log_text())
         for who, port in self.both():
             with self.subTest(who=who):
                 run = cli(port, "x_subject", certificate="app")
