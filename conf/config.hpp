@@ -179,6 +179,7 @@ struct MovesConfig {
   uint32_t cutover_attempts = 5;       // cut-over attempts before the move fails (routing stays on the source)
   uint32_t verify_chunk_rows = 1000;   // rows per checksum chunk of a verify
   uint64_t cutover_lag_bytes = 65536;  // catch up until less than this much binlog is left, then cut over
+  uint32_t catchup_rounds = 100;       // catch-up rounds per attempt to get below cutover_lag_bytes
   uint32_t catchup_batch_transactions = 500;  // source transactions applied per target transaction (round trip)
   uint64_t catchup_batch_bytes = 4ull << 20;  // SQL per catch-up batch (below the target's max_allowed_packet)
   uint32_t replica_server_id = 3000000000u;  // server_id of the catch-up's binlog reader (+ move id)

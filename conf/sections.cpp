@@ -341,6 +341,10 @@ const FieldSpec<MovesConfig> kMovesFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
        assign(w.readUInt(v, p, 0, 1ull << 40), m.cutover_lag_bytes);
      }},
+    {"catchup_rounds", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
+       assign(w.readUInt(v, p, 1, 100'000), m.catchup_rounds);
+     }},
     {"catchup_batch_transactions", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, MovesConfig& m) {
        assign(w.readUInt(v, p, 1, 100'000), m.catchup_batch_transactions);

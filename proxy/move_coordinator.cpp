@@ -46,6 +46,7 @@ MoveSettings MoveCoordinator::settings() const {
   s.drain_timeout = std::chrono::milliseconds(m.drain_timeout_ms);
   s.cutover_attempts = m.cutover_attempts;
   s.cutover_lag_bytes = m.cutover_lag_bytes;
+  s.catchup_rounds = m.catchup_rounds;
   return s;
 }
 
