@@ -48,6 +48,9 @@ struct ServerConfig {
   // OpenSSL cipher names (MariaDB's ssl_cipher): TLS 1.3 suites (TLS_...)
   // and TLS 1.2 ciphers in one colon-separated list; empty = OpenSSL's defaults.
   std::string tls_ciphers;
+  // PEM CA bundle client certificates are verified against (MariaDB's
+  // ssl_ca); empty = clients are not asked for one. Needs tls_cert.
+  std::string tls_ca;
   bool tlsEnabled() const { return !tls_cert.empty(); }
 };
 
@@ -61,6 +64,13 @@ struct UserAccount {
   bool allow_empty_password = false;  // else an empty or missing password is a config error
   std::string default_database;  // may be empty
   bool require_tls = false;      // plaintext logins refused (1045, as MariaDB's REQUIRE SSL)
+  // Client certificate (MariaDB's REQUIRE X509 / SUBJECT / ISSUER); each
+  // implies TLS and a certificate verified against server.tls_ca. Subject and
+  // issuer are compared whole with the X509_NAME one-line form ("/C=../CN=..").
+  bool require_x509 = false;
+  std::string require_subject;  // empty: any subject
+  std::string require_issuer;   // empty: any issuer
+  bool requiresCertificate() const { return require_x509 || !require_subject.empty() || !require_issuer.empty(); }
   uint32_t max_connections = 0;  // sessions of this user at once; 0 = no limit (users only)
   // Backend connections this user's pinned sessions may hold at once (users
   // only); nullopt = limits.max_pinned_connections_per_user; 0 = no limit.

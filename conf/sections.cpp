@@ -158,6 +158,10 @@ const FieldSpec<ServerConfig> kServerFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        readStringInto(w, v, p, s.tls_key, NullIs::kEmpty, false);
      }},
+    {"tls_ca", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       readStringInto(w, v, p, s.tls_ca, NullIs::kEmpty, false);
+     }},
 };
 
 // ---- limits ----
@@ -476,6 +480,18 @@ const FieldSpec<UserEntry> kCredentialFields[] = {
     {"require_tls", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        readBool(w, v, p, u.account.require_tls);
+     }},
+    {"require_x509", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readBool(w, v, p, u.account.require_x509);
+     }},
+    {"require_subject", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readStringInto(w, v, p, u.account.require_subject, NullIs::kEmpty, false);
+     }},
+    {"require_issuer", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readStringInto(w, v, p, u.account.require_issuer, NullIs::kEmpty, false);
      }},
 };
 

@@ -1,5 +1,6 @@
 // The TLS keys of the config: backends[].tls, and the checks that span
-// server.tls_* and users[].require_tls (docs/configuration.md).
+// server.tls_* and users[].require_tls / require_x509 / require_subject /
+// require_issuer (docs/configuration.md).
 #include <fmt/format.h>
 
 #include "conf/sections.hpp"
@@ -32,6 +33,26 @@ void checkPair(Walker& w, const std::string& cert, const std::string& key, const
   w.report(prefix + std::string(missing), line, fmt::format("'{}' needs '{}' too", given, missing));
 }
 
+// require_tls needs a server certificate; a client-certificate requirement
+// needs server.tls_ca too (without it no client is asked for a certificate,
+// so no login of the account could ever succeed).
+void checkAccountsTls(Walker& w, const std::vector<UserAccount>& users, std::string_view list,
+                      const std::vector<int>& lines, const ServerConfig& server) {
+  for (size_t i = 0; i < users.size(); ++i) {
+    const UserAccount& u = users[i];
+    const int line = i < lines.size() ? lines[i] : 0;
+    if (u.require_tls && !server.tlsEnabled()) {
+      w.report(fmt::format("{}[{}].require_tls", list, i), line,
+               "needs server.tls_cert and server.tls_key: without them no client can log in over TLS");
+    }
+    if (!u.requiresCertificate() || !server.tls_ca.empty()) continue;
+    const char* key = u.require_x509 ? "require_x509" : !u.require_subject.empty() ? "require_subject" : "require_issuer";
+    w.report(fmt::format("{}[{}].{}", list, i, key), line,
+             "needs server.tls_ca (and server.tls_cert, server.tls_key): without it clients are not asked for a "
+             "certificate, so no login of this account could succeed");
+  }
+}
+
 }  // namespace
 
 void readBackendTls(Walker& w, const YAML::Node& v, const std::string& path, std::optional<BackendTls>& out) {
@@ -44,6 +65,7 @@ void readBackendTls(Walker& w, const YAML::Node& v, const std::string& path, std
 void resolveTlsPaths(Config& config, const std::string& base_dir) {
   config.server.tls_cert = resolvePath(base_dir, config.server.tls_cert);
   config.server.tls_key = resolvePath(base_dir, config.server.tls_key);
+  config.server.tls_ca = resolvePath(base_dir, config.server.tls_ca);
   for (auto& b : config.backends) {
     if (!b.tls) continue;
     b.tls->ca = resolvePath(base_dir, b.tls->ca);
@@ -60,17 +82,12 @@ void checkTls(Walker& w, const Document& doc) {
     if (!tls) continue;
     checkPair(w, tls->cert, tls->key, fmt::format("backends[{}].tls.", i), "cert", "key", doc.backend_lines[i]);
   }
-  if (config.server.tlsEnabled()) return;
-  auto requireWithoutTls = [&](const std::vector<UserAccount>& users, std::string_view list,
-                               const std::vector<int>& lines) {
-    for (size_t i = 0; i < users.size(); ++i) {
-      if (!users[i].require_tls) continue;
-      w.report(fmt::format("{}[{}].require_tls", list, i), i < lines.size() ? lines[i] : 0,
-               "needs server.tls_cert and server.tls_key: without them no client can log in over TLS");
-    }
-  };
-  requireWithoutTls(config.users, "users", doc.user_lines);
-  requireWithoutTls(config.admin_users, "admin_users", doc.admin_user_lines);
+  if (!config.server.tls_ca.empty() && !config.server.tlsEnabled()) {
+    w.report("server.tls_ca", doc.server_line,
+             "needs server.tls_cert and server.tls_key: client certificates are asked for in the TLS handshake");
+  }
+  checkAccountsTls(w, config.users, "users", doc.user_lines, config.server);
+  checkAccountsTls(w, config.admin_users, "admin_users", doc.admin_user_lines, config.server);
 }
 
 }  // namespace sp::conf::detail

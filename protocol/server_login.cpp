@@ -177,7 +177,8 @@ ServerLogin::Next ServerLogin::cachingSha2(std::string response) {
 
 // The account's password against the proof; an account with require_tls
 // gets the same 1045 over plaintext, as MariaDB answers a REQUIRE SSL
-// account (refusal() tells the caller why, for its log).
+// account, and so does one whose certificate requirement is not met
+// (refusal() tells the caller why, for its log).
 ServerLogin::Next ServerLogin::check(Proof proof, std::string_view response) {
   bool ok = false;
   if (account_.exists) {
@@ -191,11 +192,15 @@ ServerLogin::Next ServerLogin::check(Proof proof, std::string_view response) {
     }
   }
   const bool tls_missing = ok && account_.require_tls && !tls_active_;
-  if (ok && !tls_missing) {
+  const bool certificate_missing = ok && !tls_missing && account_.certificate_refused;
+  if (ok && !tls_missing && !certificate_missing) {
     state_ = State::kDone;
     return Next::kDone;
   }
-  return fail(tls_missing ? LoginRefusal::kTlsRequired : LoginRefusal::kAccessDenied, kErAccessDenied, "28000",
+  const LoginRefusal why = tls_missing           ? LoginRefusal::kTlsRequired
+                           : certificate_missing ? LoginRefusal::kCertificateRequired
+                                                 : LoginRefusal::kAccessDenied;
+  return fail(why, kErAccessDenied, "28000",
               "Access denied for user '" + username_ + "'@'" + options_.client_host + "' (using password: " +
                   (response.empty() ? "NO" : "YES") + ")",
               seq_);

@@ -39,6 +39,11 @@ struct LoginAccount {
   std::string password;       // clear text, or empty when password_hash is set
   std::string password_hash;  // "*HEX" (mysql_native_password hash), or empty
   bool require_tls = false;
+  // The account's client-certificate requirement is not met by this
+  // connection (no TLS, no verified certificate, another subject or issuer):
+  // the caller judges it, having the TLS session; refused after the password,
+  // with the same 1045, as MariaDB does for REQUIRE X509 / SUBJECT / ISSUER.
+  bool certificate_refused = false;
 };
 
 struct ServerLoginOptions {
@@ -64,6 +69,7 @@ enum class LoginRefusal : uint8_t {
   kTlsUnavailable,  // 1043: an SSLRequest where TLS is not offered
   kAccessDenied,    // 1045: unknown account or wrong password
   kTlsRequired,     // 1045: an account with require_tls over plaintext
+  kCertificateRequired,  // 1045: an account whose client-certificate requirement is not met
 };
 
 class ServerLogin {

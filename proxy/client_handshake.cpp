@@ -10,6 +10,7 @@
 #include "protocol/handshake.hpp"
 #include "proxy/abuse_log.hpp"
 #include "proxy/backend_pool.hpp"
+#include "proxy/client_certificate.hpp"
 #include "proxy/client_errors.hpp"
 #include "proxy/client_session.hpp"
 #include "proxy/global_defaults.hpp"
@@ -84,8 +85,10 @@ awaitable<bool> ClientSession::handshake() {
     co_await client_.flush();
     co_return false;
   }
-  spdlog::debug("session {} user {} from {} logged in (db '{}'{}{})", connection_id_, user_, peer_, db,
-                client_.isTls() ? ", " : "", client_.tlsDescription());
+  const std::string subject = clientCertificateSubject(client_);
+  spdlog::debug("session {} user {} from {} logged in (db '{}'{}{}{}{})", connection_id_, user_, peer_, db,
+                client_.isTls() ? ", " : "", client_.tlsDescription(),
+                subject.empty() ? "" : ", client certificate ", subject);
   const bool ok = co_await sendOk(seq);
   co_return ok && !deadline.expired();
 }

@@ -288,6 +288,10 @@ awaitable<std::expected<void, std::string>> PacketStream::startTls(std::shared_p
   co_return std::expected<void, std::string>{};
 }
 
+ssl_st* PacketStream::tlsSession() const {
+  return tls_ ? const_cast<TlsStream&>(*tls_).native_handle() : nullptr;
+}
+
 std::string PacketStream::tlsDescription() const {
   if (!tls_) return {};
   SSL* ssl = const_cast<TlsStream&>(*tls_).native_handle();

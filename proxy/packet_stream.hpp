@@ -29,6 +29,8 @@
 #include "protocol/wire.hpp"
 #include "proxy/net.hpp"
 
+struct ssl_st;  // OpenSSL's SSL
+
 namespace boost::asio::ssl {
 class context;
 template <typename Stream>
@@ -124,6 +126,8 @@ class PacketStream {
   bool isTls() const { return tls_ != nullptr; }
   // "TLSv1.3 TLS_AES_256_GCM_SHA384"; empty for plaintext.
   std::string tlsDescription() const;
+  // The OpenSSL session (peer certificate, verify result); null for plaintext.
+  ssl_st* tlsSession() const;
 
   // The TCP socket (under the TLS layer, once there is one).
   tcp::socket& socket();

@@ -128,7 +128,10 @@ std::string Server::start() {
   upkeep_->start();  // only when partitions.check_every is set
   spdlog::info("shardproxy listening on {}:{} with {} worker threads; default backend {}{}", cfg.server.listen.host,
                cfg.server.listen.port, threads, cfg.default_backend,
-               context_.tls->enabled() ? "; TLS offered (" + cfg.server.tls_cert + ")" : "");
+               !context_.tls->enabled()        ? std::string()
+               : cfg.server.tls_ca.empty() ? "; TLS offered (" + cfg.server.tls_cert + ")"
+                                           : "; TLS offered (" + cfg.server.tls_cert + "), client certificates verified "
+                                                 "against " + cfg.server.tls_ca);
   return {};
 }
 

@@ -6,6 +6,7 @@
 #include "protocol/constants.hpp"
 #include "protocol/server_login.hpp"
 #include "proxy/backend_connection.hpp"
+#include "proxy/client_certificate.hpp"
 
 namespace sp::proxy {
 
@@ -58,12 +59,19 @@ protocol::ServerLoginOptions loginOptions(const LoginRequest& request, std::stri
   return options;
 }
 
-LoginFailure failureOf(const protocol::ServerLogin& login, const LoginRequest& request) {
+// `certificate_shortfall`: why the account's certificate requirement is not
+// met (client_certificate.hpp), for the log.
+LoginFailure failureOf(const protocol::ServerLogin& login, const LoginRequest& request,
+                       const std::string& certificate_shortfall) {
   using protocol::LoginRefusal;
   const LoginRefusal why = login.refusal();
-  if (why == LoginRefusal::kAccessDenied || why == LoginRefusal::kTlsRequired) {
+  if (why == LoginRefusal::kAccessDenied || why == LoginRefusal::kTlsRequired ||
+      why == LoginRefusal::kCertificateRequired) {
+    std::string reason;
+    if (why == LoginRefusal::kTlsRequired) reason = " (require_tls: the connection is not encrypted)";
+    if (why == LoginRefusal::kCertificateRequired) reason = " (" + certificate_shortfall + ")";
     spdlog::info("connection {}: access denied for user '{}' from {}{}", request.connection_id, login.username(),
-                 request.peer, why == LoginRefusal::kTlsRequired ? " (require_tls: the connection is not encrypted)" : "");
+                 request.peer, reason);
   }
   return why == LoginRefusal::kTooLarge ? LoginFailure::kTooLarge : LoginFailure::kRefused;
 }
@@ -77,6 +85,7 @@ awaitable<std::expected<const conf::UserAccount*, LoginFailure>> driveLogin(Pack
   using Failed = std::unexpected<LoginFailure>;
   using Next = protocol::ServerLogin::Next;
   const conf::UserAccount* account = nullptr;
+  std::string certificate_shortfall;
   bool sha2_logged = false;
   for (Next next = login.start();;) {
     if (!sha2_logged && login.cachingSha2Auth() != protocol::CachingSha2Auth::kNone) {
@@ -88,15 +97,22 @@ awaitable<std::expected<const conf::UserAccount*, LoginFailure>> driveLogin(Pack
     client.appendFramedBytes(login.output());
     login.output().clear();
     switch (next) {
-      case Next::kLookupAccount:
+      case Next::kLookupAccount: {
         account = findAccount(*request.accounts, login.username());
-        next = login.onAccount(loginAccount(account));
+        protocol::LoginAccount found = loginAccount(account);
+        // TLS (if any) is up by now: the response came after the handshake.
+        if (account) certificate_shortfall = certificateShortfall(*account, client);
+        found.certificate_refused = !certificate_shortfall.empty();
+        next = login.onAccount(found);
         break;
+      }
       case Next::kStartTls: {
         if (!co_await client.flush()) co_return Failed(LoginFailure::kClientLeft);
         // Before login the stream's limits stay (packet cap; the caller's
         // deadline closes the socket, which aborts a stalled TLS handshake too).
-        const std::string_view no_host_check;  // clients are not asked for certificates
+        // Clients are asked for a certificate when server.tls_ca is set (the
+        // context says so); a client certificate names no host to check.
+        const std::string_view no_host_check;
         auto started = co_await client.startTls(request.tls, TlsRole::kServer, no_host_check);
         if (!started) {
           spdlog::info("connection {} from {}: {}", request.connection_id, request.peer, started.error());
@@ -127,7 +143,7 @@ awaitable<std::expected<const conf::UserAccount*, LoginFailure>> driveLogin(Pack
       case Next::kDone:
         co_return account;
       case Next::kFailed:
-        co_return Failed(failureOf(login, request));
+        co_return Failed(failureOf(login, request, certificate_shortfall));
     }
   }
 }

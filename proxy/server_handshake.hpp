@@ -1,7 +1,8 @@
 // The server side of the MySQL connection phase, shared by the application
 // listener and the admin listener: greeting, SSLRequest and TLS when the
 // listener has a certificate, HandshakeResponse41, the password check against
-// a list of accounts, and users[].require_tls. Plugins: mysql_native_password;
+// a list of accounts, users[].require_tls and the client-certificate
+// requirements (require_x509/subject/issuer, client_certificate.hpp). Plugins: mysql_native_password;
 // caching_sha2_password over TLS (fast auth against a clear-text password,
 // else full authentication: the client sends its password through TLS); a
 // client offering anything else (or caching_sha2 in plaintext) is switched
@@ -44,7 +45,7 @@ struct LoginResult {
 enum class LoginFailure : uint8_t {
   kClientLeft,  // closed or broke the connection (or the handshake deadline closed it)
   kTooLarge,    // a packet over the stream's limit (ERR 1043 sent)
-  kRefused,     // bad handshake, TLS request without TLS, wrong password, require_tls (ERR sent)
+  kRefused,     // bad handshake, TLS request without TLS, wrong password, require_tls, certificate (ERR sent)
   kTlsFailed,   // the TLS handshake failed (nothing can be sent)
 };
 

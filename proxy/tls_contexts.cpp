@@ -58,6 +58,28 @@ std::string applyClientOffer(ssl::context& ctx, const ServerTlsOffer& offer) {
   return {};
 }
 
+// server.tls_ca, as MariaDB's ssl_ca: SSL_VERIFY_PEER without
+// FAIL_IF_NO_PEER_CERT, so a client without a certificate still logs in to
+// accounts that need none, and one whose certificate does not chain to the
+// CA fails the handshake (OpenSSL's alert; client_certificate.hpp judges
+// the accounts' requirements afterwards). The CA's names are sent in the
+// CertificateRequest so clients with several certificates can pick.
+std::string askForClientCertificates(ssl::context& ctx, const std::string& ca) {
+  if (ca.empty()) return {};
+  error_code ec;
+  ctx.load_verify_file(ca, ec);
+  if (ec) return describe("server.tls_ca", ca, ec);
+  SSL_CTX* native = ctx.native_handle();
+  STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(ca.c_str());
+  if (names) SSL_CTX_set_client_CA_list(native, names);
+  // Resumed sessions keep the verified certificate; OpenSSL refuses to
+  // resume a verified session without an id context.
+  static constexpr unsigned char kSessionContext[] = "shardproxy";
+  SSL_CTX_set_session_id_context(native, kSessionContext, sizeof(kSessionContext) - 1);
+  ctx.set_verify_mode(ssl::verify_peer | ssl::verify_client_once, ec);
+  return {};
+}
+
 std::expected<TlsContextPtr, std::string> makeServerContext(const std::string& cert, const std::string& key,
                                                             const ServerTlsOffer& offer) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
@@ -71,6 +93,7 @@ std::expected<TlsContextPtr, std::string> makeServerContext(const std::string& c
   if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
     return std::unexpected(fmt::format("server.tls_key '{}' does not belong to the certificate in '{}'", key, cert));
   }
+  if (auto refused = askForClientCertificates(*ctx, offer.client_ca); !refused.empty()) return std::unexpected(refused);
   return ctx;
 }
 
@@ -103,7 +126,7 @@ std::expected<TlsContextPtr, std::string> makeBackendContext(const conf::Backend
 std::string ServerTls::load(const conf::ServerConfig& server) {
   cert_path_ = server.tls_cert;
   key_path_ = server.tls_key;
-  offer_ = ServerTlsOffer{server.tls_v12, server.tls_v13, server.tls_ciphers};
+  offer_ = ServerTlsOffer{server.tls_v12, server.tls_v13, server.tls_ciphers, server.tls_ca};
   if (!enabled()) return {};
   return reload();
 }

@@ -24,15 +24,16 @@ struct ServerTlsOffer {
   bool v12 = true;
   bool v13 = true;
   std::string ciphers;  // empty: OpenSSL's defaults
+  std::string client_ca;  // server.tls_ca: clients are asked for a certificate verified against it; empty: not asked
 };
 
 class ServerTls {
  public:
-  // Reads server.tls_cert / tls_key (nothing when they are not set) and the
-  // offer (tls_version, tls_ciphers); an error message when a file is
-  // missing, unreadable, the key does not match, or no cipher is usable.
+  // Reads server.tls_cert / tls_key / tls_ca (nothing when they are not set)
+  // and the offer (tls_version, tls_ciphers); an error message when a file
+  // is missing, unreadable, the key does not match, or no cipher is usable.
   std::string load(const conf::ServerConfig& server);
-  // Reads the same files again. On failure the certificate in force stays.
+  // Reads the same files again (the CA bundle too). On failure the certificate in force stays.
   std::string reload();
   // The context for a new handshake; null when TLS is off.
   TlsContextPtr current() const { return current_.load(); }

@@ -1,5 +1,5 @@
-// The TLS keys (issue 14, part 5): server.tls_cert / tls_key, users[].require_tls,
-// backends[].tls; paths resolve against the config's directory.
+// The TLS keys (issue 14, part 5): server.tls_cert / tls_key / tls_ca, users[].require_tls,
+// require_x509 / require_subject / require_issuer, backends[].tls; paths resolve against the config's directory.
 #include <gtest/gtest.h>
 
 #include "conf/config.hpp"
@@ -89,6 +89,52 @@ TEST(TlsConfig, BackendTlsMistakes) {
   EXPECT_EQ(half.message, "'cert' needs 'key' too");
   ConfigIssue scalar = oneIssue(config("", "", ", tls: true"));
   EXPECT_EQ(scalar.path, "backends[0].tls");
+}
+
+constexpr const char* kServerTls = "  tls_cert: proxy.pem\n  tls_key: proxy-key.pem\n";
+
+TEST(TlsConfig, ClientCertificateKeys) {
+  auto parsed = parseConfig(config(std::string(kServerTls) + "  tls_ca: tls/clients-ca.pem\n",
+                                   ", require_x509: true, require_subject: \"/CN=app\", require_issuer: \"/CN=CA\""),
+                            kBase);
+  ASSERT_TRUE(parsed) << formatIssues(parsed.error(), "t.yaml");
+  EXPECT_EQ(parsed->server.tls_ca, "/etc/shardproxy/tls/clients-ca.pem");
+  EXPECT_TRUE(parsed->users[0].require_x509);
+  EXPECT_EQ(parsed->users[0].require_subject, "/CN=app");
+  EXPECT_EQ(parsed->users[0].require_issuer, "/CN=CA");
+  EXPECT_TRUE(parsed->users[0].requiresCertificate());
+
+  auto plain = parseConfig(config(kServerTls), kBase);
+  ASSERT_TRUE(plain) << formatIssues(plain.error(), "t.yaml");
+  EXPECT_EQ(plain->server.tls_ca, "");
+  EXPECT_FALSE(plain->users[0].requiresCertificate());
+}
+
+// Each requirement without server.tls_ca: no client would be asked for a
+// certificate, so the account could never log in.
+TEST(TlsConfig, CertificateRequirementWithoutTlsCaIsRefused) {
+  for (std::string key : {"require_x509: true", "require_subject: \"/CN=app\"", "require_issuer: \"/CN=CA\""}) {
+    ConfigIssue issue = oneIssue(config(kServerTls, ", " + key));
+    EXPECT_EQ(issue.path, "users[0]." + key.substr(0, key.find(':')));
+    EXPECT_EQ(issue.line, 6) << key;  // the user's line
+    EXPECT_NE(issue.message.find("needs server.tls_ca"), std::string::npos) << issue.message;
+  }
+  ConfigIssue admin = oneIssue("server:\n  listen: 127.0.0.1:6033\n" + std::string(kServerTls) +
+                               "users:\n  - {name: app, password: pw}\nadmin_users:\n"
+                               "  - {name: admin, password: a, require_x509: true}\n"
+                               "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n");
+  EXPECT_EQ(admin.path, "admin_users[0].require_x509");
+}
+
+TEST(TlsConfig, TlsCaWithoutServerCertificateAndBadValues) {
+  ConfigIssue no_cert = oneIssue(config("  tls_ca: ca.pem\n"));
+  EXPECT_EQ(no_cert.path, "server.tls_ca");
+  EXPECT_NE(no_cert.message.find("needs server.tls_cert"), std::string::npos) << no_cert.message;
+  ConfigIssue not_bool = oneIssue(config(std::string(kServerTls) + "  tls_ca: ca.pem\n", ", require_x509: yes"));
+  EXPECT_EQ(not_bool.path, "users[0].require_x509");
+  ConfigIssue empty_subject =
+      oneIssue(config(std::string(kServerTls) + "  tls_ca: ca.pem\n", ", require_subject: \"\""));
+  EXPECT_EQ(empty_subject.path, "users[0].require_subject");
 }
 
 }  // namespace

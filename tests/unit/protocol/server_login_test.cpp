@@ -47,6 +47,12 @@ LoginAccount account(std::string password, bool require_tls = false) {
   return a;
 }
 
+LoginAccount certificateRefused(std::string password) {
+  LoginAccount a = account(std::move(password));
+  a.certificate_refused = true;
+  return a;
+}
+
 Bytes response(std::string_view plugin, std::string auth, uint32_t extra_caps = 0) {
   HandshakeResponse41 r;
   r.capabilities = cap::kProtocol41 | cap::kSecureConnection | cap::kPluginAuth | cap::kPluginAuthLenencClientData |
@@ -122,7 +128,13 @@ TEST(ServerLogin, WrongPasswordUnknownUserAndRequireTls) {
   };
   for (const auto& c : {Case{"wrong password", account("other"), LoginRefusal::kAccessDenied},
                         Case{"unknown user", std::nullopt, LoginRefusal::kAccessDenied},
-                        Case{"require_tls", account("pw", true), LoginRefusal::kTlsRequired}}) {
+                        Case{"require_tls", account("pw", true), LoginRefusal::kTlsRequired},
+                        // The certificate is judged after the password, as MariaDB does: a wrong
+                        // password is kAccessDenied whatever the certificate.
+                        Case{"certificate requirement unmet", certificateRefused("pw"),
+                             LoginRefusal::kCertificateRequired},
+                        Case{"certificate unmet, wrong password", certificateRefused("other"),
+                             LoginRefusal::kAccessDenied}}) {
     SCOPED_TRACE(c.name);
     ServerLogin login(options(false));
     login.start();
