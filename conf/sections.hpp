@@ -37,6 +37,11 @@ void readFleet(Walker& walker, const YAML::Node& value, const std::string& path,
 // fleet: needs cache: (the last fleet map survives a restart during an etcd outage).
 void checkFleet(Walker& walker, const Document& doc);
 
+// users: and admin_users: (user_fields.cpp): each a list of accounts, with
+// the line of every name for the cross-field checks.
+void readUsers(Walker& walker, const YAML::Node& value, const std::string& path, Document& doc);
+void readAdminUsers(Walker& walker, const YAML::Node& value, const std::string& path, Document& doc);
+
 // Reads the top-level mapping; every schema problem is reported to the walker.
 void readDocument(Walker& walker, const YAML::Node& root, Document& doc);
 
