@@ -98,6 +98,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
   conn->flavour_ = flavour & kPoolFlavourMask;
   conn->backend_name_ = config.name;
   conn->globals_epoch_ = epoch;
+  conn->opened_epoch_ = epoch;
   timer.expires_after(timeout);
   auto login = co_await (conn->login(config) || timer.async_wait(kNoThrow));
   if (login.index() == 1) {
@@ -282,13 +283,14 @@ awaitable<std::expected<void, BackendError>> BackendConnection::enableTracking()
   }
   tracks_session_ = true;
   // What a session starts with (lexing depends on it: parser/dialect.hpp).
-  // How it compares table names (routing/name_scope.hpp), in the same round trip.
-  auto mode = co_await queryRows("SELECT @@session.sql_mode, @@lower_case_table_names");
+  // How it compares table names (routing/name_scope.hpp), and the largest
+  // command it takes (maxAllowedPacket()), in the same round trip.
+  auto mode = co_await queryRows("SELECT @@session.sql_mode, @@lower_case_table_names, @@session.max_allowed_packet");
   if (!mode) {
     if (mode.error().kind == BackendError::Kind::kServer) co_return std::expected<void, BackendError>{};
     co_return std::unexpected(mode.error());
   }
-  if (mode->size() == 1 && mode->front().size() == 2 && mode->front()[0]) {
+  if (mode->size() == 1 && mode->front().size() == 3 && mode->front()[0]) {
     default_sql_mode_ = *mode->front()[0];
     // Known state: a session whose sql_mode (the global default when it
     // started) differs, after a SET GLOBAL, gets its own on this connection.
@@ -297,6 +299,12 @@ awaitable<std::expected<void, BackendError>> BackendConnection::enableTracking()
       int value = 0;
       if (std::from_chars(lctn->data(), lctn->data() + lctn->size(), value).ec == std::errc{}) {
         lower_case_table_names_ = value;
+      }
+    }
+    if (const auto& packet = mode->front()[2]) {
+      uint64_t value = 0;
+      if (std::from_chars(packet->data(), packet->data() + packet->size(), value).ec == std::errc{}) {
+        max_allowed_packet_ = value;
       }
     }
   }

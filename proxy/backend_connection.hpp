@@ -64,6 +64,10 @@ class BackendConnection {
   // started in: it has the global defaults of that moment.
   uint64_t globalsEpoch() const { return globals_epoch_; }
   void setGlobalsEpoch(uint64_t epoch) { globals_epoch_ = epoch; }
+  // The epoch this connection logged in at. Unlike globalsEpoch() a reset
+  // does not move it: the limits the server fixes at connect time
+  // (max_allowed_packet, net_buffer_length) are those of this moment.
+  uint64_t openedEpoch() const { return opened_epoch_; }
   const std::string& serverVersion() const { return server_version_; }
   SessionState& applied() { return applied_; }
 
@@ -106,6 +110,11 @@ class BackendConnection {
   // @@lower_case_table_names (read with the sql_mode): 0 compares table
   // names byte for byte; nullopt when it could not be read.
   std::optional<int> lowerCaseTableNames() const { return lower_case_table_names_; }
+  // The server session's max_allowed_packet, read at login (0: unknown). It
+  // is fixed for the connection's life (global_defaults.hpp): a command
+  // payload at least this long is refused by the server with 1153, which then
+  // closes the connection.
+  uint64_t maxAllowedPacket() const { return max_allowed_packet_; }
   // Status flags of the last complete response (command(), forwarded
   // responses, login): the state this connection's session is in.
   uint16_t status() const { return status_; }
@@ -140,6 +149,7 @@ class BackendConnection {
   uint64_t serial_;
   uint64_t loans_ = 0;
   uint64_t globals_epoch_ = 0;
+  uint64_t opened_epoch_ = 0;
   std::string server_version_;
   std::string backend_name_;
   SessionState applied_;
@@ -148,6 +158,7 @@ class BackendConnection {
   bool tracks_session_ = false;
   std::string default_sql_mode_;
   std::optional<int> lower_case_table_names_;
+  uint64_t max_allowed_packet_ = 0;
   uint16_t status_ = 0;
   Clock::time_point last_used_ = Clock::now();
 };

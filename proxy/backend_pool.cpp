@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "proxy/global_defaults.hpp"
+
 namespace sp::proxy {
 
 namespace {
@@ -29,6 +31,7 @@ BackendPool::BackendPool(asio::any_io_executor executor, conf::BackendConfig con
 BackendPool::~BackendPool() { *alive_ = false; }
 
 std::unique_ptr<BackendConnection> BackendPool::takeIdle(uint32_t flavour, uint64_t preferred) {
+  dropOlderThanConnectLimits();
   if (preferred != 0) {
     for (size_t i = idle_.size(); i-- > 0;) {
       if (idle_[i]->serial() == preferred && idle_[i]->flavour() == flavour) {
@@ -46,6 +49,21 @@ std::unique_ptr<BackendConnection> BackendPool::takeIdle(uint32_t flavour, uint6
     }
   }
   return nullptr;
+}
+
+void BackendPool::dropOlderThanConnectLimits() {
+  // One atomic load per borrow; the idle list is swept once per change
+  // (release() never pools a stale connection afterwards).
+  const uint64_t limits = currentConnectLimitsEpoch();
+  if (limits <= swept_limits_epoch_) return;
+  swept_limits_epoch_ = limits;
+  std::erase_if(idle_, [&](std::unique_ptr<BackendConnection>& conn) {
+    if (conn->openedEpoch() >= limits) return false;
+    conn->stream().close();
+    --total_;
+    ++counters_.replaced;
+    return true;
+  });
 }
 
 void BackendPool::noteConnectFailure(const BackendError& e) {
@@ -172,8 +190,12 @@ void BackendPool::release(std::unique_ptr<BackendConnection> conn) {
   }
   // A connection of the no-database flavour that got one (USE) cannot give it up.
   const bool database_stuck = (conn->flavour() & kNoDatabase) && !conn->applied().database.empty();
-  if (stopped_ || draining_ || kill_aimed || conn->broken() || !conn->stream().isOpen() || database_stuck) {
+  // Logged in before a SET GLOBAL of a connect-time limit: global_defaults.hpp.
+  const bool stale_limits = conn->openedEpoch() < currentConnectLimitsEpoch();
+  if (stopped_ || draining_ || kill_aimed || conn->broken() || !conn->stream().isOpen() || database_stuck ||
+      stale_limits) {
     if (conn->broken()) ++counters_.broken;
+    else if (stale_limits) ++counters_.replaced;
     conn->stream().close();
     --total_;
   } else {

@@ -25,6 +25,7 @@ struct PoolStats {
   uint64_t connects = 0;
   uint64_t connect_errors = 0;
   uint64_t broken = 0;     // connections discarded because they broke or were left dirty
+  uint64_t replaced = 0;   // closed because a connect-time limit changed since their login (global_defaults.hpp)
   uint64_t waits = 0;      // acquisitions that had to wait for a free connection
   uint32_t waiting = 0;    // acquirers waiting now
   uint64_t down_transitions = 0;  // times a connect failure marked the backend down (it was up)
@@ -76,6 +77,7 @@ class BackendPool {
   awaitable<void> pingIdle(Clock::time_point now);
   std::unique_ptr<BackendConnection> takeIdle(uint32_t flavour, uint64_t preferred);
   void noteConnectFailure(const BackendError& e);
+  void dropOlderThanConnectLimits();
   void wakeOneWaiter();
   void closeIdleAndWakeAll();
 
@@ -102,6 +104,7 @@ class BackendPool {
   uint32_t total_ = 0;
   bool stopped_ = false;
   bool draining_ = false;
+  uint64_t swept_limits_epoch_ = 0;  // dropOlderThanConnectLimits() ran for this epoch
   Clock::time_point down_until_{};
   std::chrono::milliseconds backoff_{0};
   PoolStats counters_;

@@ -97,6 +97,10 @@ class ClientSession {
   awaitable<bool> onExplainShards(std::string_view statement);
   // client_kill.cpp: KILL [CONNECTION | QUERY] n and COM_PROCESS_KILL.
   awaitable<bool> onKill(const parser::KillRequest& request);
+  // A statement the backend connection's max_allowed_packet refuses
+  // (session_route.cpp): answered as the server does, without sending it.
+  bool exceedsServerPacketLimit(const BackendConnection& conn, size_t payload_bytes) const;
+  awaitable<bool> refusePacketTooLarge();
   awaitable<bool> onProcessKill(protocol::ByteView payload);
   // SELECT CONNECTION_ID(): this session's id, typed as the server types it.
   awaitable<bool> sendConnectionId(const std::string& column);

@@ -14,6 +14,18 @@
 // integer comparison per borrow. A session that logged in before the change
 // may still be served by a connection that started after it (it then sees
 // the new defaults): the server's own sessions never would.
+//
+// Some globals are read only when a server session starts, and neither a
+// reset nor a SET SESSION changes them afterwards: max_allowed_packet and
+// net_buffer_length (session-read-only in MariaDB). A SET GLOBAL of one of
+// them through the proxy marks the epoch after its answer as the "connect
+// limits epoch"; a pool never lends, nor keeps, a connection logged in
+// before it (BackendPool::takeIdle/release close it), so a statement is
+// judged by the limit a fresh connection would have (issue 27): neither
+// refused by a connection that kept a lowered limit nor accepted by one
+// that kept a raised one. Connections pinned to a session keep theirs, as
+// the session's own connection to the server would. A change made on the
+// server directly, past the proxy, is not seen (docs/configuration.md).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -31,6 +43,14 @@ void advanceGlobalsEpoch();
 
 // True for a statement that may change global defaults (SET GLOBAL ...).
 bool changesGlobalDefaults(const parser::StatementInfo& info);
+
+// True for a SET GLOBAL of a variable the server reads only at connect time.
+bool changesConnectLimits(const parser::StatementInfo& info);
+// Connections logged in before this epoch (BackendConnection::openedEpoch)
+// are replaced, not lent. Called once a changesConnectLimits() statement
+// has been answered (after advanceGlobalsEpoch()).
+uint64_t currentConnectLimitsEpoch();
+void markConnectLimitsChanged();
 
 // Brings `conn` to the global defaults of `session_epoch` when it started
 // earlier (COM_RESET_CONNECTION; its applied state is then the server's

@@ -36,6 +36,7 @@ void addPool(PoolStats& sum, const PoolStats& s, bool first) {
   sum.connects += s.connects;
   sum.connect_errors += s.connect_errors;
   sum.broken += s.broken;
+  sum.replaced += s.replaced;
   sum.waits += s.waits;
   sum.down_transitions += s.down_transitions;
   sum.up_transitions += s.up_transitions;

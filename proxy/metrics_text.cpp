@@ -223,6 +223,10 @@ void renderBackends(ExpositionWriter& w, const MetricsSnapshot& s) {
              [](const B& b) { return b.pool.connect_errors; });
   perBackend("shardproxy_backend_broken_connections_total", "counter",
              "Connections discarded because they broke or were left dirty.", [](const B& b) { return b.pool.broken; });
+  perBackend("shardproxy_backend_replaced_connections_total", "counter",
+             "Connections closed because a connect-time limit (max_allowed_packet, net_buffer_length) changed after "
+             "they logged in.",
+             [](const B& b) { return b.pool.replaced; });
   perBackend("shardproxy_backend_down_transitions_total", "counter", "Times the backend was marked down.",
              [](const B& b) { return b.pool.down_transitions; });
   perBackend("shardproxy_backend_up_transitions_total", "counter", "Times a marked-down backend connected again.",

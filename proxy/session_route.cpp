@@ -64,6 +64,10 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     }
     last_insert_id_.onRestored(conn->loan());
   }
+  if (!out.execute && exceedsServerPacketLimit(*conn, out.sql.empty() ? out.payload.size() : 1 + out.sql.size())) {
+    giveBack(std::move(conn), pool, std::nullopt);
+    co_return co_await refusePacketTooLarge();
+  }
   BackendShardChannel channel(*conn, pool.config());
   PacketStreamSink client(client_);
   ForwardResult result;
@@ -88,6 +92,10 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
       giveBack(std::move(conn), pool, std::nullopt);
       co_return co_await client_.flush();
     }
+    if (exceedsServerPacketLimit(*conn, execute.size())) {
+      giveBack(std::move(conn), pool, std::nullopt);
+      co_return co_await refusePacketTooLarge();
+    }
     result = co_await routeCommand(channel, execute, protocol::ResponseKind::kQuery, client, capabilities_, reply_seq_,
                                    more);
   } else if (!out.sql.empty()) {
@@ -96,7 +104,10 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     result = co_await routeCommand(channel, out.payload, protocol::ResponseKind::kQuery, client, capabilities_,
                                    reply_seq_, more);
   }
-  if (changes_globals) advanceGlobalsEpoch();
+  if (changes_globals) {
+    advanceGlobalsEpoch();
+    if (!result.server_error && changesConnectLimits(info)) markConnectLimitsChanged();
+  }
   last_run_ = {result.next_client_seq, result.server_error || result.backend_failed || result.client_failed};
   record_.onResponse(result.rows, result.server_error ? result.error_code : 0);
   if (result.client_failed) {
@@ -169,6 +180,23 @@ awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protoco
   if (kind == protocol::ResponseKind::kQuery && !result.backend_failed) flags = co_await statusAfter(result, *conn);
   giveBack(std::move(conn), pool, flags);
   co_return co_await client_.flush();
+}
+
+bool ClientSession::exceedsServerPacketLimit(const BackendConnection& conn, size_t payload_bytes) const {
+  // MariaDB refuses a command whose payload (command byte included) reaches
+  // max_allowed_packet (net_serv.cc: length >= max_packet_size). Checked here
+  // because the server, refusing, closes the connection while the statement
+  // is still being written, and the proxy would see a lost backend instead.
+  const uint64_t limit = conn.maxAllowedPacket();
+  return limit != 0 && payload_bytes >= limit;
+}
+
+awaitable<bool> ClientSession::refusePacketTooLarge() {
+  // The server's answer, and like the server the connection ends with it.
+  queueError(reply_seq_, client_error::make(client_error::kPacketTooLarge,
+                                            "Got a packet bigger than 'max_allowed_packet' bytes"));
+  co_await client_.flush();
+  co_return false;
 }
 
 }  // namespace sp::proxy
