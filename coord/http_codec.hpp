@@ -1,7 +1,7 @@
 // The HTTP/1.1 client side the etcd JSON gateway needs: a POST request, and
 // an incremental response reader (status line, headers, a body framed by
 // Content-Length, chunked transfer coding, or the connection's end). Pure:
-// proxy/etcd_client.cpp moves the bytes; every input split is handled.
+// proxy/fleet/etcd_client.cpp moves the bytes; every input split is handled.
 #pragma once
 #include <cstdint>
 #include <string>

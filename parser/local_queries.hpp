@@ -22,7 +22,7 @@ std::optional<std::string> connectionIdQuery(std::string_view sql, std::span<con
 
 // SHOW WARNINGS | ERRORS [LIMIT [offset,] n] and SHOW COUNT(*) WARNINGS |
 // ERRORS [;]: the session answers them from its own diagnostics area
-// (proxy/session_diagnostics.hpp), since the statement that left them ran on
+// (proxy/session/session_diagnostics.hpp), since the statement that left them ran on
 // a pooled backend connection.
 struct DiagnosticsQuery {
   bool errors_only = false;  // SHOW ERRORS

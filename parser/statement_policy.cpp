@@ -50,7 +50,11 @@ class Analyzer {
         // Stored programs and compound statements hold ';' inside
         // BEGIN .. END: every piece from the first such statement on may be
         // part of a body, where statements also start after THEN, DO, ...
+        // A piece after the opening of a body may be a statement of it:
+        // `BEGIN SELECT 1; KILL 5; END` puts KILL first in its piece.
+        in_program_ = in_body;
         in_body = statement(piece) || in_body;
+        in_program_ = false;
         if (in_body) scanBody(piece);
         scanFunctions(piece);
       }
@@ -72,6 +76,9 @@ class Analyzer {
   bool statement(Tokens t) {
     if (t.empty()) return false;
     const auto w = [&](size_t i, std::string_view text) { return word(i, t, text); };
+    if (w(0, "kill") && (depth_ > 0 || in_program_)) {
+      return global("CONNECTION ADMIN", std::string(kNestedKillStatement)), false;
+    }
     if (w(0, "set")) return setStatement(t), false;
     if (w(0, "create") || w(0, "alter") || w(0, "drop")) return ddl(t);
     if (w(0, "rename")) {
@@ -307,13 +314,15 @@ class Analyzer {
     static constexpr std::string_view kStarts[] = {
         "set", "create", "alter", "drop", "rename", "truncate", "grant", "revoke", "shutdown", "restart",
         "install", "uninstall", "flush", "reset", "purge", "binlog", "change", "start", "stop", "load",
-        "prepare", "execute"};
+        "prepare", "execute", "kill"};
     for (size_t i = 1; i < t.size(); ++i) {
       if (!t[i].is(TokenKind::kIdentifier) || t[i - 1].is(TokenKind::kDot)) continue;
       if (i + 1 < t.size() && (t[i + 1].is(TokenKind::kLeftParen) || t[i + 1].is(TokenKind::kDot))) continue;
       for (std::string_view start : kStarts) {
         if (!sameWord(t[i].text(sql_), start)) continue;
+        in_program_ = true;  // a statement of a body runs when the program does
         statement(t.subspan(i));
+        in_program_ = false;
         break;
       }
     }
@@ -334,6 +343,7 @@ class Analyzer {
 
   std::string_view sql_;
   int depth_;
+  bool in_program_ = false;  // statement() called for a statement inside a body (scanBody)
   std::vector<PrivilegeNeed>& out_;
 };
 

@@ -38,6 +38,14 @@ enum class Need : uint8_t {
   kUncheckedDynamicSql,
 };
 
+// PrivilegeNeed::statement of a KILL that runs later or elsewhere: in the
+// text of PREPARE .. FROM / EXECUTE IMMEDIATE, or in a stored program's or
+// compound statement's body. The proxy carries out a KILL sent as a statement
+// (its id is a proxy connection id); one run by the server would name a
+// backend thread, possibly another client's connection, so it is refused
+// for every user (proxy/session/client_access.cpp).
+inline constexpr std::string_view kNestedKillStatement = "KILL inside PREPARE, EXECUTE IMMEDIATE or a stored program";
+
 struct PrivilegeNeed {
   Need need = Need::kGlobalPrivilege;
   std::string privilege;  // kGlobalPrivilege

@@ -1,13 +1,13 @@
 #include "proxy/server.hpp"
 
-#include "proxy/schema_drift_check.hpp"
+#include "proxy/backend/schema_drift_check.hpp"
 
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
-#include "proxy/archived_months.hpp"
-#include "proxy/slow_log.hpp"
-#include "proxy/tls_contexts.hpp"
+#include "proxy/lifecycle/archived_months.hpp"
+#include "proxy/observe/slow_log.hpp"
+#include "proxy/net/tls_contexts.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -102,7 +102,7 @@ std::string Server::start() {
   // or down backend never delays start-up; differences are logged as warnings.
   asio::co_spawn(workers_.front()->io(), logSchemaDrift(context_.config, context_.shard_map.load()), asio::detached);
   for (auto& w : workers_) w->start();
-  maps_->attachWorkers(std::move(workers));
+  maps_->attachWorkers(std::vector<PoolHost*>(workers.begin(), workers.end()));
   moves_ = std::make_unique<MoveCoordinator>(context_, *maps_);
   moves_->start();  // resumes moves a restart interrupted
   context_.moves = moves_.get();

@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "proxy/admin_server.hpp"
-#include "proxy/fleet_agent.hpp"
-#include "proxy/metrics_server.hpp"
-#include "proxy/move_coordinator.hpp"
-#include "proxy/partition_upkeep.hpp"
-#include "proxy/proxy_context.hpp"
-#include "proxy/shard_map_manager.hpp"
-#include "proxy/worker.hpp"
+#include "proxy/admin/admin_server.hpp"
+#include "proxy/fleet/fleet_agent.hpp"
+#include "proxy/admin/metrics_server.hpp"
+#include "proxy/move/move_coordinator.hpp"
+#include "proxy/lifecycle/partition_upkeep.hpp"
+#include "proxy/core/proxy_context.hpp"
+#include "proxy/maps/shard_map_manager.hpp"
+#include "proxy/session/worker.hpp"
 
 namespace sp::proxy {
 

@@ -12,7 +12,7 @@
 #include "parser/lexer.hpp"
 #include "parser/statement_policy.hpp"
 #include "routing/route_error.hpp"
-#include "routing/shard_map.hpp"
+#include "routing/map/shard_map.hpp"
 
 namespace sp::routing {
 

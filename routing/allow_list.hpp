@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "parser/dialect.hpp"
-#include "routing/shard_map.hpp"
+#include "routing/map/shard_map.hpp"
 
 namespace sp::routing {
 

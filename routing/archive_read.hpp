@@ -18,7 +18,7 @@
 //
 // The cold guard (one conversation, `archive.seq_column`): the archive only
 // holds rows below the conversation's lowest hot seq (the archive moves each
-// conversation's oldest rows, proxy/msg_archiver.cpp), so the cold branch
+// conversation's oldest rows, proxy/lifecycle/msg_archiver.cpp), so the cold branch
 // reads only below it. The server evaluates the MIN() subquery while
 // optimizing (one index probe on the hot table, "Select tables optimized
 // away"); when the read's range starts at or above it the cold branch is an
@@ -43,7 +43,7 @@
 #include "parser/ast.hpp"
 #include "routing/ast_refs.hpp"
 #include "routing/rewrite.hpp"
-#include "routing/shard_map.hpp"
+#include "routing/map/shard_map.hpp"
 #include "routing/values.hpp"
 
 namespace sp::routing {

@@ -8,7 +8,7 @@
 //   DELETE FROM hot WHERE <same> ORDER BY <pk> LIMIT n
 //   COMMIT when both affected-row counts are equal, else ROLLBACK and retry
 //
-// Pure text building; the proxy runs the statements (proxy/msg_archiver.cpp).
+// Pure text building; the proxy runs the statements (proxy/lifecycle/msg_archiver.cpp).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "routing/month.hpp"
+#include "routing/map/month.hpp"
 
 namespace sp::routing {
 

@@ -6,7 +6,7 @@
 // come back are rewritten: physical names become logical ones, each logical
 // table is shown from one physical table only, the other physical tables
 // are hidden. Column definitions stay the server's. Pure: the session runs
-// the parts (proxy/catalog_executor.cpp).
+// the parts (proxy/session/catalog_executor.cpp).
 #pragma once
 #include <map>
 #include <optional>
@@ -17,7 +17,7 @@
 #include "parser/dialect.hpp"
 #include "protocol/resultset.hpp"
 #include "routing/allow_list.hpp"
-#include "routing/shard_map.hpp"
+#include "routing/map/shard_map.hpp"
 
 namespace sp::routing {
 

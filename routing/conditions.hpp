@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "parser/ast.hpp"
-#include "routing/month.hpp"
+#include "routing/map/month.hpp"
 #include "routing/route_error.hpp"
 #include "routing/values.hpp"
 

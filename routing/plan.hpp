@@ -12,11 +12,11 @@
 #include "parser/ast.hpp"
 #include "parser/dialect.hpp"
 #include "parser/parse.hpp"
-#include "routing/merge_spec.hpp"
-#include "routing/month.hpp"
+#include "routing/merge/merge_spec.hpp"
+#include "routing/map/month.hpp"
 #include "routing/route_error.hpp"
 #include "routing/name_scope.hpp"
-#include "routing/shard_map.hpp"
+#include "routing/map/shard_map.hpp"
 #include "routing/values.hpp"
 
 namespace sp::routing {

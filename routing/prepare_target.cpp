@@ -113,6 +113,16 @@ std::optional<std::string> sqlPrepareText(std::string_view sql, const parser::Di
   return parser::unquoteString(literal->text(sql), dialect);
 }
 
+std::optional<std::string> sqlPrepareVariable(std::string_view sql, const parser::Dialect& dialect) {
+  auto tokens = parser::tokenize(sql, dialect);
+  for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+    if (tokens[i].isKeyword(parser::Keyword::kFROM) && tokens[i + 1].is(parser::TokenKind::kUserVariable)) {
+      return std::string(tokens[i + 1].text(sql));
+    }
+  }
+  return std::nullopt;
+}
+
 Plan planSqlPrepare(std::string_view sql, const PlannerInput& input) {
   Plan passthrough;
   passthrough.kind = PlanKind::kPassthrough;

@@ -34,5 +34,8 @@ Plan planSqlPrepare(std::string_view sql, const PlannerInput& input);
 // The statement text of `PREPARE name FROM '<statement>'`, unquoted; nullopt
 // for `FROM @var` (known only to the backend) or no FROM literal.
 std::optional<std::string> sqlPrepareText(std::string_view sql, const parser::Dialect& dialect);
+// PREPARE name FROM @variable: the variable as written ("@q", "@`q`"), to
+// read its value; nullopt for the literal form or anything else.
+std::optional<std::string> sqlPrepareVariable(std::string_view sql, const parser::Dialect& dialect);
 
 }  // namespace sp::routing

@@ -15,9 +15,9 @@
 #include <unordered_map>
 
 #include "parser/lexer.hpp"
-#include "routing/decimal.hpp"
-#include "routing/merge_metadata.hpp"
-#include "routing/compare_coerce.hpp"
+#include "routing/merge/decimal.hpp"
+#include "routing/merge/merge_metadata.hpp"
+#include "routing/merge/compare_coerce.hpp"
 #include "routing/planner_detail.hpp"
 
 namespace sp::routing::detail {
@@ -401,7 +401,7 @@ std::optional<Plan> ScatterBuilder::addHaving() {
       case parser::BinaryOp::kGe: op = flipped ? HavingOp::kLe : HavingOp::kGe; break;
       default: break;
     }
-    auto literal = havingLiteral(*rhs, sql_);  // routing/compare_coerce.hpp
+    auto literal = havingLiteral(*rhs, sql_);  // routing/merge/compare_coerce.hpp
     if (!literal) {
       refusal = unsupported(literal.error());
       return;

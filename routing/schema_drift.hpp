@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "routing/shard_map.hpp"
+#include "routing/map/shard_map.hpp"
 
 namespace sp::routing {
 

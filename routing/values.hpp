@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "parser/ast.hpp"
-#include "routing/month.hpp"
+#include "routing/map/month.hpp"
 
 namespace sp::routing {
 

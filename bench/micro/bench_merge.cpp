@@ -1,4 +1,4 @@
-// Micro-benchmarks of the scatter-gather merge (routing/merge.hpp), per row:
+// Micro-benchmarks of the scatter-gather merge (routing/merge/merge.hpp), per row:
 // merge sort of 16 shards' sorted rows (the fan-out of an ORDER BY ... LIMIT
 // without the shard key) and the aggregate merge of 16 shards' partial
 // COUNTs grouped by a key (scatter_count with GROUP BY). items = input rows.
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "protocol/resultset.hpp"
-#include "routing/merge.hpp"
-#include "routing/merge_spec.hpp"
+#include "routing/merge/merge.hpp"
+#include "routing/merge/merge_spec.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <string>
 
-#include "proxy/statement_observer.hpp"
+#include "proxy/observe/statement_observer.hpp"
 
 namespace {
 

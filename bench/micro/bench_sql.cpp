@@ -13,7 +13,7 @@
 #include "parser/parse.hpp"
 #include "routing/plan.hpp"
 #include "routing/plan_cache.hpp"
-#include "routing/shard_map.hpp"
+#include "routing/map/shard_map.hpp"
 
 namespace {
 

@@ -12,7 +12,7 @@ During the whole suite:
     NORMAL_LATENCY_BOUND_S (generous on purpose: timings are reported, not
     asserted tightly);
   - each kind of abuse is logged rate-limited: at most one warning per kind
-    per 10 s (proxy/abuse_log.cpp), so the number of such lines per kind is
+    per 10 s (proxy/observe/abuse_log.cpp), so the number of such lines per kind is
     bounded by the suite's duration / 10 s + 1, however many events.
 
 The attacks: 2000 silent pre-auth sockets (dropped at handshake_timeout_ms),

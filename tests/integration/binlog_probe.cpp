@@ -25,9 +25,9 @@
 #include <sstream>
 #include <thread>
 
-#include "proxy/binlog_stream.hpp"
-#include "proxy/move_catchup.hpp"
-#include "routing/crc32.hpp"
+#include "proxy/backend/binlog_stream.hpp"
+#include "proxy/move/move_catchup.hpp"
+#include "routing/map/crc32.hpp"
 
 namespace {
 

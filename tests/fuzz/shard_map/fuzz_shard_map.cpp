@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "routing/plan.hpp"
-#include "routing/shard_map.hpp"
+#include "routing/map/shard_map.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sp::routing;

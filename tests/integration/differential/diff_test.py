@@ -163,7 +163,7 @@ def compare(q, ref, got):
     MariaDB sends a string result's metadata from the item (decimals 39,
     MEDIUM_BLOB 268435440) or from a temporary-table field (decimals 0, BLOB
     67108860) depending on its plan. The proxy reproduces the plan shape
-    (routing/merge_metadata.hpp: a shard that materialized, ORDER BY after
+    (routing/merge/merge_metadata.hpp: a shard that materialized, ORDER BY after
     GROUP BY, constant group columns, LIMIT 0) and so matches in almost every
     case, but cannot see the optimizer's own shortcuts (an impossible WHERE
     found from ranges, a shard whose IN-list part makes a group column

@@ -155,6 +155,14 @@ const Case kCases[] = {
     {"IF 1 THEN GRANT ALL ON *.* TO x; END IF", "global GRANT OPTION"},
     {"lbl: LOOP DROP DATABASE im; END LOOP", "database im"},
     {"BEGIN NOT ATOMIC DROP TABLE t1; END", "ddl DROP t1"},
+    // KILL where its id would name a backend's thread (issue 30): refused for
+    // everyone by the session, named here as a CONNECTION ADMIN need.
+    {"PREPARE s FROM 'KILL 5'", "global CONNECTION ADMIN"},
+    {"EXECUTE IMMEDIATE 'kill query 5'", "global CONNECTION ADMIN"},
+    {"CREATE PROCEDURE p() KILL 5", "routine CREATE p | global CONNECTION ADMIN"},
+    {"CREATE PROCEDURE p() BEGIN SELECT 1; KILL QUERY 5; END", "routine CREATE p | global CONNECTION ADMIN"},
+    {"BEGIN NOT ATOMIC KILL 5; END", "global CONNECTION ADMIN"},
+    {"SELECT kill FROM t", ""},
 };
 
 TEST(StatementPolicy, Table) {
@@ -171,6 +179,12 @@ TEST(StatementPolicy, NoBackslashEscapesSplitsWhereTheServerDoes) {
   // And the other way round: a quote escaped only when escapes are on.
   const char* other = "SELECT 'it\\'s; flush it'";
   EXPECT_EQ(describe(privilegesNeeded(other, true)), "");
+}
+
+TEST(StatementPolicy, NestedKillIsNamed) {
+  auto needs = privilegesNeeded("CREATE PROCEDURE p() BEGIN SELECT 1; KILL 5; END");
+  ASSERT_EQ(needs.size(), 2u);
+  EXPECT_EQ(needs[1].statement, kNestedKillStatement);
 }
 
 TEST(StatementPolicy, StatementNames) {

@@ -8,7 +8,7 @@
 
 #include "routing/allow_list.hpp"
 #include "routing/catalog.hpp"
-#include "routing/merge_metadata.hpp"
+#include "routing/merge/merge_metadata.hpp"
 #include "routing/schema_drift.hpp"
 
 namespace sp::routing {

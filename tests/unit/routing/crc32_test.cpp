@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "routing/crc32.hpp"
-#include "routing/sha256.hpp"
+#include "routing/map/crc32.hpp"
+#include "routing/map/sha256.hpp"
 
 namespace sp::routing {
 namespace {

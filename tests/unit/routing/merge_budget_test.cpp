@@ -1,6 +1,6 @@
 // MergeBudget: the memory all concurrent scatter merges hold together
 // (scatter.max_merge_bytes_total).
-#include "routing/merge_budget.hpp"
+#include "routing/merge/merge_budget.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "routing/compare_coerce.hpp"
-#include "routing/merge.hpp"
+#include "routing/merge/compare_coerce.hpp"
+#include "routing/merge/merge.hpp"
 
 namespace sp::routing {
 namespace {

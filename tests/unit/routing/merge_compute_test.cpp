@@ -3,9 +3,9 @@
 // were checked against MariaDB 10.11 where noted.
 #include <gtest/gtest.h>
 
-#include "routing/decimal.hpp"
-#include "routing/merge.hpp"
-#include "routing/merge_compute.hpp"
+#include "routing/merge/decimal.hpp"
+#include "routing/merge/merge.hpp"
+#include "routing/merge/merge_compute.hpp"
 
 namespace sp::routing {
 namespace {

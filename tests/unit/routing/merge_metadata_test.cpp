@@ -3,8 +3,8 @@
 // MEDIUMTEXT utf8mb4, MIN(content_hash) a CHAR(64)).
 #include <gtest/gtest.h>
 
-#include "routing/merge.hpp"
-#include "routing/merge_metadata.hpp"
+#include "routing/merge/merge.hpp"
+#include "routing/merge/merge_metadata.hpp"
 
 namespace sp::routing {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "routing/decimal.hpp"
-#include "routing/merge.hpp"
+#include "routing/merge/decimal.hpp"
+#include "routing/merge/merge.hpp"
 
 namespace sp::routing {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "routing/month.hpp"
+#include "routing/map/month.hpp"
 
 namespace sp::routing {
 namespace {

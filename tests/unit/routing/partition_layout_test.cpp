@@ -2,7 +2,7 @@
 // add, and the REORGANIZE statement that adds them.
 #include <gtest/gtest.h>
 
-#include "routing/partition_layout.hpp"
+#include "routing/map/partition_layout.hpp"
 
 namespace sp::routing {
 namespace {

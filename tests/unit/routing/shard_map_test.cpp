@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "routing/shard_map.hpp"
+#include "routing/map/shard_map.hpp"
 
 namespace sp::routing {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "routing/merge.hpp"
+#include "routing/merge/merge.hpp"
 #include "routing/plan.hpp"
 
 namespace {

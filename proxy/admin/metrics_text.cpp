@@ -1,0 +1,331 @@
+#include "proxy/admin/metrics_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <fmt/format.h>
+
+namespace sp::proxy {
+
+namespace {
+
+void appendLabelValue(std::string& out, std::string_view value) {
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+}
+
+void appendHelp(std::string& out, std::string_view help) {
+  for (char c : help) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+}
+
+}  // namespace
+
+std::string formatSampleValue(double value) {
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  if (std::isnan(value)) return "NaN";
+  return fmt::format("{}", value);
+}
+
+void ExpositionWriter::family(std::string_view name, std::string_view type, std::string_view help) {
+  out_ += "# HELP ";
+  out_ += name;
+  out_ += ' ';
+  appendHelp(out_, help);
+  out_ += "\n# TYPE ";
+  out_ += name;
+  out_ += ' ';
+  out_ += type;
+  out_ += '\n';
+}
+
+void ExpositionWriter::series(std::string_view name, std::string_view suffix, const Labels& labels,
+                              std::string_view le) {
+  out_ += name;
+  out_ += suffix;
+  if (labels.empty() && le.empty()) {
+    out_ += ' ';
+    return;
+  }
+  out_ += '{';
+  bool first = true;
+  for (const auto& [key, value] : labels) {
+    if (!first) out_ += ',';
+    first = false;
+    out_ += key;
+    out_ += "=\"";
+    appendLabelValue(out_, value);
+    out_ += '"';
+  }
+  if (!le.empty()) {
+    if (!first) out_ += ',';
+    out_ += "le=\"";
+    out_ += le;
+    out_ += '"';
+  }
+  out_ += "} ";
+}
+
+void ExpositionWriter::sample(std::string_view name, const Labels& labels, uint64_t value) {
+  series(name, "", labels, {});
+  out_ += std::to_string(value);
+  out_ += '\n';
+}
+
+void ExpositionWriter::sample(std::string_view name, const Labels& labels, double value) {
+  series(name, "", labels, {});
+  out_ += formatSampleValue(value);
+  out_ += '\n';
+}
+
+void ExpositionWriter::histogram(std::string_view name, const Labels& labels, const Histogram& h) {
+  uint64_t cumulative = 0;
+  const auto bounds = h.bounds();
+  for (size_t i = 0; i <= bounds.size(); ++i) {
+    cumulative += i < h.counts().size() ? h.counts()[i] : 0;
+    std::string le = i < bounds.size() ? formatSampleValue(bounds[i]) : std::string("+Inf");
+    series(name, "_bucket", labels, le);
+    out_ += std::to_string(cumulative);
+    out_ += '\n';
+  }
+  series(name, "_sum", labels, {});
+  out_ += formatSampleValue(h.sum());
+  out_ += '\n';
+  series(name, "_count", labels, {});
+  out_ += std::to_string(h.count());
+  out_ += '\n';
+}
+
+namespace {
+
+void renderStatements(ExpositionWriter& w, const WorkerMetrics& m) {
+  w.family("shardproxy_statements_total", "counter",
+           "Statements (COM_QUERY, COM_STMT_EXECUTE) by logical table, plan kind and outcome.");
+  for (const auto& t : m.tables) {
+    for (size_t p = 0; p < kPlanLabelCount; ++p) {
+      for (int outcome = 0; outcome < 2; ++outcome) {
+        uint64_t n = t.statements[p][outcome];
+        if (n == 0) continue;
+        w.sample("shardproxy_statements_total",
+                 {{"table", t.table.empty() ? std::string_view("-") : std::string_view(t.table)},
+                  {"plan", planLabelName(static_cast<PlanLabel>(p))},
+                  {"outcome", outcome ? "error" : "ok"}},
+                 n);
+      }
+    }
+  }
+  w.family("shardproxy_statement_duration_seconds", "histogram",
+           "Time from a statement's arrival to the end of its answer, by plan kind.");
+  for (size_t p = 0; p < kPlanLabelCount; ++p) {
+    w.histogram("shardproxy_statement_duration_seconds", {{"plan", planLabelName(static_cast<PlanLabel>(p))}},
+                m.latency[p]);
+  }
+  w.family("shardproxy_statement_errors_total", "counter", "Error packets sent to clients, by error code.");
+  for (auto [code, n] : m.errors) w.sample("shardproxy_statement_errors_total", {{"code", std::to_string(code)}}, n);
+  w.family("shardproxy_refusals_total", "counter", "Statements the planner refused, by error code (91xx).");
+  for (auto [code, n] : m.refusals) w.sample("shardproxy_refusals_total", {{"code", std::to_string(code)}}, n);
+  w.family("shardproxy_scatter_fanout_shards", "histogram",
+           "Shards queried by one scatter or split write.");
+  w.histogram("shardproxy_scatter_fanout_shards", {}, m.fanout);
+  w.family("shardproxy_scatter_merge_rows_total", "counter", "Merged rows scatters sent to clients.");
+  w.sample("shardproxy_scatter_merge_rows_total", {}, m.merge_rows);
+  w.family("shardproxy_scatter_merge_bytes_total", "counter", "Bytes of the merged rows scatters sent to clients.");
+  w.sample("shardproxy_scatter_merge_bytes_total", {}, m.merge_bytes);
+  w.family("shardproxy_scatter_merge_buffer_bytes", "histogram",
+           "Most bytes one scatter's merge held at once (sorting, grouping, DISTINCT; capped by scatter.max_merge_bytes).");
+  w.histogram("shardproxy_scatter_merge_buffer_bytes", {}, m.merge_buffer);
+  w.family("shardproxy_kills_total", "counter", "KILL statements carried out.");
+  w.sample("shardproxy_kills_total", {}, m.kills);
+  w.family("shardproxy_shard_timeouts_total", "counter", "Shards that did not answer within scatter.shard_timeout_ms.");
+  w.sample("shardproxy_shard_timeouts_total", {}, m.shard_timeouts);
+  w.family("shardproxy_slow_queries_total", "counter", "Statements written to the slow-query log.");
+  w.sample("shardproxy_slow_queries_total", {}, m.slow_queries);
+}
+
+const WorkerMetrics::BackendCounters* countersOf(const WorkerMetrics& m, std::string_view backend) {
+  for (const auto& b : m.backends) {
+    if (b.backend == backend) return &b;
+  }
+  return nullptr;
+}
+
+// Per shard of each sharded table: statements, errors, rows (sorted by table, then shard).
+void renderShards(ExpositionWriter& w, const WorkerMetrics& m) {
+  struct Line {
+    std::string_view table, shard;
+    const WorkerMetrics::ShardCounters* c;
+  };
+  std::vector<Line> lines;
+  for (const auto& t : m.tables) {
+    for (const auto& [name, c] : t.shards) lines.push_back({t.table, name, &c});
+  }
+  std::sort(lines.begin(), lines.end(),
+            [](const Line& a, const Line& b) { return std::tie(a.table, a.shard) < std::tie(b.table, b.shard); });
+  auto perShard = [&](std::string_view name, std::string_view help, auto value) {
+    w.family(name, "counter", help);
+    for (const auto& l : lines) w.sample(name, {{"table", l.table}, {"shard", l.shard}}, uint64_t{value(*l.c)});
+  };
+  using C = WorkerMetrics::ShardCounters;
+  perShard("shardproxy_shard_statements_total", "Statements that ran on the shard (a scatter counts on each of its shards).",
+           [](const C& c) { return c.statements; });
+  perShard("shardproxy_shard_statement_errors_total", "Statements on the shard that ended in an error.",
+           [](const C& c) { return c.errors; });
+  perShard("shardproxy_shard_rows_total", "Result rows the shard returned (before any merge).",
+           [](const C& c) { return c.rows; });
+}
+
+void renderBackends(ExpositionWriter& w, const MetricsSnapshot& s) {
+  auto perBackend = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
+    w.family(name, type, help);
+    for (const auto& b : s.backends) w.sample(name, {{"backend", b.name}}, static_cast<uint64_t>(value(b)));
+  };
+  using B = MetricsSnapshot::Backend;
+  perBackend("shardproxy_backend_statements_total", "counter", "Statements that ran on the backend.", [&](const B& b) {
+    auto* c = countersOf(s.statements, b.name);
+    return c ? c->statements : 0;
+  });
+  perBackend("shardproxy_backend_statement_errors_total", "counter", "Statements on the backend that ended in an error.",
+             [&](const B& b) {
+               auto* c = countersOf(s.statements, b.name);
+               return c ? c->errors : 0;
+             });
+  perBackend("shardproxy_backend_rows_total", "counter",
+             "Result rows the backend returned (routed statements, and each shard of a scatter).", [&](const B& b) {
+               auto* c = countersOf(s.statements, b.name);
+               return c ? c->rows : 0;
+             });
+  perBackend("shardproxy_backend_up", "gauge", "1 unless the pool marked the backend down after connect failures.",
+             [](const B& b) { return b.pool.down ? 0 : 1; });
+  perBackend("shardproxy_backend_pool_max_connections", "gauge", "Pool ceiling (all worker threads).",
+             [](const B& b) { return b.pool.max; });
+  perBackend("shardproxy_backend_pool_open_connections", "gauge", "Open (and opening) backend connections.",
+             [](const B& b) { return b.pool.total; });
+  perBackend("shardproxy_backend_pool_idle_connections", "gauge", "Idle pooled connections.",
+             [](const B& b) { return b.pool.idle; });
+  perBackend("shardproxy_backend_pool_in_use_connections", "gauge", "Connections lent to sessions.",
+             [](const B& b) { return b.pool.in_use; });
+  perBackend("shardproxy_backend_pool_waiting", "gauge", "Statements waiting for a free connection.",
+             [](const B& b) { return b.pool.waiting; });
+  w.family("shardproxy_backend_pool_wait_seconds", "histogram", "Time to get a connection from the pool.");
+  for (const auto& b : s.backends) {
+    w.histogram("shardproxy_backend_pool_wait_seconds", {{"backend", b.name}}, b.pool.wait_seconds);
+  }
+  perBackend("shardproxy_backend_connects_total", "counter", "Backend connections opened.",
+             [](const B& b) { return b.pool.connects; });
+  perBackend("shardproxy_backend_connect_errors_total", "counter", "Failed attempts to open a backend connection.",
+             [](const B& b) { return b.pool.connect_errors; });
+  perBackend("shardproxy_backend_broken_connections_total", "counter",
+             "Connections discarded because they broke or were left dirty.", [](const B& b) { return b.pool.broken; });
+  perBackend("shardproxy_backend_replaced_connections_total", "counter",
+             "Connections closed because a connect-time limit (max_allowed_packet, net_buffer_length) changed after "
+             "they logged in.",
+             [](const B& b) { return b.pool.replaced; });
+  perBackend("shardproxy_backend_down_transitions_total", "counter", "Times the backend was marked down.",
+             [](const B& b) { return b.pool.down_transitions; });
+  perBackend("shardproxy_backend_up_transitions_total", "counter", "Times a marked-down backend connected again.",
+             [](const B& b) { return b.pool.up_transitions; });
+}
+
+void renderClients(ExpositionWriter& w, const MetricsSnapshot& s) {
+  w.family("shardproxy_client_connections", "gauge", "Client connections by state (open includes the others).");
+  w.sample("shardproxy_client_connections", {{"state", "open"}}, uint64_t{s.sessions});
+  w.sample("shardproxy_client_connections", {{"state", "authenticated"}}, uint64_t{s.authenticated});
+  w.sample("shardproxy_client_connections", {{"state", "in_transaction"}}, uint64_t{s.in_transaction});
+  w.sample("shardproxy_client_connections", {{"state", "pinned"}}, uint64_t{s.pinned});
+  w.family("shardproxy_user_connections", "gauge", "Logged-in client sessions per user.");
+  for (const auto& [user, n] : s.users) w.sample("shardproxy_user_connections", {{"user", user}}, uint64_t{n});
+  w.family("shardproxy_client_refused_total", "counter", "Client connections refused before the handshake.");
+  w.sample("shardproxy_client_refused_total", {{"reason", "max_connections"}}, s.refused_max_connections);
+  w.sample("shardproxy_client_refused_total", {{"reason", "per_host"}}, s.refused_per_host);
+  w.family("shardproxy_client_closed_total", "counter", "Client connections the proxy closed, by reason.");
+  w.sample("shardproxy_client_closed_total", {{"reason", "handshake_timeout"}}, s.handshake_timeouts);
+  w.sample("shardproxy_client_closed_total", {{"reason", "handshake_too_large"}}, s.handshake_too_large);
+  w.sample("shardproxy_client_closed_total", {{"reason", "idle_timeout"}}, s.idle_timeouts);
+  w.sample("shardproxy_client_closed_total", {{"reason", "write_timeout"}}, s.write_timeouts);
+  w.family("shardproxy_admin_commands_total", "counter", "Commands on the admin port, by outcome.");
+  w.sample("shardproxy_admin_commands_total", {{"outcome", "ok"}}, s.admin_commands - s.admin_errors);
+  w.sample("shardproxy_admin_commands_total", {{"outcome", "error"}}, s.admin_errors);
+}
+
+void renderCaches(ExpositionWriter& w, const MetricsSnapshot& s) {
+  w.family("shardproxy_plan_cache_hits_total", "counter", "Statements planned from a cached parse.");
+  w.sample("shardproxy_plan_cache_hits_total", {}, s.plan_cache_hits);
+  w.family("shardproxy_plan_cache_misses_total", "counter", "Statements whose normalized shape was parsed.");
+  w.sample("shardproxy_plan_cache_misses_total", {}, s.plan_cache_misses);
+  w.family("shardproxy_plan_cache_evictions_total", "counter", "Plan cache entries evicted (least recently used).");
+  w.sample("shardproxy_plan_cache_evictions_total", {}, s.plan_cache_evictions);
+  w.family("shardproxy_plan_cache_entries", "gauge", "Plan cache entries (all worker threads).");
+  w.sample("shardproxy_plan_cache_entries", {}, s.plan_cache_entries);
+  w.family("shardproxy_digest_entries", "gauge", "Query digests held (all worker threads).");
+  w.sample("shardproxy_digest_entries", {}, s.digest_entries);
+  w.family("shardproxy_digest_evictions_total", "counter", "Query digests evicted (least recently seen).");
+  w.sample("shardproxy_digest_evictions_total", {}, s.digest_evictions);
+}
+
+void renderShardMap(ExpositionWriter& w, const MetricsSnapshot& s) {
+  w.family("shardproxy_shard_map_version", "gauge", "Version of the shard map in force.");
+  w.sample("shardproxy_shard_map_version", {}, s.shard_map_version);
+  w.family("shardproxy_shard_map_reloads_total", "counter", "RELOAD / ROLLBACK / SIGHUP outcomes.");
+  w.sample("shardproxy_shard_map_reloads_total", {{"result", "applied"}}, s.reloads_applied);
+  w.sample("shardproxy_shard_map_reloads_total", {{"result", "refused"}}, s.reloads_refused);
+  w.family("shardproxy_shard_map_last_reload_timestamp_seconds", "gauge",
+           "Unix time the map in force was published (start-up included).");
+  w.sample("shardproxy_shard_map_last_reload_timestamp_seconds", {}, s.last_reload_seconds);
+  if (s.fleet_session < 0) return;
+  w.family("shardproxy_fleet_session", "gauge",
+           "1 while the proxy is in session with etcd (lease and watch); 0 while it reconnects (serving its last map).");
+  w.sample("shardproxy_fleet_session", {}, static_cast<uint64_t>(s.fleet_session));
+  w.family("shardproxy_fleet_map_revision", "gauge",
+           "etcd revision of the fleet map in force here; equal on every converged proxy.");
+  w.sample("shardproxy_fleet_map_revision", {}, static_cast<uint64_t>(s.fleet_map_revision));
+}
+
+void renderLifecycle(ExpositionWriter& w, const MetricsSnapshot& s) {
+  w.family("shardproxy_partition_upkeep_runs_total", "counter",
+           "ENSURE PARTITIONS runs (automatic and by hand); failed: at least one shard failed.");
+  w.sample("shardproxy_partition_upkeep_runs_total", {{"result", "ok"}}, s.upkeep_runs_ok);
+  w.sample("shardproxy_partition_upkeep_runs_total", {{"result", "failed"}}, s.upkeep_runs_failed);
+  w.family("shardproxy_partitions_created_total", "counter", "Month partitions split out of pmax.");
+  w.sample("shardproxy_partitions_created_total", {}, s.partitions_created);
+  w.family("shardproxy_partition_upkeep_last_run_timestamp_seconds", "gauge", "Unix time the last upkeep run ended.");
+  w.sample("shardproxy_partition_upkeep_last_run_timestamp_seconds", {}, s.last_upkeep_seconds);
+  w.family("shardproxy_partition_missing_months", "gauge",
+           "Months within partitions.ahead still without a partition after the last run (all shards).");
+  w.sample("shardproxy_partition_missing_months", {}, s.missing_months);
+  w.family("shardproxy_partition_pmax_rows", "gauge", "Rows in pmax (months without a partition) after the last run.");
+  w.sample("shardproxy_partition_pmax_rows", {}, s.pmax_rows);
+  w.family("shardproxy_archived_rows_total", "counter", "Rows moved to archive tables by ARCHIVE runs.");
+  w.sample("shardproxy_archived_rows_total", {}, s.archived_rows);
+  w.family("shardproxy_archive_batches_total", "counter", "Archive batches, by outcome (retried: the counts differed).");
+  w.sample("shardproxy_archive_batches_total", {{"result", "moved"}}, s.archive_batches);
+  w.sample("shardproxy_archive_batches_total", {{"result", "retried"}}, s.archive_retries);
+  w.family("shardproxy_archive_dropped_partitions_total", "counter", "Month partitions exported, verified and dropped.");
+  w.sample("shardproxy_archive_dropped_partitions_total", {}, s.dropped_partitions);
+}
+
+}  // namespace
+
+std::string renderMetrics(const MetricsSnapshot& s) {
+  ExpositionWriter w;
+  w.family("shardproxy_build_info", "gauge", "Always 1; the labels say which build runs.");
+  w.sample("shardproxy_build_info", {{"version", s.version}}, uint64_t{1});
+  w.family("shardproxy_start_time_seconds", "gauge", "Unix time the proxy started.");
+  w.sample("shardproxy_start_time_seconds", {}, s.start_time_seconds);
+  renderStatements(w, s.statements);
+  renderShards(w, s.statements);
+  renderBackends(w, s);
+  renderClients(w, s);
+  renderCaches(w, s);
+  renderShardMap(w, s);
+  renderLifecycle(w, s);
+  return w.take();
+}
+
+}  // namespace sp::proxy

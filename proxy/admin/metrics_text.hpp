@@ -1,0 +1,68 @@
+// The Prometheus text exposition format (version 0.0.4) of the proxy's
+// metrics: a pure function of a MetricsSnapshot, so tests compare exact text.
+// Series and their meaning: docs/observability.md.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "proxy/backend/backend_pool.hpp"
+#include "proxy/observe/metrics.hpp"
+
+namespace sp::proxy {
+
+// Everything one scrape shows, summed over the worker threads.
+struct MetricsSnapshot {
+  std::string version;
+  double start_time_seconds = 0;
+  WorkerMetrics statements;
+  struct Backend {
+    std::string name;
+    PoolStats pool;  // summed over workers (down: every worker's pool is down)
+  };
+  std::vector<Backend> backends;
+  uint64_t plan_cache_hits = 0, plan_cache_misses = 0, plan_cache_evictions = 0, plan_cache_entries = 0;
+  uint64_t digest_entries = 0, digest_evictions = 0;
+  uint32_t sessions = 0, authenticated = 0, in_transaction = 0, pinned = 0;
+  std::map<std::string, uint32_t> users;  // logged-in sessions per user (users come from the config: bounded)
+  uint64_t refused_max_connections = 0, refused_per_host = 0;
+  uint64_t handshake_timeouts = 0, handshake_too_large = 0, idle_timeouts = 0, write_timeouts = 0;
+  uint64_t admin_commands = 0, admin_errors = 0;
+  uint64_t shard_map_version = 0;
+  uint64_t reloads_applied = 0, reloads_refused = 0;
+  double last_reload_seconds = 0;
+  // Fleets (issue 19): -1 when the proxy is not in a fleet.
+  int64_t fleet_session = -1;       // 1: in session with etcd (lease, watch), 0: not
+  int64_t fleet_map_revision = -1;  // etcd revision of the fleet map in force
+  // Data lifecycle (proxy/core/lifecycle_stats.hpp).
+  uint64_t upkeep_runs_ok = 0, upkeep_runs_failed = 0, partitions_created = 0;
+  double last_upkeep_seconds = 0;
+  uint64_t missing_months = 0, pmax_rows = 0;
+  uint64_t archived_rows = 0, archive_batches = 0, archive_retries = 0, dropped_partitions = 0;
+};
+
+// Builds exposition text: `# HELP`/`# TYPE` once per family, then samples.
+class ExpositionWriter {
+ public:
+  using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
+  void family(std::string_view name, std::string_view type, std::string_view help);
+  void sample(std::string_view name, const Labels& labels, uint64_t value);
+  void sample(std::string_view name, const Labels& labels, double value);
+  // name_bucket{..., le="..."} (cumulative), name_sum, name_count.
+  void histogram(std::string_view name, const Labels& labels, const Histogram& h);
+  std::string take() { return std::move(out_); }
+
+ private:
+  void series(std::string_view name, std::string_view suffix, const Labels& labels, std::string_view le);
+  std::string out_;
+};
+
+// "1", "0.25", "2.5e-05", "+Inf": the shortest text that reads back as `value`.
+std::string formatSampleValue(double value);
+
+std::string renderMetrics(const MetricsSnapshot& snapshot);
+
+}  // namespace sp::proxy

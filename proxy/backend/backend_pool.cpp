@@ -1,0 +1,292 @@
+#include "proxy/backend/backend_pool.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "proxy/backend/global_defaults.hpp"
+
+namespace sp::proxy {
+
+namespace {
+constexpr auto kMaxWait = std::chrono::seconds(10);
+constexpr auto kMinBackoff = std::chrono::milliseconds(100);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
+constexpr auto kMaintenancePeriod = std::chrono::seconds(1);
+constexpr auto kPeekAfterIdle = std::chrono::milliseconds(50);
+// Returned loans whose map nodes are kept for the next loans (a few dozen
+// bytes each): enough for the loans a worker has out at once in practice.
+constexpr size_t kMaxSpareLentNodes = 256;
+}  // namespace
+
+BackendPool::BackendPool(asio::any_io_executor executor, conf::BackendConfig config, uint32_t max_size,
+                         uint32_t min_size, size_t max_packet_bytes)
+    : executor_(std::move(executor)),
+      config_(std::move(config)),
+      max_size_(std::max<uint32_t>(1, max_size)),
+      min_size_(std::min(min_size, max_size_)),
+      max_packet_bytes_(max_packet_bytes) {
+  counters_.max = max_size_;
+}
+
+BackendPool::~BackendPool() { *alive_ = false; }
+
+std::unique_ptr<BackendConnection> BackendPool::takeIdle(uint32_t flavour, uint64_t preferred) {
+  dropOlderThanConnectLimits();
+  if (preferred != 0) {
+    for (size_t i = idle_.size(); i-- > 0;) {
+      if (idle_[i]->serial() == preferred && idle_[i]->flavour() == flavour) {
+        auto conn = std::move(idle_[i]);
+        idle_.erase(idle_.begin() + static_cast<ptrdiff_t>(i));
+        return conn;
+      }
+    }
+  }
+  for (size_t i = idle_.size(); i-- > 0;) {
+    if (idle_[i]->flavour() == flavour) {
+      auto conn = std::move(idle_[i]);
+      idle_.erase(idle_.begin() + static_cast<ptrdiff_t>(i));
+      return conn;
+    }
+  }
+  return nullptr;
+}
+
+void BackendPool::dropOlderThanConnectLimits() {
+  // One atomic load per borrow; the idle list is swept once per change
+  // (release() never pools a stale connection afterwards).
+  const uint64_t limits = currentConnectLimitsEpoch();
+  if (limits <= swept_limits_epoch_) return;
+  swept_limits_epoch_ = limits;
+  std::erase_if(idle_, [&](std::unique_ptr<BackendConnection>& conn) {
+    if (conn->openedEpoch() >= limits) return false;
+    conn->stream().close();
+    --total_;
+    ++counters_.replaced;
+    return true;
+  });
+}
+
+void BackendPool::noteConnectFailure(const BackendError& e) {
+  ++counters_.connect_errors;
+  if (Clock::now() >= down_until_) ++counters_.down_transitions;
+  counters_.last_error = e.message;
+  backoff_ = backoff_.count() == 0 ? kMinBackoff : std::min(backoff_ * 2, std::chrono::milliseconds(kMaxBackoff));
+  down_until_ = Clock::now() + backoff_;
+  spdlog::warn("backend {} ({}:{}) connect failed: {}; retry in {} ms", config_.name, config_.address.host,
+               config_.address.port, e.message, backoff_.count());
+}
+
+void BackendPool::wakeOneWaiter() {
+  if (waiters_.empty()) return;
+  waiters_.front()->cancel();
+  waiters_.pop_front();
+}
+
+std::unique_ptr<BackendConnection> BackendPool::lend(std::unique_ptr<BackendConnection> conn, uint32_t owner,
+                                                     Clock::time_point asked) {
+  counters_.wait_seconds.observe(std::chrono::duration<double>(Clock::now() - asked).count());
+  const Lent lent{owner, conn->serverThreadId(), false};
+  if (auto it = lent_.find(conn.get()); it != lent_.end()) {
+    it->second = lent;
+  } else if (spare_lent_.empty()) {
+    lent_.emplace(conn.get(), lent);
+  } else {
+    LentMap::node_type node = std::move(spare_lent_.back());
+    spare_lent_.pop_back();
+    node.key() = conn.get();
+    node.mapped() = lent;
+    lent_.insert(std::move(node));
+  }
+  conn->noteLoan();
+  return conn;
+}
+
+std::vector<uint32_t> BackendPool::markLentForKill(uint32_t owner) {
+  std::vector<uint32_t> out;
+  for (auto& [conn, lent] : lent_) {
+    if (lent.owner != owner) continue;
+    lent.kill_aimed = true;
+    out.push_back(lent.thread_id);
+  }
+  return out;
+}
+
+awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> BackendPool::acquire(uint32_t flavour,
+                                                                                                uint32_t owner,
+                                                                                                uint64_t preferred) {
+  flavour &= kPoolFlavourMask;
+  const auto asked = Clock::now();
+  const auto deadline = asked + kMaxWait;
+  bool waited = false;
+  for (;;) {
+    if (stopped_) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "proxy is shutting down"});
+    if (auto conn = takeIdle(flavour, preferred)) {
+      auto idle_for = Clock::now() - conn->lastUsed();
+      // Hot connections (reused within milliseconds) skip the check; one that
+      // sat idle is peeked so a server restart is noticed before a statement
+      // is lost on it.
+      if (idle_for >= kPeekAfterIdle && conn->peerClosed()) {
+        conn->stream().close();
+        --total_;
+        ++counters_.broken;
+        continue;
+      }
+      if (idle_for < std::chrono::milliseconds(config_.ping_interval_ms)) co_return lend(std::move(conn), owner, asked);
+      // Idle long enough that the server may have dropped it: check first.
+      auto ping = co_await conn->command(protocol::Command::kPing, {});
+      if (ping) co_return lend(std::move(conn), owner, asked);
+      --total_;
+      ++counters_.broken;
+      continue;
+    }
+    if (total_ < max_size_) {
+      if (Clock::now() < down_until_) {
+        co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "",
+                                               "backend is down (" + counters_.last_error + ")"});
+      }
+      ++total_;
+      auto alive = alive_;
+      auto conn = co_await BackendConnection::open(config_, flavour, max_packet_bytes_);
+      if (!*alive) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "pool closed"});
+      if (!conn) {
+        --total_;
+        noteConnectFailure(conn.error());
+        wakeOneWaiter();
+        co_return std::unexpected(conn.error());
+      }
+      ++counters_.connects;
+      if (backoff_.count() != 0) ++counters_.up_transitions;
+      backoff_ = std::chrono::milliseconds(0);
+      down_until_ = {};
+      co_return lend(std::move(*conn), owner, asked);
+    }
+    if (!idle_.empty()) {
+      // Full, but an idle connection of another flavour exists: replace it.
+      idle_.erase(idle_.begin());
+      --total_;
+      continue;
+    }
+    if (Clock::now() >= deadline) {
+      co_return std::unexpected(BackendError{BackendError::Kind::kPoolTimeout, 0, "",
+          fmt::format("no free connection within {} s (pool max {})", kMaxWait.count(), max_size_)});
+    }
+    if (!waited) ++counters_.waits;
+    waited = true;
+    asio::steady_timer timer(executor_);
+    timer.expires_at(deadline);
+    waiters_.push_back(&timer);
+    co_await timer.async_wait(kNoThrow);
+    std::erase(waiters_, &timer);
+  }
+}
+
+void BackendPool::release(std::unique_ptr<BackendConnection> conn) {
+  if (!conn) return;
+  bool kill_aimed = false;
+  if (auto it = lent_.find(conn.get()); it != lent_.end()) {
+    kill_aimed = it->second.kill_aimed;
+    auto node = lent_.extract(it);
+    if (spare_lent_.size() < kMaxSpareLentNodes) spare_lent_.push_back(std::move(node));
+  }
+  // A connection of the no-database flavour that got one (USE) cannot give it up.
+  const bool database_stuck = (conn->flavour() & kNoDatabase) && !conn->applied().database.empty();
+  // Logged in before a SET GLOBAL of a connect-time limit: global_defaults.hpp.
+  const bool stale_limits = conn->openedEpoch() < currentConnectLimitsEpoch();
+  if (stopped_ || draining_ || kill_aimed || conn->broken() || !conn->stream().isOpen() || database_stuck ||
+      stale_limits) {
+    if (conn->broken()) ++counters_.broken;
+    else if (stale_limits) ++counters_.replaced;
+    conn->stream().close();
+    --total_;
+  } else {
+    conn->touch();
+    idle_.push_back(std::move(conn));
+  }
+  wakeOneWaiter();
+}
+
+void BackendPool::start() {
+  asio::co_spawn(executor_, maintain(), asio::detached);
+}
+
+void BackendPool::closeIdleAndWakeAll() {
+  for (auto& c : idle_) c->stream().close();
+  total_ -= static_cast<uint32_t>(idle_.size());
+  idle_.clear();
+  while (!waiters_.empty()) wakeOneWaiter();
+}
+
+void BackendPool::stop() {
+  stopped_ = true;
+  closeIdleAndWakeAll();  // waiters see stopped_ and fail
+}
+
+void BackendPool::drain() {
+  draining_ = true;
+  closeIdleAndWakeAll();  // waiters retry at once; with the idle list gone they open their own
+}
+
+awaitable<void> BackendPool::pingIdle(Clock::time_point now) {
+  // Take the connections due for a ping out of the idle list so no session borrows them meanwhile.
+  std::vector<std::unique_ptr<BackendConnection>> due;
+  auto ping_after = std::chrono::milliseconds(config_.ping_interval_ms);
+  for (size_t i = idle_.size(); i-- > 0;) {
+    if (now - idle_[i]->lastUsed() >= ping_after) {
+      due.push_back(std::move(idle_[i]));
+      idle_.erase(idle_.begin() + static_cast<ptrdiff_t>(i));
+    }
+  }
+  auto alive = alive_;
+  for (auto& c : due) {
+    auto r = co_await c->command(protocol::Command::kPing, {});
+    if (!*alive) co_return;
+    if (!r) c->markBroken();
+    release(std::move(c));
+  }
+}
+
+awaitable<void> BackendPool::maintain() {
+  auto alive = alive_;
+  asio::steady_timer timer(executor_);
+  while (!stopped_ && !draining_) {
+    timer.expires_after(kMaintenancePeriod);
+    co_await timer.async_wait(kNoThrow);
+    if (!*alive || stopped_ || draining_) co_return;
+    auto now = Clock::now();
+    // Idle timeout: close the least recently used above the minimum.
+    auto idle_limit = std::chrono::milliseconds(config_.idle_timeout_ms);
+    while (total_ > min_size_ && !idle_.empty() && now - idle_.front()->lastUsed() > idle_limit) {
+      idle_.front()->stream().close();
+      idle_.erase(idle_.begin());
+      --total_;
+    }
+    co_await pingIdle(now);
+    if (!*alive || stopped_) co_return;
+    while (total_ < min_size_ && Clock::now() >= down_until_) {
+      ++total_;
+      auto conn = co_await BackendConnection::open(config_, 0, max_packet_bytes_);
+      if (!*alive) co_return;
+      if (!conn) {
+        --total_;
+        noteConnectFailure(conn.error());
+        break;
+      }
+      ++counters_.connects;
+      if (backoff_.count() != 0) ++counters_.up_transitions;
+      backoff_ = std::chrono::milliseconds(0);
+      release(std::move(*conn));
+    }
+  }
+}
+
+PoolStats BackendPool::stats() const {
+  PoolStats s = counters_;
+  s.total = total_;
+  s.idle = static_cast<uint32_t>(idle_.size());
+  s.in_use = total_ - s.idle;
+  s.waiting = static_cast<uint32_t>(waiters_.size());
+  s.down = Clock::now() < down_until_;
+  return s;
+}
+
+}  // namespace sp::proxy

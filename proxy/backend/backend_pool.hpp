@@ -1,0 +1,114 @@
+// A pool of connections to one backend, owned by one worker thread (so it
+// needs no locks, as in Envoy's per-worker pools). Idle connections are reused
+// most-recently-used first; when the pool is full, acquirers wait; a backend
+// that fails to connect is marked down and retried with exponential backoff,
+// so clients fail fast instead of piling up on a dead server.
+#pragma once
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "conf/config.hpp"
+#include "proxy/backend/backend_connection.hpp"
+#include "proxy/observe/metrics.hpp"
+
+namespace sp::proxy {
+
+struct PoolStats {
+  uint32_t total = 0;      // open + opening connections
+  uint32_t idle = 0;
+  uint32_t in_use = 0;
+  uint32_t max = 0;
+  uint64_t connects = 0;
+  uint64_t connect_errors = 0;
+  uint64_t broken = 0;     // connections discarded because they broke or were left dirty
+  uint64_t replaced = 0;   // closed because a connect-time limit changed since their login (global_defaults.hpp)
+  uint64_t waits = 0;      // acquisitions that had to wait for a free connection
+  uint32_t waiting = 0;    // acquirers waiting now
+  uint64_t down_transitions = 0;  // times a connect failure marked the backend down (it was up)
+  uint64_t up_transitions = 0;    // times a connect succeeded while it was marked down
+  Histogram wait_seconds{kPoolWaitBounds};  // every successful acquisition: time until lent
+  bool down = false;
+  std::string last_error;
+};
+
+class BackendPool {
+ public:
+  using Clock = std::chrono::steady_clock;
+  BackendPool(asio::any_io_executor executor, conf::BackendConfig config, uint32_t max_size,
+              uint32_t min_size, size_t max_packet_bytes);
+  ~BackendPool();
+
+  const conf::BackendConfig& config() const { return config_; }
+  const std::string& name() const { return config_.name; }
+
+  // `owner` is the client connection id the connection is lent to (for KILL).
+  // `preferred`: the serial of an idle connection to lend rather than the
+  // most recently used one, when it is idle (0: none) — a session's own
+  // connection that still holds its state (LAST_INSERT_ID).
+  awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> acquire(uint32_t flavour,
+                                                                                     uint32_t owner,
+                                                                                     uint64_t preferred = 0);
+  // Returns a connection. Broken connections, and connections a KILL aimed
+  // at, are closed instead of pooled.
+  void release(std::unique_ptr<BackendConnection> conn);
+
+  // KILL support: the server thread ids of the connections lent to `owner`,
+  // each marked so it is closed, never pooled, when it comes back: once the
+  // KILL is sent, the thread id must not be serving another client.
+  std::vector<uint32_t> markLentForKill(uint32_t owner);
+
+  // Starts the maintenance loop (idle timeout, health pings, minimum size).
+  void start();
+  // Shutdown: no more lending; connections are closed as they come back.
+  void stop();
+  // Removed by a reload: keeps lending (a statement planned on the previous map
+  // may still ask for it by name) but keeps nothing idle and stops maintenance,
+  // so the pool empties as its last borrowers return their connections.
+  void drain();
+  PoolStats stats() const;
+  uint32_t maxSize() const { return max_size_; }
+
+ private:
+  awaitable<void> maintain();
+  awaitable<void> pingIdle(Clock::time_point now);
+  std::unique_ptr<BackendConnection> takeIdle(uint32_t flavour, uint64_t preferred);
+  void noteConnectFailure(const BackendError& e);
+  void dropOlderThanConnectLimits();
+  void wakeOneWaiter();
+  void closeIdleAndWakeAll();
+
+  asio::any_io_executor executor_;
+  conf::BackendConfig config_;
+  uint32_t max_size_;
+  uint32_t min_size_;
+  size_t max_packet_bytes_;
+  std::unique_ptr<BackendConnection> lend(std::unique_ptr<BackendConnection> conn, uint32_t owner,
+                                         Clock::time_point asked);
+
+  struct Lent {
+    uint32_t owner = 0;
+    uint32_t thread_id = 0;
+    bool kill_aimed = false;
+  };
+  std::vector<std::unique_ptr<BackendConnection>> idle_;
+  // Connections out on loan, by address (never dereferenced through here).
+  using LentMap = std::unordered_map<const BackendConnection*, Lent>;
+  LentMap lent_;
+  // Nodes of returned loans, reused by lend(): no allocation per loan.
+  std::vector<LentMap::node_type> spare_lent_;
+  std::deque<asio::steady_timer*> waiters_;
+  uint32_t total_ = 0;
+  bool stopped_ = false;
+  bool draining_ = false;
+  uint64_t swept_limits_epoch_ = 0;  // dropOlderThanConnectLimits() ran for this epoch
+  Clock::time_point down_until_{};
+  std::chrono::milliseconds backoff_{0};
+  PoolStats counters_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace sp::proxy

@@ -1,0 +1,92 @@
+// Process-wide state shared by all worker threads: the configuration (read-only
+// after start-up) and a few atomic counters and flags.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <memory>
+
+#include "conf/config.hpp"
+#include "proxy/core/host_limits.hpp"
+#include "proxy/core/lifecycle_stats.hpp"
+#include "proxy/core/write_hold.hpp"
+#include "routing/merge/merge_budget.hpp"
+#include "routing/map/shard_map.hpp"
+
+namespace sp::routing {
+struct ArchivedMonths;
+}  // namespace sp::routing
+
+namespace sp::proxy {
+
+class Worker;
+class FleetAgent;
+class SlowQueryLog;
+class MoveCoordinator;
+class ServerTls;
+
+struct ProxyContext {
+  conf::Config config;
+  std::string server_version = "5.5.5-10.11.0-MariaDB-shardproxy";
+  std::atomic<uint32_t> next_connection_id{1};
+  std::atomic<uint32_t> sessions{0};
+  std::atomic<uint32_t> sessions_in_transaction{0};
+  std::atomic<uint64_t> statements{0};
+  std::atomic<bool> shutting_down{false};
+  // Hostile clients (SHOW SESSIONS on the admin port): connections refused
+  // before the handshake, and sockets closed before or after login.
+  std::atomic<uint64_t> refused_max_connections{0};  // server.max_connections
+  std::atomic<uint64_t> refused_per_host{0};         // server.max_connections_per_host
+  std::atomic<uint64_t> handshake_timeouts{0};       // server.handshake_timeout_ms
+  std::atomic<uint64_t> handshake_too_large{0};      // server.max_handshake_packet_bytes
+  std::atomic<uint64_t> idle_timeouts{0};            // server.wait_timeout_s
+  std::atomic<uint64_t> write_timeouts{0};           // server.net_write_timeout_s
+  // TLS (server.tls_cert): the certificate clients see (never null once the
+  // server started; off when not configured), sessions that are encrypted
+  // now, and TLS handshakes that failed.
+  std::shared_ptr<ServerTls> tls;
+  std::atomic<uint32_t> tls_sessions{0};
+  std::atomic<uint64_t> tls_handshake_failures{0};
+  // Observability (docs/observability.md): admin-port commands, shard-map
+  // reloads (set by ShardMapManager), and the slow-query log (null: off).
+  std::atomic<uint64_t> admin_commands{0};
+  std::atomic<uint64_t> admin_errors{0};
+  std::atomic<uint64_t> reloads_applied{0};
+  std::atomic<uint64_t> reloads_refused{0};
+  std::atomic<int64_t> last_reload_unix_ms{0};  // the last map published (start-up included)
+  std::shared_ptr<SlowQueryLog> slow_log;
+  LifecycleStats lifecycle;  // partition upkeep and archive runs
+  // Months dropped by ARCHIVE ... BEFORE (routing/archived_months.hpp); null: none known.
+  std::atomic<std::shared_ptr<const routing::ArchivedMonths>> archived_months;
+  HostConnectionLimiter hosts;
+  // Logged-in sessions per user name (users[].max_connections); the same
+  // counter keyed by user instead of address.
+  HostConnectionLimiter users;
+  std::atomic<uint64_t> refused_per_user{0};         // users[].max_connections
+  // Sessions holding a backend connection between statements (pinned), per
+  // user (users[].max_pinned_connections), and statements refused for it.
+  HostConnectionLimiter pinned_by_user;
+  std::atomic<uint64_t> refused_pinned{0};
+  // Scatter statements refused because every concurrent merge together
+  // reached scatter.max_merge_bytes_total (merge_budget.hpp).
+  std::atomic<uint64_t> refused_merge_memory{0};
+  routing::MergeBudget merge_budget;  // its total set from the config at start-up
+  // Every worker, set once before they start (KILL finds a session on any of them).
+  std::vector<Worker*> workers;
+  // The fleet membership (fleet: in the config), set once before the admin
+  // port opens; null when the proxy works alone.
+  FleetAgent* fleet = nullptr;
+  std::atomic<bool> fleet_session{false};        // set by the fleet agent
+  std::atomic<int64_t> fleet_map_revision{0};    // the fleet map applied last
+
+  // The shard map in force. Each statement plans against one snapshot; a
+  // reload publishes a new immutable map (null: no sharded tables).
+  std::atomic<std::shared_ptr<const routing::CompiledShardMap>> shard_map;
+  // Keys of online moves and their cut-over hold (write_hold.hpp).
+  WriteHold write_hold;
+  MoveCoordinator* moves = nullptr;  // the admin commands MOVE ..., SHOW MOVES (set at start-up)
+};
+
+}  // namespace sp::proxy

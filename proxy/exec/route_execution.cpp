@@ -1,0 +1,165 @@
+#include "proxy/exec/route_execution.hpp"
+
+#include "protocol/constants.hpp"
+#include "protocol/generic_packets.hpp"
+
+namespace sp::proxy {
+
+namespace {
+// Flush to the client at least this often even if the backend keeps data coming.
+constexpr size_t kFlushThreshold = 256 * 1024;
+
+// An OK packet that carries session-tracking data: the data is taken into
+// `result` and the OK re-encoded as the client expects it (the proxy does not
+// offer CLIENT_SESSION_TRACK to clients). False when it does not decode.
+bool takeSessionChanges(protocol::ByteView payload, uint32_t backend_capabilities, uint32_t client_capabilities,
+                        uint16_t extra_status, ForwardResult& result, protocol::Bytes& reencoded) {
+  auto ok = protocol::decodeOkPacket(payload, backend_capabilities);
+  if (!ok || !protocol::decodeSessionChanges(protocol::asBytes(ok->session_state_info), result.changes)) {
+    return false;
+  }
+  ok->status_flags = (ok->status_flags & ~protocol::status::kSessionStateChanged) | extra_status;
+  ok->session_state_info.clear();
+  reencoded.clear();
+  protocol::encode(*ok, client_capabilities, reencoded, payload[0]);
+  return true;
+}
+
+// The packet ending an answer with `extra_status` added to its status
+// flags: an OK (also the 0xfe OK ending rows under DEPRECATE_EOF) or a
+// classic EOF. False when it does not decode (it is then forwarded as is).
+bool withExtraStatus(protocol::ByteView payload, uint32_t backend_capabilities, uint32_t client_capabilities,
+                     uint16_t extra_status, protocol::Bytes& reencoded) {
+  reencoded.clear();
+  if (protocol::isEofPacket(payload)) {
+    auto eof = protocol::decodeEofPacket(payload);
+    if (!eof) return false;
+    eof->status_flags |= extra_status;
+    protocol::encode(*eof, reencoded);
+    return true;
+  }
+  auto ok = protocol::decodeOkPacket(payload, backend_capabilities);
+  if (!ok) return false;
+  ok->status_flags |= extra_status;
+  protocol::encode(*ok, client_capabilities, reencoded, payload[0]);
+  return true;
+}
+
+}  // namespace
+
+awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, uint32_t client_capabilities,
+                                       uint8_t first_client_seq, uint16_t final_extra_status) {
+  using protocol::ResponseEvent;
+  ForwardResult result;
+  const uint32_t backend_capabilities = shard.capabilities();
+  const bool translate_eof = (client_capabilities & protocol::cap::kDeprecateEof) &&
+                             !(backend_capabilities & protocol::cap::kDeprecateEof);
+  uint8_t seq = first_client_seq;
+  protocol::Bytes scratch;
+  while (!shard.done()) {
+    if (!shard.hasBufferedPacket() && client.pendingOutput() > 0 && client.pendingOutput() < kFlushThreshold) {
+      // Mid-response and the read buffer ran dry: the rest is often already
+      // in the kernel. Take it now, so it leaves in the same send.
+      while (!shard.hasBufferedPacket() && shard.tryFill()) {
+      }
+    }
+    if (!shard.hasBufferedPacket() || client.pendingOutput() >= kFlushThreshold) {
+      // About to wait for the backend (or holding a lot): let the client have what we have.
+      if (client.pendingOutput() > 0) {
+        const bool sent = co_await client.flush();
+        result.client_failed = !sent;
+      }
+      if (result.client_failed) break;
+    }
+    auto packet = shard.tryNext();
+    if (!packet) {
+      auto waited = co_await shard.next();
+      packet = std::move(waited);
+    }
+    if (!*packet) {
+      result.backend_failed = true;
+      break;
+    }
+    const auto ev = (*packet)->event;
+    const protocol::ByteView payload = (*packet)->payload;
+    result.server_error = (ev == ResponseEvent::kErr);
+    if (ev == ResponseEvent::kRow) ++result.rows;
+    if (result.server_error) {
+      // Errors are rare: decoded for the session's diagnostics area (SHOW WARNINGS).
+      if (auto err = protocol::decodeErrPacket(payload)) {
+        result.error_code = err->error_code;
+        result.error = std::move(*err);
+      }
+    }
+    if (ev == ResponseEvent::kOk && (shard.answer().statusFlags() & protocol::status::kSessionStateChanged) &&
+        (backend_capabilities & protocol::cap::kSessionTrack)) {
+      const uint16_t extra = shard.done() ? final_extra_status : 0;
+      if (takeSessionChanges(payload, backend_capabilities, client_capabilities, extra, result, scratch)) {
+        seq = client.append(scratch, seq);
+        continue;
+      }
+      result.changes_unreadable = true;
+    }
+    if (translate_eof && (ev == ResponseEvent::kColumnsEof || ev == ResponseEvent::kParamsEof)) continue;
+    if (translate_eof && ev == ResponseEvent::kRowsEnd) {
+      // Classic EOF -> the OK packet with a 0xfe header that ends rows under DEPRECATE_EOF.
+      protocol::OkPacket ok;
+      ok.status_flags = shard.answer().statusFlags() | (shard.done() ? final_extra_status : 0);
+      ok.warnings = shard.answer().warnings();
+      scratch.clear();
+      protocol::encode(ok, client_capabilities, scratch, protocol::kEofHeader);
+      seq = client.append(scratch, seq);
+      continue;
+    }
+    if (final_extra_status && shard.done() && (ev == ResponseEvent::kOk || ev == ResponseEvent::kRowsEnd) &&
+        withExtraStatus(payload, backend_capabilities, client_capabilities, final_extra_status, scratch)) {
+      seq = client.append(scratch, seq);
+      continue;
+    }
+    seq = client.append(payload, seq);
+  }
+  result.status_flags = shard.answer().statusFlags();
+  result.last_insert_id = shard.answer().lastInsertId();
+  result.warnings = shard.answer().warnings();
+  result.next_client_seq = seq;
+  if (result.backend_failed || result.client_failed) {
+    // A failed backend, or the rest of the response never read: not reusable.
+    shard.markBroken();
+  } else {
+    shard.answered();
+  }
+  co_return result;
+}
+
+namespace {
+
+awaitable<ForwardResult> flushAndForward(ShardChannel& shard, ClientSink& client, uint32_t client_capabilities,
+                                         uint8_t first_client_seq, uint16_t final_extra_status) {
+  const bool sent = co_await shard.flush();
+  if (!sent) {
+    ForwardResult failed;
+    failed.backend_failed = true;
+    failed.next_client_seq = first_client_seq;
+    co_return failed;
+  }
+  co_return co_await forwardAnswer(shard, client, client_capabilities, first_client_seq, final_extra_status);
+}
+
+}  // namespace
+
+// Not coroutines: the command is queued at once, the returned awaitable sends it.
+awaitable<ForwardResult> routeCommand(ShardChannel& shard, protocol::ByteView payload, protocol::ResponseKind kind,
+                                      ClientSink& client, uint32_t client_capabilities, uint8_t first_client_seq,
+                                      uint16_t final_extra_status) {
+  shard.sendCommand(payload, kind);
+  return flushAndForward(shard, client, client_capabilities, first_client_seq, final_extra_status);
+}
+
+awaitable<ForwardResult> routeQuery(ShardChannel& shard, std::string_view sql, ClientSink& client,
+                                    uint32_t client_capabilities, uint8_t first_client_seq,
+                                    uint16_t final_extra_status) {
+  shard.sendQuery(sql);
+  return flushAndForward(shard, client, client_capabilities, first_client_seq, final_extra_status);
+}
+
+}  // namespace sp::proxy

@@ -1,0 +1,351 @@
+// One client connection: handshake and authentication, then the command loop.
+// Outside a transaction each statement borrows a backend connection and gives
+// it back once the response is forwarded (multiplexing); a transaction or
+// other connection-bound state (temporary tables, user variables, named
+// locks, LOCK TABLES) pins the connection to the session until it ends.
+// The session never formats packets or parses SQL itself: it calls
+// protocol/ and parser/.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <optional>
+#include <variant>
+
+#include "parser/analysis.hpp"
+#include "parser/classify.hpp"
+#include "parser/dialect.hpp"
+#include "protocol/prepared.hpp"
+#include "proxy/session/client_statements.hpp"
+#include "proxy/session/connection_bound_state.hpp"
+#include "proxy/core/host_limits.hpp"
+#include "proxy/session/idle_timeout.hpp"
+#include "routing/catalog.hpp"
+#include "routing/plan.hpp"
+#include "routing/map/shard_map.hpp"
+#include "protocol/response_tracker.hpp"
+#include "proxy/backend/backend_connection.hpp"
+#include "proxy/observe/metrics.hpp"
+#include "proxy/net/packet_stream.hpp"
+#include "proxy/exec/route_execution.hpp"
+#include "proxy/backend/session_state.hpp"
+#include "proxy/net/local_result.hpp"
+#include "proxy/session/session_diagnostics.hpp"
+#include "proxy/session/session_last_insert_id.hpp"
+#include "proxy/session/transaction_state.hpp"
+#include "proxy/core/write_hold.hpp"
+
+namespace sp::proxy {
+
+class Worker;
+class BackendPool;
+
+class ClientSession {
+ public:
+  ClientSession(Worker& worker, tcp::socket socket, uint32_t connection_id);
+  ~ClientSession();
+
+  awaitable<void> run();
+  // Graceful shutdown: close now if idle between statements; otherwise the
+  // session ends after its current statement.
+  void closeIfIdle();
+  bool inTransaction() const { return txn_.inTransaction() || txn_.pendingBegin().has_value(); }
+  uint32_t connectionId() const { return connection_id_; }
+  const std::string& user() const { return user_; }
+  bool idle() const { return idle_; }  // waiting for the client's next command
+  bool pinned() const { return pinned_ != nullptr; }  // holds a backend connection between statements
+  // Since when it has waited, when idle(), and how long it may (the
+  // session's wait_timeout, idle_timeout.hpp): the worker's sweep closes it after that.
+  std::chrono::steady_clock::time_point idleSince() const { return client_.readStartedAt(); }
+  std::chrono::seconds idleLimit() const { return idle_timeout_.limit(); }
+  // Since when the session has waited for its client to take the bytes of
+  // an answer (nullopt: not waiting); server.net_write_timeout_s bounds it.
+  std::optional<std::chrono::steady_clock::time_point> writeWaitingSince() const {
+    return client_.writeWaitingSince();
+  }
+  // KILL CONNECTION from another session (Worker::aimKill, on this worker's
+  // thread): closes the client connection; the session ends after the
+  // statement it may be running, which the killer interrupts on the backends.
+  void kill();
+
+ private:
+  // client_handshake.cpp
+  awaitable<bool> handshake();
+  // The state of a new login (handshake, COM_CHANGE_USER): the client's
+  // character set and database, the server's default status flags; the
+  // server's ERR when the database does not exist.
+  awaitable<std::optional<protocol::ErrPacket>> startSession(std::string names, std::string database);
+  awaitable<bool> onChangeUser(protocol::ByteView payload);
+  // dialect_ from the session's sql_mode and client charset (session_dialect.cpp).
+  void updateDialect();
+  // How the backends resolve this session's table names (session_dialect.cpp).
+  routing::NameScope nameScope();
+
+  // client_access.cpp: the ERR refusing `sql` for this user (statement
+  // policy, private physical tables; docs/security.md), or nullopt.
+  // `tokens`: tokenize(sql) under the default dialect when at hand, else empty.
+  std::optional<protocol::ErrPacket> accessRefusal(std::string_view sql, std::span<const parser::Token> tokens = {});
+  // MariaDB's 1044 when users[].allow_schemas leaves `database` out (login,
+  // COM_INIT_DB, COM_CHANGE_USER), or nullopt.
+  std::optional<protocol::ErrPacket> schemaRefusal(std::string_view database);
+  std::string_view peerHost() const;  // the client's address without its port
+
+  // client_session.cpp
+  awaitable<bool> dispatch(protocol::ByteView payload);
+  awaitable<bool> onQuery(protocol::ByteView payload);
+  awaitable<bool> onExplainShards(std::string_view statement);
+  // client_kill.cpp: KILL [CONNECTION | QUERY] n and COM_PROCESS_KILL.
+  awaitable<bool> onKill(const parser::KillRequest& request);
+  // A statement the backend connection's max_allowed_packet refuses
+  // (session_route.cpp): answered as the server does, without sending it.
+  bool exceedsServerPacketLimit(const BackendConnection& conn, size_t payload_bytes) const;
+  awaitable<bool> refusePacketTooLarge();
+  awaitable<bool> onProcessKill(protocol::ByteView payload);
+  // SELECT CONNECTION_ID(): this session's id, typed as the server types it.
+  awaitable<bool> sendConnectionId(const std::string& column, bool binary_rows = false);
+  // Statements the session carries out itself, prepared (prepared_local.cpp).
+  ClientStatement::Intercepted interceptedKind(std::string_view sql, const parser::StatementInfo& info,
+                                               std::string& connection_id_column) const;
+  awaitable<bool> executeIntercepted(const ClientStatement& stmt, const protocol::StmtExecute& exec);
+  // PREPARE ... FROM of a KILL (its literal, or the user variable's value
+  // read on the pinned connection): refused with 1295.
+  std::optional<protocol::ErrPacket> killPrepareRefusal(std::string_view prepared_text) const;
+  // KILL inside PREPARE ... FROM '...', EXECUTE IMMEDIATE or a stored
+  // program, for accounts the statement policy does not check (client_access.cpp).
+  std::optional<protocol::ErrPacket> nestedKillRefusal(std::string_view sql) const;
+  static protocol::ErrPacket nestedKillError();
+  awaitable<std::optional<protocol::ErrPacket>> sqlPrepareRefusal(std::string_view sql);
+  // What runOn sends: a command payload as is, or an execute of a prepared
+  // statement whose physical SQL is prepared on the borrowed connection.
+  struct Outbound {
+    protocol::ByteView payload;  // the client's command, sent as is
+    std::string_view sql;        // else: a COM_QUERY of this (the statement rewritten for its shard)
+    std::string execute_sql;
+    const protocol::StmtExecute* execute = nullptr;
+    bool clear_diagnostics = false;  // reset the connection's diagnostics area first
+    // A statement of a multi-statement packet run on its own with more to
+    // follow: its response ends with SERVER_MORE_RESULTS_EXIST.
+    bool more_results = false;
+  };
+  // How runOn's statement ended: the sequence id after its response, and
+  // whether it ended the command (an ERR, a lost backend): a multi-statement
+  // packet stops there, as the server stops at a failing statement.
+  struct RunOutcome {
+    uint8_t next_seq = 0;
+    bool stopped = true;
+  };
+  // binary_rows: the answer to a COM_STMT_EXECUTE.
+  awaitable<bool> sendLocalResult(const LocalResult& result, bool binary_rows = false);
+  // The statement's conditions into diagnostics_: its error, or its warnings
+  // read with SHOW WARNINGS on `conn` (only when it had some).
+  awaitable<void> recordDiagnostics(const ForwardResult& result, const parser::StatementInfo& info,
+                                    BackendConnection& conn);
+  // session_route.cpp: a statement, COM_INIT_DB and the other commands run on
+  // one backend connection (route_execution.hpp forwards the answer).
+  awaitable<bool> runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info);
+  awaitable<bool> onInitDb(protocol::ByteView payload);
+  // `target`: another backend than the default one (ignored when pinned).
+  awaitable<bool> onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state,
+                                BackendPool* target = nullptr);
+  RunOutcome last_run_;  // of the latest runOn
+
+  // multi_statement.cpp: a COM_QUERY holding several statements
+  // (CLIENT_MULTI_STATEMENTS): each statement planned, the packet sent whole
+  // when all go to one place, else run statement by statement.
+  awaitable<bool> onMultiStatement(protocol::ByteView payload, std::string_view sql);
+  awaitable<bool> runStatementByStatement(std::string_view sql);
+  // The ERR refusing statement `index` (0-based) of a packet, or nullopt
+  // with its target (an Outbound over `storage`) filled in.
+  struct PacketStatement;
+  awaitable<std::optional<protocol::ErrPacket>> planPacketStatement(PacketStatement& st);
+  awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
+
+  // session_scatter.cpp: statements that span shards (scatter_execution.hpp runs them).
+  // binary_rows: answer a COM_STMT_EXECUTE (binary result rows built from the
+  // shards' text rows and the merged column definitions).
+  awaitable<bool> runScatter(const routing::ScatterPlan& plan, const parser::StatementInfo& info,
+                             bool binary_rows = false);
+  std::optional<protocol::ErrPacket> scatterRefusal(const parser::StatementInfo& info) const;
+
+  // catalog_executor.cpp: the logical catalog (routing/catalog.hpp) for
+  // users without physical_tables / privileged.
+  bool usesLogicalCatalog() const;
+  std::optional<routing::CatalogPlan> catalogPlan(std::string_view sql, const parser::StatementInfo& info);
+  awaitable<bool> runCatalog(const routing::CatalogPlan& plan, bool binary_rows = false);
+  // `PREPARE s FROM '<catalog statement>'`: EXECUTE would run on a backend
+  // and show the physical layout, so it is refused for logical-catalog users.
+  std::optional<protocol::ErrPacket> catalogPrepareRefusal(std::string_view sql);
+  // A prepared catalog statement runs as text (its bound names are rewritten
+  // like literals); the rows go back as binary rows.
+  awaitable<bool> executeCatalogAsText(const ClientStatement& stmt, const protocol::StmtExecute& exec);
+  awaitable<std::expected<BackendConnection::TextResult, protocol::ErrPacket>> catalogQuery(BackendPool& pool,
+                                                                                          const std::string& sql);
+
+  // session_split_write.cpp: an INSERT / REPLACE split per shard
+  // (routing::PlanKind::kMultiWrite; split_write_execution.hpp runs the parts).
+  awaitable<bool> runMultiWrite(const routing::Plan& plan, const parser::StatementInfo& info);
+  awaitable<bool> runMultiWriteParallel(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
+                                        const parser::StatementInfo& info);
+  awaitable<bool> runMultiWriteOnOne(const routing::Plan& plan, const std::vector<BackendPool*>& pools,
+                                     const parser::StatementInfo& info);
+  awaitable<std::expected<std::unique_ptr<BackendConnection>, std::string>> preparePartConnection(
+      BackendPool& pool, const parser::StatementInfo& info);
+  awaitable<bool> sendWriteOk(const protocol::OkPacket& sum);
+  // client_prepared.cpp: a prepared statement that spans shards (or reads
+  // the logical catalog), run as text; `runs_as_text_because` words why in
+  // a refusal.
+  std::expected<std::string, protocol::ErrPacket> inlineParameters(
+      const std::string& sql, const protocol::StmtExecute& exec,
+      std::string_view runs_as_text_because = "spans shards") const;
+  awaitable<bool> executeScatterAsText(const std::string& sql, const parser::StatementInfo& info,
+                                       const protocol::StmtExecute& exec, const routing::Plan& bound_plan);
+
+  // client_prepared.cpp: the binary protocol (COM_STMT_*).
+  awaitable<bool> onStmtPrepare(protocol::ByteView payload);
+  awaitable<bool> onStmtExecute(protocol::ByteView payload);
+  void onStmtSendLongData(protocol::ByteView payload);
+  awaitable<bool> onStmtReset(protocol::ByteView payload);
+  // prepared_diagnostics.cpp: SHOW WARNINGS and kin prepared, answered from diagnostics_.
+  bool answersDiagnosticsLocally(std::string_view sql, const parser::StatementInfo& info) const;
+  awaitable<bool> prepareDiagnostics(std::string sql);
+  awaitable<bool> executeDiagnostics(const ClientStatement& statement);
+  void onStmtClose(protocol::ByteView payload);
+  // catalog_executor.cpp: COM_FIELD_LIST, checked as SHOW COLUMNS and
+  // pointed at a logical table's first physical table.
+  awaitable<bool> onFieldList(protocol::ByteView payload);
+  // client_session.cpp
+  awaitable<bool> onResetConnection();
+  awaitable<bool> onSetOption(protocol::ByteView payload);
+
+  // session_lending.cpp: borrowing and returning backend connections.
+  awaitable<std::unique_ptr<BackendConnection>> borrow(BackendPool& pool, bool sync_state);
+  // A connection from the pool even while the session holds a pinned one
+  // (sends the ERR itself on failure); its state is not synchronised.
+  awaitable<std::unique_ptr<BackendConnection>> borrowPooled(BackendPool& pool);
+  // `server_status`: the status flags of the statement's response on `conn`;
+  // nullopt when none was read (the session's transaction state stays as it was).
+  void giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool, std::optional<uint16_t> server_status);
+  // COM_RESET_CONNECTION on the pinned connection (rolls back, clears its
+  // state) and returns it to its pool; closes it if the reset fails.
+  awaitable<void> releasePinned();
+  // users[].max_pinned_connections (session_lending.cpp). Before a statement
+  // that will make the session hold a connection between statements (a
+  // transaction, user variables, temporary tables, locks): the ERR refusing
+  // it when the user's pinned sessions hold their limit already, else
+  // nullopt (a slot is reserved). syncPinSlot() afterwards keeps the slot
+  // exactly while the session holds a connection (or a deferred BEGIN); a
+  // pin nothing foretold (a procedure creating a temporary table) is
+  // counted too, so the user's next one is refused.
+  std::optional<protocol::ErrPacket> reservePin(const parser::StatementInfo& info);
+  void syncPinSlot();
+  void recordEffects(const parser::StatementInfo& info, BackendConnection& conn,
+                     const protocol::SessionChanges& changes, bool changes_unreadable);
+  // A statement while the session's transaction is lost (transaction_state.hpp):
+  // answered here, or nullopt to run it.
+  awaitable<std::optional<bool>> answerWhileLost(parser::StatementKind kind, bool multiple_statements);
+  // The server status after a forwarded response: its own flags, or for an
+  // ERR inside a transaction those of a `DO 0` (nullopt: unchanged).
+  awaitable<std::optional<uint16_t>> statusAfter(const ForwardResult& result, BackendConnection& conn);
+  void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement);
+  // A failure while preparing a connection for the statement (state sync, a
+  // deferred BEGIN): the server's own ERR, or the lost backend, queued.
+  void queuePreparationFailure(const BackendPool& pool, const BackendError& error);
+
+  awaitable<bool> sendOk(uint8_t seq, uint16_t extra_status = 0);
+  // A packet out of sequence: 1156 under `expected_seq`, as MariaDB answers it; the caller closes.
+  awaitable<void> refuseOutOfOrder(uint8_t expected_seq);
+  void queueError(uint8_t seq, const protocol::ErrPacket& err);
+  uint16_t statusFlags() const;
+  BackendPool& defaultPool();
+  // What a backend connection must match to serve this session: the
+  // semantic capability bits, and no database at all when it has none.
+  uint32_t poolFlavour() const {
+    return (capabilities_ & kFlavourMask) | (desired_.database.empty() ? kNoDatabase : 0) |
+           ((mariadb_capabilities_ & protocol::mariadb_cap::kExtendedTypeInfo) ? kExtendedTypesFlavour : 0);
+  }
+
+  // Where a statement goes (routing.md): a pool and the SQL to send there
+  // (empty = the client's text unchanged), or the ERR that refuses it.
+  struct StatementTarget {
+    BackendPool* pool = nullptr;
+    std::string sql;
+  };
+  // `tokens`: the statement's default-dialect tokens when analysed (analysis_), else empty.
+  routing::Plan planFor(std::string_view sql, const parser::StatementInfo& info,
+                        std::span<const routing::ParamValue> params, std::span<const parser::Token> tokens = {});
+  routing::Plan choosePlan(std::string_view sql, const parser::StatementInfo& info,
+                           std::span<const routing::ParamValue> params, std::span<const parser::Token> tokens);
+  void beginRecord(protocol::ByteView payload);
+  // `metadata_only`: a COM_STMT_PREPARE, which reads metadata and changes
+  // nothing, may go to another backend than the session's pinned one.
+  std::variant<StatementTarget, protocol::ErrPacket> resolve(const routing::Plan& plan, std::string_view sql,
+                                                            const parser::StatementInfo& info,
+                                                            bool metadata_only = false);
+  // The map this statement plans against: a transaction keeps the snapshot it started with.
+  std::shared_ptr<const routing::CompiledShardMap> mapSnapshot();
+  // planFor, then for a write to keys an online move holds, the wait for its
+  // cut-over (session_write_hold.cpp): the plan, re-made against the new map
+  // when the map switched meanwhile, or the refusal past the hold's bounds.
+  // `planned`: the first plan when the caller made it already (planFor).
+  awaitable<std::variant<routing::Plan, protocol::ErrPacket>> planWrite(
+      std::string_view sql, const parser::StatementInfo& info, std::span<const routing::ParamValue> params,
+      std::span<const parser::Token> tokens = {}, bool record = true,
+      std::optional<routing::Plan> planned = std::nullopt);
+  // False when no write hold can apply to `plan` (not a row write, or no
+  // sharded table): its caller skips planWrite's coroutine, one frame
+  // allocation per statement.
+  static bool writeMayBeHeld(const parser::StatementInfo& info, const routing::Plan& plan);
+
+  Worker& worker_;
+  PacketStream client_;
+  uint32_t connection_id_;
+  uint32_t capabilities_ = 0;  // negotiated with the client
+  uint32_t mariadb_capabilities_ = 0;  // MariaDB extended capabilities negotiated with the client
+  uint8_t reply_seq_ = 1;      // sequence id of the first packet answering the current command
+  std::string user_;
+  std::optional<HostConnectionLimiter::Slot> user_slot_;  // users[].max_connections, held while logged in
+  std::optional<HostConnectionLimiter::Slot> pin_slot_;   // users[].max_pinned_connections, held while pinned
+  std::string peer_;
+  std::string scramble_;  // of the greeting; COM_CHANGE_USER is answered against it
+  SessionState desired_;
+  SessionState initial_;
+  uint16_t initial_status_ = TransactionState::kDefaultStatus;  // a fresh backend connection's status flags
+
+  std::unique_ptr<BackendConnection> pinned_;
+  BackendPool* pinned_pool_ = nullptr;
+  // Transaction, autocommit and escaping flags as the server reports them;
+  // a BEGIN not yet sent (it goes to the backend of the transaction's first
+  // statement); a transaction lost with its connection.
+  TransactionState txn_;
+  SessionDiagnostics diagnostics_;  // what SHOW WARNINGS shows of the previous statement
+  // How the server reads this session's statements: its sql_mode (the server's
+  // default until the session changes it), client charset, server version.
+  parser::Dialect dialect_;
+  std::string server_sql_mode_;
+  uint32_t server_version_ = parser::kDefaultServerVersion;
+  bool names_case_sensitive_ = false;  // the backends' lower_case_table_names is 0
+  std::shared_ptr<const routing::CompiledShardMap> transaction_map_;
+  uint64_t planned_map_version_ = 0;  // of the map the latest plan was made with
+  SessionWriteGate write_gate_;       // tickets of writes to keys an online move watches
+  ClientStatements statements_;
+  // The current COM_QUERY's analysis (parser/analysis.hpp); kept to reuse its buffers.
+  parser::StatementAnalysis analysis_;
+  // LAST_INSERT_ID() of this session and the backend connection holding it
+  // (session_last_insert_id.hpp).
+  SessionLastInsertId last_insert_id_;
+  // The global-variables epoch of the login (global_defaults.hpp): pooled
+  // connections that started before it are reset when borrowed.
+  uint64_t globals_epoch_ = 0;
+  ConnectionBoundState bound_;  // state that lives on one connection: keep it for the session
+  bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
+  bool idle_ = false;
+  bool counted_in_transaction_ = false;
+  IdleTimeout idle_timeout_;  // this session's wait_timeout
+  bool counted_tls_ = false;  // in ProxyContext::tls_sessions
+  // What the current statement did, for metrics, digests and the slow-query
+  // log (statement_observer.hpp); inactive when none of them is configured.
+  StatementRecord record_;
+};
+
+}  // namespace sp::proxy

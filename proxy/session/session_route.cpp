@@ -1,0 +1,202 @@
+// A ClientSession's statements and commands that run on one backend
+// connection: the session lends the connection (its own pinned one, or one
+// borrowed and brought to the session's state), prepares what the session's
+// state needs there (a deferred BEGIN, an empty diagnostics area, its
+// LAST_INSERT_ID, the physical prepared statement), hands the command to the
+// route execution (route_execution.hpp), and takes the answer's effects into
+// the session's state before giving the connection back.
+#include "protocol/constants.hpp"
+#include "protocol/text_commands.hpp"
+#include "protocol/generic_packets.hpp"
+#include "proxy/backend/backend_pool.hpp"
+#include "proxy/exec/backend_shard_channel.hpp"
+#include "proxy/net/client_errors.hpp"
+#include "proxy/session/client_session.hpp"
+#include "proxy/backend/global_defaults.hpp"
+#include "proxy/exec/route_execution.hpp"
+#include "proxy/session/worker.hpp"
+
+namespace sp::proxy {
+
+using protocol::Command;
+namespace status = protocol::status;
+
+awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info) {
+  last_run_ = RunOutcome{};
+  if (auto refused = reservePin(info)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
+  auto conn = co_await borrowFor(pool);
+  if (!conn) {
+    syncPinSlot();  // the reservation, when nothing ran
+    co_return true;
+  }
+  if (txn_.pendingBegin()) {
+    auto r = co_await conn->command(Command::kQuery, *txn_.pendingBegin());
+    txn_.clearPendingBegin();
+    if (!r) {
+      queuePreparationFailure(pool, r.error());
+      co_await client_.flush();
+      giveBack(std::move(conn), pool, std::nullopt);
+      co_return true;
+    }
+    // The transaction is open from here: losing the connection loses it.
+    txn_.onServerStatus(r->status_flags);
+  }
+  if (out.clear_diagnostics) {
+    // Only a statement naming a table resets the server's diagnostics area
+    // (DO 0 or COMMIT leave it as they found it); this one names a table every
+    // account can read and returns nothing.
+    constexpr std::string_view kResetDiagnostics = "DO (SELECT 1 FROM information_schema.CHARACTER_SETS LIMIT 0)";
+    if (!co_await conn->command(Command::kQuery, kResetDiagnostics)) {
+      reportBackendFailure(pool, reply_seq_, false);
+      giveBack(std::move(conn), pool, std::nullopt);
+      co_return co_await client_.flush();
+    }
+  }
+  if (auto restore = info.uses_last_insert_id ? last_insert_id_.restoreFor(conn->loan()) : std::nullopt) {
+    auto r = co_await conn->command(Command::kQuery, *restore);
+    if (!r) {
+      reportBackendFailure(pool, reply_seq_, false);
+      giveBack(std::move(conn), pool, std::nullopt);
+      co_return co_await client_.flush();
+    }
+    last_insert_id_.onRestored(conn->loan());
+  }
+  if (!out.execute && exceedsServerPacketLimit(*conn, out.sql.empty() ? out.payload.size() : 1 + out.sql.size())) {
+    giveBack(std::move(conn), pool, std::nullopt);
+    co_return co_await refusePacketTooLarge();
+  }
+  BackendShardChannel channel(*conn, pool.config());
+  PacketStreamSink client(client_);
+  ForwardResult result;
+  const uint16_t more = out.more_results ? status::kMoreResultsExist : 0;
+  const bool changes_globals = changesGlobalDefaults(info);
+  if (changes_globals) advanceGlobalsEpoch();  // and again once answered: global_defaults.hpp
+  if (out.execute) {
+    // The physical statement, prepared on this connection the first time it is used.
+    auto stmt = co_await conn->prepared(out.execute_sql);
+    if (!stmt) {
+      if (stmt.error().kind == BackendError::Kind::kServer) {
+        queueError(reply_seq_, stmt.error().toErrPacket());
+      } else {
+        reportBackendFailure(pool, reply_seq_, true);
+      }
+      giveBack(std::move(conn), pool, std::nullopt);
+      co_return co_await client_.flush();
+    }
+    protocol::Bytes execute;
+    if (!protocol::encode(protocol::retarget(*out.execute, stmt->id), execute)) {
+      queueError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: cannot encode parameters"));
+      giveBack(std::move(conn), pool, std::nullopt);
+      co_return co_await client_.flush();
+    }
+    if (exceedsServerPacketLimit(*conn, execute.size())) {
+      giveBack(std::move(conn), pool, std::nullopt);
+      co_return co_await refusePacketTooLarge();
+    }
+    result = co_await routeCommand(channel, execute, protocol::ResponseKind::kQuery, client, capabilities_, reply_seq_,
+                                   more);
+  } else if (!out.sql.empty()) {
+    result = co_await routeQuery(channel, out.sql, client, capabilities_, reply_seq_, more);
+  } else {
+    result = co_await routeCommand(channel, out.payload, protocol::ResponseKind::kQuery, client, capabilities_,
+                                   reply_seq_, more);
+  }
+  if (changes_globals) {
+    advanceGlobalsEpoch();
+    if (!result.server_error && changesConnectLimits(info)) markConnectLimitsChanged();
+  }
+  last_run_ = {result.next_client_seq, result.server_error || result.backend_failed || result.client_failed};
+  record_.onResponse(result.rows, result.server_error ? result.error_code : 0);
+  if (result.client_failed) {
+    giveBack(std::move(conn), pool, std::nullopt);
+    co_return false;
+  }
+  if (result.backend_failed) {
+    reportBackendFailure(pool, result.next_client_seq, true);
+    giveBack(std::move(conn), pool, std::nullopt);
+    co_return co_await client_.flush();
+  }
+  if (!result.server_error || info.multiple_statements) {
+    recordEffects(info, *conn, result.changes, result.changes_unreadable);
+  }
+  if (!info.reads_diagnostics) co_await recordDiagnostics(result, info, *conn);
+  auto server_status = co_await statusAfter(result, *conn);
+  if (server_status) {
+    carryAutocommit(*server_status & status::kAutocommit, initial_status_ & status::kAutocommit, desired_,
+                    conn->applied());
+  }
+  last_insert_id_.afterStatement(conn->loan(), result.last_insert_id);
+  giveBack(std::move(conn), pool, server_status);
+  co_return co_await client_.flush();
+}
+
+awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
+  std::string db(protocol::decodeComInitDb(payload)->schema);  // dispatch() saw its command byte
+  if (auto refused = schemaRefusal(db)) {
+    queueError(reply_seq_, *refused);
+    co_return co_await client_.flush();
+  }
+  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : defaultPool();
+  auto conn = co_await borrow(pool, false);
+  if (!conn) co_return true;
+  BackendShardChannel channel(*conn, pool.config());
+  PacketStreamSink client(client_);
+  auto result = co_await routeCommand(channel, payload, protocol::ResponseKind::kQuery, client, capabilities_, reply_seq_);
+  if (result.client_failed) {
+    giveBack(std::move(conn), pool, std::nullopt);
+    co_return false;
+  }
+  std::optional<uint16_t> server_status;
+  if (result.backend_failed) {
+    reportBackendFailure(pool, result.next_client_seq, true);
+  } else {
+    if (!result.server_error) {
+      desired_.database = db;
+      conn->applied().database = db;
+    }
+    server_status = co_await statusAfter(result, *conn);
+  }
+  giveBack(std::move(conn), pool, server_status);
+  co_return co_await client_.flush();
+}
+
+awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protocol::ResponseKind kind, bool sync_state,
+                                             BackendPool* target) {
+  BackendPool& pool = pinned_pool_ ? *pinned_pool_ : target ? *target : defaultPool();
+  auto conn = co_await borrow(pool, sync_state);
+  if (!conn) co_return true;
+  BackendShardChannel channel(*conn, pool.config());
+  PacketStreamSink client(client_);
+  auto result = co_await routeCommand(channel, payload, kind, client, capabilities_, reply_seq_);
+  if (result.client_failed) {
+    giveBack(std::move(conn), pool, std::nullopt);
+    co_return false;
+  }
+  if (result.backend_failed) reportBackendFailure(pool, result.next_client_seq, true);
+  std::optional<uint16_t> flags;
+  if (kind == protocol::ResponseKind::kQuery && !result.backend_failed) flags = co_await statusAfter(result, *conn);
+  giveBack(std::move(conn), pool, flags);
+  co_return co_await client_.flush();
+}
+
+bool ClientSession::exceedsServerPacketLimit(const BackendConnection& conn, size_t payload_bytes) const {
+  // MariaDB refuses a command whose payload (command byte included) reaches
+  // max_allowed_packet (net_serv.cc: length >= max_packet_size). Checked here
+  // because the server, refusing, closes the connection while the statement
+  // is still being written, and the proxy would see a lost backend instead.
+  const uint64_t limit = conn.maxAllowedPacket();
+  return limit != 0 && payload_bytes >= limit;
+}
+
+awaitable<bool> ClientSession::refusePacketTooLarge() {
+  // The server's answer, and like the server the connection ends with it.
+  queueError(reply_seq_, client_error::make(client_error::kPacketTooLarge,
+                                            "Got a packet bigger than 'max_allowed_packet' bytes"));
+  co_await client_.flush();
+  co_return false;
+}
+
+}  // namespace sp::proxy
