@@ -90,6 +90,7 @@ void crossCheck(Walker& w, Document& doc) {
   checkDefaultBackend(w, doc);
   detail::checkTls(w, doc);
   detail::checkFleet(w, doc);
+  detail::checkServers(w, doc);
 }
 
 std::string absoluteDir(const std::string& dir) {

@@ -7,17 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "conf/ha_config.hpp"
+#include "conf/host_port.hpp"
+
 namespace sp::conf {
-
-struct HostPort {
-  std::string host;
-  uint16_t port = 0;
-};
-
-// "host:port" or "[v6addr]:port"; port 1..65535. Error text says what is wrong.
-std::expected<HostPort, std::string> parseHostPort(std::string_view text);
-// Inverse of parseHostPort ("[::1]:6033" for IPv6 hosts).
-std::string formatHostPort(const HostPort& address);
 
 struct ServerConfig {
   HostPort listen{"127.0.0.1", 6033};
@@ -83,6 +76,7 @@ struct UserAccount {
   // name; tables as `table` or `schema.table`; `*` matches any characters.
   std::optional<std::vector<std::string>> allow_schemas;
   std::optional<std::vector<std::string>> allow_tables;
+  ReadTarget reads = ReadTarget::kPrimary;  // users only; a session may change it (docs/availability.md)
 };
 
 // TLS from the proxy to one backend (backends[].tls). Paths absolute after loading.
@@ -112,6 +106,9 @@ struct BackendConfig {
   uint32_t ping_interval_ms = 10000; // idle connections are health-pinged this often
   uint32_t query_timeout_ms = 0;     // 0 = none
   std::optional<BackendTls> tls;     // absent = plaintext
+  // Servers replicating from this one (docs/availability.md); each gets its
+  // own pools with this backend's pool settings, TLS and database.
+  std::vector<ReplicaConfig> replicas;
 };
 
 // Statements spanning shards (docs/configuration.md, section `scatter`).
@@ -209,6 +206,7 @@ struct Config {
   DigestsConfig digests;
   LimitsConfig limits;
   ScatterConfig scatter;
+  HaConfig ha;
   std::vector<UserAccount> users;
   std::vector<UserAccount> admin_users;
   std::vector<BackendConfig> backends;

@@ -366,6 +366,7 @@ struct BackendEntry {
   BackendConfig backend;
   int name_line = 0;
   int min_line = 0;
+  std::vector<int> replica_lines;
 };
 
 template <uint32_t BackendConfig::*Member, uint64_t Min, uint64_t Max>
@@ -417,6 +418,10 @@ const FieldSpec<BackendEntry> kBackendFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
        readBackendTls(w, v, p, b.backend.tls);
      }},
+    {"replicas", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
+       readReplicas(w, v, p, b.backend.replicas, b.replica_lines);
+     }},
 };
 
 void readBackends(Walker& w, const YAML::Node& list, const std::string& path, Document& doc) {
@@ -429,6 +434,7 @@ void readBackends(Walker& w, const YAML::Node& list, const std::string& path, Do
     doc.config.backends.push_back(std::move(entry.backend));
     doc.backend_lines.push_back(entry.name_line);
     doc.min_conn_lines.push_back(entry.min_line);
+    doc.replica_lines.push_back(std::move(entry.replica_lines));
   }
 }
 
@@ -477,6 +483,8 @@ const FieldSpec<Document> kTopFields[] = {
        if (v.IsNull()) return;
        readMapping<ScatterConfig>(w, v, p, kScatterFields, d.config.scatter);
      }},
+    {"ha", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) { readHa(w, v, p, d.config.ha); }},
     {"limits", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        if (v.IsNull()) return;

@@ -15,6 +15,7 @@ struct Document {
   std::vector<int> admin_user_lines;  // line of each admin_users[i].name
   std::vector<int> backend_lines;     // line of each backends[i].name
   std::vector<int> min_conn_lines;    // line of each backends[i].min_connections (0 = unset)
+  std::vector<std::vector<int>> replica_lines;  // line of each backends[i].replicas[j].name
   bool has_default_backend = false;
   int default_backend_line = 0;
   int backends_line = 0;
@@ -42,6 +43,12 @@ void checkFleet(Walker& walker, const Document& doc);
 void readUsers(Walker& walker, const YAML::Node& value, const std::string& path, Document& doc);
 void readAdminUsers(Walker& walker, const YAML::Node& value, const std::string& path, Document& doc);
 
+// ha: and backends[].replicas (ha_fields.cpp), and the check that every
+// server, primary or replica, has its own name and address.
+void readHa(Walker& walker, const YAML::Node& value, const std::string& path, HaConfig& out);
+void readReplicas(Walker& walker, const YAML::Node& list, const std::string& path, std::vector<ReplicaConfig>& out,
+                  std::vector<int>& name_lines);
+void checkServers(Walker& walker, const Document& doc);
 // Reads the top-level mapping; every schema problem is reported to the walker.
 void readDocument(Walker& walker, const YAML::Node& root, Document& doc);
 

@@ -141,6 +141,13 @@ const FieldSpec<UserEntry> kPolicyFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        readPatternList(w, v, p, true, u.account.allow_tables);
      }},
+    {"reads", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       static constexpr std::string_view kReads[] = {"primary", "replica"};
+       if (auto choice = w.readChoice(v, p, kReads)) {
+         u.account.reads = *choice == "replica" ? ReadTarget::kReplica : ReadTarget::kPrimary;
+       }
+     }},
     {"max_pinned_connections", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        if (auto n = w.readUInt(v, p, 0, kMaxPoolConnections)) u.account.max_pinned_connections = static_cast<uint32_t>(*n);

@@ -101,6 +101,10 @@ std::string Server::start() {
   // The schema-drift check reads every backend: on a worker's loop, so a slow
   // or down backend never delays start-up; differences are logged as warnings.
   asio::co_spawn(workers_.front()->io(), logSchemaDrift(context_.config, context_.shard_map.load()), asio::detached);
+  // Replicas' roles and lag, before the first client: a session's first read
+  // finds them probed or not yet known (then the primary answers).
+  replicas_ = std::make_unique<ReplicaMonitor>(workers_.front()->io(), context_);
+  replicas_->start();
   for (auto& w : workers_) w->start();
   maps_->attachWorkers(std::vector<PoolHost*>(workers.begin(), workers.end()));
   moves_ = std::make_unique<MoveCoordinator>(context_, *maps_);
@@ -172,6 +176,7 @@ void Server::runUntilSignalled() {
 
 void Server::shutdown() {
   context_.shutting_down = true;
+  if (replicas_) replicas_->stop();
   if (moves_) moves_->stop();
   if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();

@@ -93,12 +93,20 @@ AdminReply swapReply(const SwapOutcome& o) {
 LocalResult showBackends(AdminEnv& env) {
   LocalResult r;
   r.columns = {"backend", "address", "state", "pool_max", "connections", "in_use", "idle", "connects",
-               "connect_errors", "broken", "waits", "last_error"};
+               "connect_errors", "broken", "waits", "last_error",
+               // Replication groups (docs/availability.md): NULL where nothing watches the server.
+               "group", "role", "health", "read_only", "lag_seconds", "gtid_position", "replicates_from",
+               "replica_reads", "failover_loss"};
+  auto orNull = [](const std::string& s) { return s.empty() ? std::optional<std::string>() : s; };
   for (const auto& b : env.maps.backends()) {
     r.rows.push_back(Row{b.name, b.address, b.state, std::to_string(b.max), std::to_string(b.total),
                          std::to_string(b.in_use), std::to_string(b.idle), std::to_string(b.connects),
                          std::to_string(b.connect_errors), std::to_string(b.broken), std::to_string(b.waits),
-                         b.last_error.empty() ? std::optional<std::string>() : b.last_error});
+                         orNull(b.last_error), b.group, b.role, orNull(b.health),
+                         b.read_only ? std::optional<std::string>(*b.read_only ? "1" : "0") : std::nullopt,
+                         b.lag_seconds ? std::optional<std::string>(std::to_string(*b.lag_seconds)) : std::nullopt,
+                         orNull(b.gtid_position), orNull(b.replicates_from), std::to_string(b.replica_reads),
+                         orNull(b.failover_loss)});
   }
   return r;
 }

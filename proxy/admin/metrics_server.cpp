@@ -37,6 +37,7 @@ void addPool(PoolStats& sum, const PoolStats& s, bool first) {
   sum.connect_errors += s.connect_errors;
   sum.broken += s.broken;
   sum.replaced += s.replaced;
+  sum.replica_reads += s.replica_reads;
   sum.waits += s.waits;
   sum.down_transitions += s.down_transitions;
   sum.up_transitions += s.up_transitions;
@@ -81,6 +82,10 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.handshake_too_large = context.handshake_too_large.load();
   snap.idle_timeouts = context.idle_timeouts.load();
   snap.write_timeouts = context.write_timeouts.load();
+  snap.servers = context.replica_health.load();
+  snap.replica_reads = context.replica_reads.load();
+  snap.causal_waits = context.causal_waits.load();
+  snap.causal_fallbacks = context.causal_fallbacks.load();
   snap.admin_commands = context.admin_commands.load();
   snap.admin_errors = context.admin_errors.load();
   snap.statements.addAdminCommands(snap.admin_commands - snap.admin_errors, snap.admin_errors);

@@ -227,10 +227,46 @@ void renderBackends(ExpositionWriter& w, const MetricsSnapshot& s) {
              "Connections closed because a connect-time limit (max_allowed_packet, net_buffer_length) changed after "
              "they logged in.",
              [](const B& b) { return b.pool.replaced; });
+  perBackend("shardproxy_backend_replica_reads_total", "counter",
+             "Statements sessions sent to this pool as replica reads (0 for primaries).",
+             [](const B& b) { return b.pool.replica_reads; });
   perBackend("shardproxy_backend_down_transitions_total", "counter", "Times the backend was marked down.",
              [](const B& b) { return b.pool.down_transitions; });
   perBackend("shardproxy_backend_up_transitions_total", "counter", "Times a marked-down backend connected again.",
              [](const B& b) { return b.pool.up_transitions; });
+}
+
+void renderServers(ExpositionWriter& w, const MetricsSnapshot& s) {
+  w.family("shardproxy_replica_reads_total", "counter", "Statements a replica answered instead of its primary.");
+  w.sample("shardproxy_replica_reads_total", {}, s.replica_reads);
+  w.family("shardproxy_causal_read_waits_total", "counter",
+           "Replica reads that first waited for the session's last write (MASTER_GTID_WAIT) and got it.");
+  w.sample("shardproxy_causal_read_waits_total", {}, s.causal_waits);
+  w.family("shardproxy_causal_read_fallbacks_total", "counter",
+           "Replica reads that the primary answered because the replica lacked the session's last write after "
+           "ha.causal_read_timeout_ms.");
+  w.sample("shardproxy_causal_read_fallbacks_total", {}, s.causal_fallbacks);
+  if (!s.servers) return;
+  auto perServer = [&](std::string_view name, std::string_view help, auto value, bool replicas_only) {
+    w.family(name, "gauge", help);
+    for (const auto& server : s.servers->servers) {
+      if (replicas_only && server.primary) continue;
+      auto v = value(server);
+      if (!v) continue;
+      w.sample(name, {{"backend", server.backend}, {"server", server.name}, {"role", server.primary ? "primary" : "replica"}},
+               static_cast<double>(*v));
+    }
+  };
+  using S = ServerHealth;
+  perServer("shardproxy_server_up", "1 when the server's last probe answered.",
+            [](const S& h) { return std::optional<int64_t>(h.answered ? 1 : 0); }, false);
+  perServer("shardproxy_server_serving", "1 when the server may serve: a primary that answers, or a replica that "
+            "replicates within ha.max_replica_lag_ms.",
+            [](const S& h) { return std::optional<int64_t>(h.state == ServerState::kUp && h.answered ? 1 : 0); }, false);
+  perServer("shardproxy_server_read_only", "@@global.read_only as last read.",
+            [](const S& h) { return h.answered ? std::optional<int64_t>(h.read_only ? 1 : 0) : std::nullopt; }, false);
+  perServer("shardproxy_server_replication_lag_seconds", "Seconds_Behind_Master as last read (absent when NULL).",
+            [](const S& h) { return h.lag_seconds; }, true);
 }
 
 void renderClients(ExpositionWriter& w, const MetricsSnapshot& s) {
@@ -321,6 +357,7 @@ std::string renderMetrics(const MetricsSnapshot& s) {
   renderStatements(w, s.statements);
   renderShards(w, s.statements);
   renderBackends(w, s);
+  renderServers(w, s);
   renderClients(w, s);
   renderCaches(w, s);
   renderShardMap(w, s);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "proxy/backend/backend_pool.hpp"
+#include "proxy/core/replica_health.hpp"
 #include "proxy/observe/metrics.hpp"
 
 namespace sp::proxy {
@@ -42,6 +43,10 @@ struct MetricsSnapshot {
   double last_upkeep_seconds = 0;
   uint64_t missing_months = 0, pmax_rows = 0;
   uint64_t archived_rows = 0, archive_batches = 0, archive_retries = 0, dropped_partitions = 0;
+  // Replication groups (docs/availability.md): the monitor's last picture
+  // (null: nothing watched) and the reads replicas answered.
+  std::shared_ptr<const ReplicaHealth> servers;
+  uint64_t replica_reads = 0, causal_waits = 0, causal_fallbacks = 0;
 };
 
 // Builds exposition text: `# HELP`/`# TYPE` once per family, then samples.

@@ -30,6 +30,7 @@ struct PoolStats {
   uint32_t waiting = 0;    // acquirers waiting now
   uint64_t down_transitions = 0;  // times a connect failure marked the backend down (it was up)
   uint64_t up_transitions = 0;    // times a connect succeeded while it was marked down
+  uint64_t replica_reads = 0;     // a replica's pool: statements sessions sent here as replica reads
   Histogram wait_seconds{kPoolWaitBounds};  // every successful acquisition: time until lent
   bool down = false;
   std::string last_error;
@@ -70,6 +71,9 @@ class BackendPool {
   // so the pool empties as its last borrowers return their connections.
   void drain();
   PoolStats stats() const;
+  // In connect backoff now (a failed connect): lending would fail fast.
+  bool inBackoff() const { return Clock::now() < down_until_; }
+  void noteReplicaRead() { ++counters_.replica_reads; }
   uint32_t maxSize() const { return max_size_; }
 
  private:

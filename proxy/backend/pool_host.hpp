@@ -17,6 +17,9 @@ struct PoolSnapshot {
   std::string address;
   PoolStats stats;
   bool draining = false;
+  // A replica's pool (docs/availability.md): `backend` names its group.
+  bool replica = false;
+  std::string backend;
 };
 
 class PoolHost {

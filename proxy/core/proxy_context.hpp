@@ -11,6 +11,7 @@
 #include "conf/config.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/core/lifecycle_stats.hpp"
+#include "proxy/core/replica_health.hpp"
 #include "proxy/core/write_hold.hpp"
 #include "routing/merge/merge_budget.hpp"
 #include "routing/map/shard_map.hpp"
@@ -60,6 +61,14 @@ struct ProxyContext {
   LifecycleStats lifecycle;  // partition upkeep and archive runs
   // Months dropped by ARCHIVE ... BEFORE (routing/archived_months.hpp); null: none known.
   std::atomic<std::shared_ptr<const routing::ArchivedMonths>> archived_months;
+  // Every server's role and replication state (proxy/ha/replica_monitor.hpp);
+  // null until the first probe, and always when no backend lists replicas.
+  std::atomic<std::shared_ptr<const ReplicaHealth>> replica_health;
+  // Reads on replicas (docs/availability.md): statements a replica answered,
+  // read-your-writes waits that succeeded, and those that gave up (the primary answered).
+  std::atomic<uint64_t> replica_reads{0};
+  std::atomic<uint64_t> causal_waits{0};
+  std::atomic<uint64_t> causal_fallbacks{0};
   HostConnectionLimiter hosts;
   // Logged-in sessions per user name (users[].max_connections); the same
   // counter keyed by user instead of address.

@@ -1,5 +1,6 @@
 #include "proxy/maps/shard_map_manager.hpp"
 #include "proxy/backend/pool_host.hpp"
+#include "proxy/core/replica_health.hpp"
 
 #include <boost/asio/post.hpp>
 #include <fmt/format.h>
@@ -483,6 +484,22 @@ std::vector<BackendRow> ShardMapManager::backends() {
         else if (!s.stats.down) r.state = "up";
       }
       if (!s.stats.last_error.empty()) r.last_error = s.stats.last_error;
+      r.group = s.backend.empty() ? s.name : s.backend;
+      r.role = s.replica ? "replica" : "primary";
+      r.replica_reads += s.stats.replica_reads;
+    }
+  }
+  if (auto health = context_.replica_health.load()) {
+    for (auto& r : rows) {
+      const ServerHealth* h = health->find(r.name);
+      if (!h) continue;
+      r.health = std::string(serverStateName(h->state));
+      if (h->answered) r.read_only = h->read_only;
+      r.lag_seconds = h->lag_seconds;
+      r.gtid_position = h->gtid_current_pos;
+      r.replicates_from = h->source;
+      if (!h->last_error.empty() && r.last_error.empty()) r.last_error = h->last_error;
+      if (h->primary) r.failover_loss = failoverLoss(*h);
     }
   }
   return rows;

@@ -81,6 +81,17 @@ struct BackendRow {
   uint64_t broken = 0;
   uint64_t waits = 0;
   std::string last_error;
+  // Replication groups (docs/availability.md): the pool's server as the
+  // replica monitor last saw it; `health` empty when nothing watches it.
+  std::string group;        // the backend this server belongs to (its own name for a primary)
+  std::string role;         // primary, replica
+  std::string health;       // serverStateName(), or empty
+  std::optional<bool> read_only;
+  std::optional<int64_t> lag_seconds;
+  std::string gtid_position;
+  std::string replicates_from;
+  uint64_t replica_reads = 0;
+  std::string failover_loss;  // primaries: whether a failover can lose acknowledged writes
 };
 
 // The fleet (proxy/fleet/fleet_agent.hpp) as the manager sees it: where a map is

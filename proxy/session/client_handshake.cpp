@@ -182,6 +182,7 @@ awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
   statements_.clear();
   diagnostics_ = SessionDiagnostics{};
   last_insert_id_.reset();
+  reads_override_.reset();
   transaction_map_.reset();
   user_ = (*account)->name;
   std::string names = change->character_set ? namesForCollation(*change->character_set) : initial_.names;

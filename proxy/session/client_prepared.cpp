@@ -188,6 +188,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
   }
   parser::StatementInfo info = parser::classify(sql, dialect_);
   if (answersDiagnosticsLocally(sql, info)) co_return co_await prepareDiagnostics(std::move(sql));
+  if (setsReadsVariable(info)) co_return co_await prepareReadsSetting(std::move(sql), info);
   // What the text path carries out itself (KILL, CONNECTION_ID()) is
   // prepared on a backend for its metadata only and run by the proxy.
   std::string connection_id_column;
@@ -320,6 +321,7 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   if (stmt->local_diagnostics) co_return co_await executeDiagnostics(*stmt);
+  if (stmt->reads_setting) co_return co_await executeReadsSetting(*stmt);
   LongDataConsumed consumed(statements_, id);
   if (stmt->long_data_too_large) {
     queueError(reply_seq_, longDataTooLarge(worker_.context().config));
@@ -384,7 +386,8 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   Outbound out;
   out.execute_sql = target.sql.empty() ? stmt->sql : target.sql;
   out.execute = &*exec;
-  bool keep_going = co_await runOn(*target.pool, out, info);
+  BackendPool* pool = co_await readPool(*target.pool, info, stmt->sql, {});
+  bool keep_going = co_await runOn(*pool, out, info);
   co_return keep_going;
 }
 
@@ -411,7 +414,7 @@ awaitable<bool> ClientSession::executeScatterAsText(const std::string& sql, cons
     co_return co_await client_.flush();
   }
   routing::Plan& plan = std::get<routing::Plan>(planned);
-  if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter, text_info, true);
+  if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter, text_info, true, *text);
   // A split INSERT answers with one OK, the same in both protocols.
   if (plan.kind == routing::PlanKind::kMultiWrite) co_return co_await runMultiWrite(plan, text_info);
   // Not a scatter as text either: the text form's refusal (it names the

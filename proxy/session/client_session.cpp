@@ -429,6 +429,15 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   using K = parser::StatementKind;
+  if (setsReadsVariable(info)) {
+    // The proxy's own variable: no backend knows it (docs/availability.md).
+    if (auto refused = readsSettingRefusal(info)) {
+      queueError(reply_seq_, *refused);
+      co_return co_await client_.flush();
+    }
+    diagnostics_.onSuccess(0);
+    co_return co_await sendOk(reply_seq_);
+  }
   if (info.calls_connection_id && info.kind == K::kSelect && !info.multiple_statements) {
     auto column = analysis_.defaultTokens().empty() ? parser::connectionIdQuery(sql)
                                                     : parser::connectionIdQuery(sql, analysis_.tokens);
@@ -493,7 +502,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   routing::Plan& plan = std::get<routing::Plan>(planned);
-  if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter, info);
+  if (plan.kind == routing::PlanKind::kScatter && plan.scatter) co_return co_await runScatter(*plan.scatter, info, false, sql);
   if (plan.kind == routing::PlanKind::kMultiWrite) co_return co_await runMultiWrite(plan, info);
   auto routed = resolve(plan, sql, info);
   if (auto* err = std::get_if<protocol::ErrPacket>(&routed)) {
@@ -509,7 +518,8 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   // (When it left conditions, they are on a connection that may be gone: the
   // session's SHOW WARNINGS has them, these forms do not.)
   out.clear_diagnostics = info.reads_diagnostics && !pinned_ && diagnostics_.conditions().empty();
-  co_return co_await runOn(*target.pool, out, info);
+  BackendPool* pool = co_await readPool(*target.pool, info, sql, analysis_.tokens);
+  co_return co_await runOn(*pool, out, info);
 }
 
 awaitable<bool> ClientSession::sendLocalResult(const LocalResult& result, bool binary_rows) {
@@ -548,6 +558,7 @@ awaitable<bool> ClientSession::onResetConnection() {
   statements_.clear();
   last_insert_id_.reset();
   desired_ = initial_;
+  reads_override_.reset();  // like any session variable (read-your-writes marks stay: the writes happened)
   idle_timeout_.onReset(worker_.context().config.server);
   syncPinSlot();
   co_return co_await sendOk(reply_seq_);

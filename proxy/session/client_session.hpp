@@ -33,6 +33,7 @@
 #include "proxy/net/local_result.hpp"
 #include "proxy/session/session_diagnostics.hpp"
 #include "proxy/session/session_last_insert_id.hpp"
+#include "proxy/session/read_your_writes.hpp"
 #include "proxy/session/transaction_state.hpp"
 #include "proxy/core/write_hold.hpp"
 
@@ -164,8 +165,9 @@ class ClientSession {
   // session_scatter.cpp: statements that span shards (scatter_execution.hpp runs them).
   // binary_rows: answer a COM_STMT_EXECUTE (binary result rows built from the
   // shards' text rows and the merged column definitions).
+  // `sql`: the client's statement (replica reads decide on it; empty: primaries).
   awaitable<bool> runScatter(const routing::ScatterPlan& plan, const parser::StatementInfo& info,
-                             bool binary_rows = false);
+                             bool binary_rows = false, std::string_view sql = {});
   std::optional<protocol::ErrPacket> scatterRefusal(const parser::StatementInfo& info) const;
 
   // catalog_executor.cpp: the logical catalog (routing/catalog.hpp) for
@@ -217,6 +219,42 @@ class ClientSession {
   // client_session.cpp
   awaitable<bool> onResetConnection();
   awaitable<bool> onSetOption(protocol::ByteView payload);
+
+  // session_reads.cpp: reads on replicas (docs/availability.md). The pool a
+  // statement routed to `primary` reads from: a replica when the session (or
+  // the statement's hint) wants one, the statement is a plain read outside
+  // any transaction, and a replica is healthy and has the session's last
+  // write there (waiting for it at most ha.causal_read_timeout_ms); else `primary`.
+  // `tokens`: the statement's significant tokens (empty: lexed here if needed).
+  awaitable<BackendPool*> readPool(BackendPool& primary, const parser::StatementInfo& info, std::string_view sql,
+                                   std::span<const parser::Token> tokens);
+  // The same without waiting (scatter reads): a replica only when it already
+  // has the session's last write by the monitor's last probe.
+  BackendPool* readPoolNow(BackendPool& primary, const parser::StatementInfo& info, std::string_view sql,
+                           std::span<const parser::Token> tokens);
+  struct ReplicaChoice {
+    BackendPool* pool = nullptr;  // null: the primary serves
+    std::optional<Gtid> wait_for;  // the replica's last probe had not seen it yet
+  };
+  ReplicaChoice chooseReplica(BackendPool& primary, const parser::StatementInfo& info, std::string_view sql,
+                              std::span<const parser::Token> tokens);
+  awaitable<bool> waitForGtid(BackendPool& replica, const Gtid& gtid);
+  // SET [@@session.]shardproxy_reads = 'replica' | 'primary' | DEFAULT: the
+  // session's own choice, answered here (never sent to a backend). nullopt:
+  // the statement sets no such variable.
+  std::optional<protocol::ErrPacket> readsSettingRefusal(const parser::StatementInfo& info) {
+    return readsSetting(info, true);
+  }
+  bool setsReadsVariable(const parser::StatementInfo& info) const;
+  // The same through COM_STMT_PREPARE / EXECUTE (a backend would refuse the
+  // unknown variable at prepare). `apply`: false only checks.
+  std::optional<protocol::ErrPacket> readsSetting(const parser::StatementInfo& info, bool apply);
+  awaitable<bool> prepareReadsSetting(std::string sql, const parser::StatementInfo& info);
+  awaitable<bool> executeReadsSetting(const ClientStatement& stmt);
+  // After a statement on a primary that has replicas: what it wrote (read_your_writes.hpp).
+  // Called once the session's transaction state has taken the answer in.
+  void afterPrimaryStatement(BackendPool& pool, const parser::StatementInfo& info,
+                             const protocol::SessionChanges& changes, bool tracked);
 
   // session_lending.cpp: borrowing and returning backend connections.
   awaitable<std::unique_ptr<BackendConnection>> borrow(BackendPool& pool, bool sync_state);
@@ -346,6 +384,11 @@ class ClientSession {
   // What the current statement did, for metrics, digests and the slow-query
   // log (statement_observer.hpp); inactive when none of them is configured.
   StatementRecord record_;
+  // Reads on replicas: the session's SET shardproxy_reads (nullopt: the
+  // user's `reads`), its writes per backend, and the next replica to try.
+  std::optional<conf::ReadTarget> reads_override_;
+  ReadYourWrites read_your_writes_;
+  uint32_t replica_turn_ = 0;
 };
 
 }  // namespace sp::proxy

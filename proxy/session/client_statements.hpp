@@ -24,6 +24,8 @@ struct ClientStatement {
   // A diagnostics statement the session answers from its own area
   // (prepared_diagnostics.cpp): never prepared on a backend.
   bool local_diagnostics = false;
+  // SET shardproxy_reads: prepared and executed by the session itself (session_reads.cpp).
+  bool reads_setting = false;
   // A statement of the logical catalog (SHOW TABLES, DESCRIBE, information_schema
   // for an application user): prepared on a backend for its metadata only,
   // each execute runs as text through the catalog (catalog_executor.cpp).

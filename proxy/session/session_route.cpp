@@ -129,7 +129,10 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
                     conn->applied());
   }
   last_insert_id_.afterStatement(conn->loan(), result.last_insert_id);
+  const bool tracked = conn->tracksSession();
   giveBack(std::move(conn), pool, server_status);
+  // Only primaries list replicas (replica pools have none): nothing to note otherwise.
+  if (!pool.config().replicas.empty()) afterPrimaryStatement(pool, info, result.changes, tracked);
   co_return co_await client_.flush();
 }
 

@@ -64,7 +64,7 @@ std::optional<protocol::ErrPacket> ClientSession::scatterRefusal(const parser::S
 }
 
 awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, const parser::StatementInfo& info,
-                                          bool binary_rows) {
+                                          bool binary_rows, std::string_view sql) {
   // The shards' warnings stay on their connections: the session's area is
   // empty unless the scatter fails (queueError records that).
   diagnostics_.onSuccess(0);
@@ -95,6 +95,9 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, cons
       queueError(reply_seq_, client_error::make(client_error::kGeneric, "shardproxy: shard map names unknown backend " + t.backend));
       co_return co_await client_.flush();
     }
+    // A replica when the session reads there and one has its writes already
+    // (no waiting: one slow replica would hold every shard's connection).
+    if (!sql.empty()) pool = readPoolNow(*pool, info, sql, {});
     // Pooled even when the session is pinned: scatterRefusal() let through only
     // statements that need nothing of the pinned connection.
     auto conn = co_await borrowPooled(*pool);  // sends the ERR itself on failure

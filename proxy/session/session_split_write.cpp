@@ -60,6 +60,9 @@ awaitable<bool> ClientSession::runMultiWrite(const routing::Plan& plan, const pa
       co_return co_await client_.flush();
     }
     pools.push_back(pool);
+    // Its parts' GTIDs are not read back: read that backend on its primary
+    // until a later write reports one (read_your_writes.hpp).
+    if (!pool->config().replicas.empty()) read_your_writes_.markPending(pool->name());
   }
   bool transactional = txn_.transactional() || tables_locked_;
   if (transactional) co_return co_await runMultiWriteOnOne(plan, pools, info);

@@ -9,6 +9,7 @@
 
 #include "protocol/generic_packets.hpp"
 #include "protocol/handshake.hpp"
+#include "proxy/backend/replica_config.hpp"
 #include "proxy/observe/abuse_log.hpp"
 #include "proxy/net/client_errors.hpp"
 #include "proxy/session/client_session.hpp"
@@ -32,6 +33,11 @@ Worker::Worker(ProxyContext& context, unsigned index, unsigned worker_count)
                                               share(b.min_connections, worker_count), cfg.server.max_packet_bytes);
     if (b.name == cfg.default_backend) default_pool_ = pool.get();
     pools_.emplace(b.name, std::move(pool));
+    for (const auto& r : b.replicas) {
+      const conf::BackendConfig server = replicaServerConfig(b, r);
+      replica_pools_[b.name].push_back(std::make_unique<BackendPool>(
+          io_.get_executor(), server, share(server.max_connections, worker_count), 0, cfg.server.max_packet_bytes));
+    }
   }
   plan_cache_.setMaxBytes(cfg.limits.max_plan_cache_bytes / std::max(worker_count, 1u));
 }
@@ -39,6 +45,12 @@ Worker::Worker(ProxyContext& context, unsigned index, unsigned worker_count)
 Worker::~Worker() {
   stop();
   join();
+}
+
+std::span<const std::unique_ptr<BackendPool>> Worker::replicaPools(std::string_view backend) const {
+  auto it = replica_pools_.find(backend);
+  if (it == replica_pools_.end()) return {};
+  return it->second;
 }
 
 BackendPool* Worker::pool(std::string_view name) {
@@ -90,6 +102,9 @@ Worker::KillAim Worker::aimKill(uint32_t connection_id, std::string_view user, b
   };
   for (auto& [name, pool] : pools_) aimAt(*pool);
   for (auto& pool : retired_pools_) aimAt(*pool);
+  for (auto& [name, group] : replica_pools_) {
+    for (auto& pool : group) aimAt(*pool);
+  }
   if (!query_only) session->kill();
   return aim;
 }
@@ -111,13 +126,18 @@ std::optional<std::vector<PoolSnapshot>> Worker::snapshotPools() {
 std::vector<Worker::PoolSnapshot> Worker::poolSnapshots() const {
   std::vector<PoolSnapshot> out;
   for (const auto& [name, pool] : pools_) {
-    out.push_back({name, conf::formatHostPort(pool->config().address), pool->stats(), false});
+    out.push_back({name, conf::formatHostPort(pool->config().address), pool->stats(), false, false, name});
+  }
+  for (const auto& [backend, group] : replica_pools_) {
+    for (const auto& pool : group) {
+      out.push_back({pool->name(), conf::formatHostPort(pool->config().address), pool->stats(), false, true, backend});
+    }
   }
   for (const auto& pool : retired_pools_) {
     // A retired pool stays allocated (a plan may still name it) but is listed
     // only while it has connections out.
     if (pool->stats().total == 0) continue;
-    out.push_back({pool->name(), conf::formatHostPort(pool->config().address), pool->stats(), true});
+    out.push_back({pool->name(), conf::formatHostPort(pool->config().address), pool->stats(), true, false, pool->name()});
   }
   return out;
 }
@@ -163,6 +183,9 @@ std::string Worker::listen(const tcp::endpoint& endpoint) {
 
 void Worker::start() {
   for (auto& [name, pool] : pools_) pool->start();
+  for (auto& [name, group] : replica_pools_) {
+    for (auto& pool : group) pool->start();
+  }
   asio::co_spawn(io_, acceptLoop(), asio::detached);
   asio::co_spawn(io_, idleSweep(), asio::detached);
   thread_ = std::thread([this] { io_.run(); });
@@ -182,6 +205,9 @@ void Worker::stop() {
   asio::post(io_, [this] {
     for (auto& [name, pool] : pools_) pool->stop();
     for (auto& pool : retired_pools_) pool->stop();
+    for (auto& [name, group] : replica_pools_) {
+      for (auto& pool : group) pool->stop();
+    }
     io_.stop();
   });
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -41,6 +42,9 @@ class Worker final : public PoolHost {
   ProxyContext& context() { return context_; }
   BackendPool* pool(std::string_view name);
   BackendPool* defaultPool() { return default_pool_; }
+  // The pools of a backend's replicas (backends[].replicas), in config
+  // order; empty when it lists none.
+  std::span<const std::unique_ptr<BackendPool>> replicaPools(std::string_view backend) const;
   // Per-thread plan cache (not thread-safe by design: no locks on the hot path).
   routing::PlanCache& planCache() { return plan_cache_; }
   // Per-thread "may run" verdicts of the statement policy (routing/access_cache.hpp).
@@ -105,6 +109,9 @@ class Worker final : public PoolHost {
   tcp::acceptor acceptor_{io_};
   std::map<std::string, std::unique_ptr<BackendPool>, std::less<>> pools_;
   BackendPool* default_pool_ = nullptr;
+  // Replicas' pools by backend name: never in pools_, so a reload's pool
+  // changes (by backend name) leave them alone.
+  std::map<std::string, std::vector<std::unique_ptr<BackendPool>>, std::less<>> replica_pools_;
   // Retired by a reload; kept alive because sessions may still hold a
   // connection (and a reference) from them until they give it back.
   std::vector<std::unique_ptr<BackendPool>> retired_pools_;

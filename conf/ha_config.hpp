@@ -1,0 +1,37 @@
+// The availability part of the configuration (docs/availability.md): the
+// replicas of a backend, the `ha:` section, and where a user's reads go.
+// Its own header so that the replica monitor and the read split include only
+// this, not the whole of config.hpp.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "conf/host_port.hpp"
+
+namespace sp::conf {
+
+// backends[].replicas[]: a server replicating from the backend's primary.
+// user/password empty: the backend's account.
+struct ReplicaConfig {
+  std::string name;
+  HostPort address;
+  std::string user;
+  std::string password;
+};
+
+// users[].reads: where a user's plain reads outside transactions go by default.
+enum class ReadTarget : uint8_t {
+  kPrimary,  // everything on the primary (the default: as one server)
+  kReplica,  // plain reads on a replica that is up and within ha.max_replica_lag_ms
+};
+
+struct HaConfig {
+  uint32_t check_interval_ms = 500;         // how often each server's role and position are read
+  uint32_t probe_timeout_ms = 1000;         // a probe that takes longer counts as failed
+  uint32_t max_replica_lag_ms = 5000;       // a replica further behind serves no reads
+  uint32_t causal_read_timeout_ms = 1000;   // read-your-writes wait on a replica before the primary serves
+  bool auto_failover = false;               // reserved: failover is not built yet (docs/availability.md)
+  uint32_t failure_timeout_ms = 5000;       // failed probes for this long mark a server down
+};
+
+}  // namespace sp::conf

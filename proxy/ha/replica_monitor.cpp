@@ -1,0 +1,148 @@
+#include "proxy/ha/replica_monitor.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "proxy/backend/backend_connection.hpp"
+#include "proxy/backend/replica_config.hpp"
+#include "proxy/ha/server_probe.hpp"
+
+namespace sp::proxy {
+
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+
+int64_t unixMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context) : io_(io), context_(context) {
+  bool any_replica = false;
+  for (const auto& b : context_.config.backends) any_replica = any_replica || !b.replicas.empty();
+  if (!any_replica) return;
+  for (const auto& b : context_.config.backends) {
+    ServerHealth primary;
+    primary.backend = b.name;
+    primary.name = b.name;
+    primary.address = conf::formatHostPort(b.address);
+    primary.primary = true;
+    servers_.push_back(std::move(primary));
+    configs_.push_back(b);
+    for (const auto& r : b.replicas) {
+      ServerHealth replica;
+      replica.backend = b.name;
+      replica.name = r.name;
+      replica.address = conf::formatHostPort(r.address);
+      servers_.push_back(std::move(replica));
+      configs_.push_back(replicaServerConfig(b, r));
+    }
+  }
+  for (auto& c : configs_) {
+    // A probe must not wait on a server longer than the probe may take.
+    c.connect_timeout_ms = std::min(c.connect_timeout_ms, context_.config.ha.probe_timeout_ms);
+  }
+}
+
+ReplicaMonitor::~ReplicaMonitor() { *alive_ = false; }
+
+void ReplicaMonitor::start() {
+  publish();
+  for (size_t i = 0; i < servers_.size(); ++i) asio::co_spawn(io_, watch(i), asio::detached);
+}
+
+void ReplicaMonitor::stop() {
+  asio::post(io_, [alive = alive_] { *alive = false; });
+}
+
+awaitable<void> ReplicaMonitor::watch(size_t index) {
+  auto alive = alive_;
+  const conf::HaConfig& ha = context_.config.ha;
+  const auto interval = std::chrono::milliseconds(ha.check_interval_ms);
+  const auto timeout = std::chrono::milliseconds(ha.probe_timeout_ms);
+  asio::steady_timer pause(io_);
+  std::unique_ptr<BackendConnection> conn;
+  int64_t first_failure = 0;
+  bool logged_failure = false;
+  std::string_view role_query = kRoleQuery;
+  while (*alive && !context_.shutting_down.load()) {
+    std::string error;
+    ProbeRows role;
+    std::optional<SlaveStatus> slave;
+    if (!conn) {
+      auto opened = co_await BackendConnection::open(configs_[index], 0, context_.config.server.max_packet_bytes);
+      if (!*alive) co_return;
+      if (opened) conn = std::move(*opened);
+      else error = opened.error().message;
+    }
+    if (conn) {
+      asio::steady_timer deadline(io_);
+      deadline.expires_after(timeout);
+      auto answer = co_await (conn->queryRows(role_query) || deadline.async_wait(kNoThrow));
+      if (!*alive) co_return;
+      if (answer.index() == 0 && !std::get<0>(answer) &&
+          std::get<0>(answer).error().kind == BackendError::Kind::kServer && role_query == kRoleQuery) {
+        // No semi-sync variables on this server: ask without them from now on.
+        role_query = kBasicRoleQuery;
+        deadline.expires_after(timeout);
+        answer = co_await (conn->queryRows(role_query) || deadline.async_wait(kNoThrow));
+        if (!*alive) co_return;
+      }
+      if (answer.index() == 1) {
+        error = fmt::format("no answer within ha.probe_timeout_ms ({} ms)", ha.probe_timeout_ms);
+      } else if (!std::get<0>(answer)) {
+        error = std::get<0>(answer).error().message;
+      } else {
+        role = std::move(*std::get<0>(answer));
+        deadline.expires_after(timeout);
+        auto status = co_await (conn->queryResult(kSlaveStatusQuery) || deadline.async_wait(kNoThrow));
+        if (!*alive) co_return;
+        if (status.index() == 1) {
+          error = fmt::format("SHOW SLAVE STATUS: no answer within ha.probe_timeout_ms ({} ms)", ha.probe_timeout_ms);
+        } else if (!std::get<0>(status)) {
+          error = "SHOW SLAVE STATUS: " + std::get<0>(status).error().message;
+        } else {
+          slave = readSlaveStatus(std::get<0>(status)->columns, std::get<0>(status)->rows);
+        }
+      }
+      if (!error.empty()) conn.reset();  // a timed-out exchange leaves the connection mid-response
+    }
+    ServerHealth& server = servers_[index];
+    const ServerState before = server.state;
+    const int64_t now = unixMillis();
+    if (error.empty()) {
+      applyProbe(server, role, slave, ha, now);
+      first_failure = 0;
+      if (logged_failure) spdlog::info("ha: server {} ({}) answers again", server.name, server.address);
+      logged_failure = false;
+    } else {
+      if (first_failure == 0) first_failure = now;
+      applyProbeFailure(server, error, ha, now, first_failure);
+      if (!logged_failure) {
+        spdlog::warn("ha: server {} ({}) probe failed: {}", server.name, server.address, error);
+        logged_failure = true;
+      }
+    }
+    if (server.state != before && before != ServerState::kUnknown) {
+      spdlog::warn("ha: server {} ({}) of backend {}: {} -> {}{}", server.name, server.address, server.backend,
+                   serverStateName(before), serverStateName(server.state),
+                   server.last_error.empty() ? "" : " (" + server.last_error + ")");
+    }
+    publish();
+    pause.expires_after(interval);
+    co_await pause.async_wait(kNoThrow);
+  }
+}
+
+void ReplicaMonitor::publish() {
+  auto snapshot = std::make_shared<ReplicaHealth>();
+  snapshot->servers = servers_;
+  context_.replica_health.store(std::move(snapshot));
+}
+
+}  // namespace sp::proxy
