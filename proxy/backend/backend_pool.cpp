@@ -10,7 +10,18 @@ namespace sp::proxy {
 namespace {
 constexpr auto kMaxWait = std::chrono::seconds(10);
 constexpr auto kMinBackoff = std::chrono::milliseconds(100);
-constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
+// At most the replica monitor's default check interval (ha.check_interval_ms):
+// a server that accepts connections again is used within half a second.
+constexpr auto kMaxBackoff = std::chrono::milliseconds(500);
+// After the server refused a connection for lack of connections: how long the
+// pool lends only what it has instead of opening more.
+constexpr auto kServerFullPause = std::chrono::milliseconds(200);
+
+// Refusals that say the server is full, not down: its max_connections, the
+// account's MAX_USER_CONNECTIONS or MAX_CONNECTIONS_PER_HOUR.
+bool refusedForConnectionLimit(const BackendError& e) {
+  return e.kind == BackendError::Kind::kServer && (e.code == 1040 || e.code == 1203 || e.code == 1226);
+}
 constexpr auto kMaintenancePeriod = std::chrono::seconds(1);
 constexpr auto kPeekAfterIdle = std::chrono::milliseconds(50);
 // Returned loans whose map nodes are kept for the next loans (a few dozen
@@ -139,7 +150,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
       ++counters_.broken;
       continue;
     }
-    if (total_ < max_size_) {
+    if (total_ < max_size_ && Clock::now() >= server_full_until_) {
       if (Clock::now() < down_until_) {
         co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "",
                                                "backend is down (" + counters_.last_error + ")"});
@@ -150,6 +161,16 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
       if (!*alive) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "pool closed"});
       if (!conn) {
         --total_;
+        if (refusedForConnectionLimit(conn.error())) {
+          // Full, not down (one refused connect must not fail every client):
+          // wait for one of this pool's connections when it has any, else
+          // answer with the server's own error; no backoff either way.
+          ++counters_.connect_errors;
+          counters_.last_error = conn.error().message;
+          server_full_until_ = Clock::now() + kServerFullPause;
+          if (total_ > 0) continue;
+          co_return std::unexpected(conn.error());
+        }
         noteConnectFailure(conn.error());
         wakeOneWaiter();
         co_return std::unexpected(conn.error());
@@ -268,6 +289,10 @@ awaitable<void> BackendPool::maintain() {
       if (!*alive) co_return;
       if (!conn) {
         --total_;
+        if (refusedForConnectionLimit(conn.error())) {
+          server_full_until_ = Clock::now() + kServerFullPause;
+          break;  // the warm minimum waits; the server is full, not down
+        }
         noteConnectFailure(conn.error());
         break;
       }

@@ -110,6 +110,7 @@ class BackendPool {
   bool draining_ = false;
   uint64_t swept_limits_epoch_ = 0;  // dropOlderThanConnectLimits() ran for this epoch
   Clock::time_point down_until_{};
+  Clock::time_point server_full_until_{};  // the server refused a connect for lack of connections
   std::chrono::milliseconds backoff_{0};
   PoolStats counters_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
