@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "proxy/backend/backend_connection.hpp"
+#include "proxy/backend/binlog_stream.hpp"
 #include "proxy/backend/replica_config.hpp"
 #include "proxy/ha/server_probe.hpp"
 
@@ -33,14 +34,16 @@ ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context) : io
     primary.address = conf::formatHostPort(b.address);
     primary.primary = true;
     servers_.push_back(std::move(primary));
-    configs_.push_back(b);
+    // The monitor reads replication state: the replication account
+    // (SLAVE MONITOR, BINLOG MONITOR), so the proxy's own keeps no global privilege.
+    configs_.push_back(replicationBackend(b));
     for (const auto& r : b.replicas) {
       ServerHealth replica;
       replica.backend = b.name;
       replica.name = r.name;
       replica.address = conf::formatHostPort(r.address);
       servers_.push_back(std::move(replica));
-      configs_.push_back(replicaServerConfig(b, r));
+      configs_.push_back(replicationBackend(replicaServerConfig(b, r)));
     }
   }
   for (auto& c : configs_) {

@@ -90,6 +90,8 @@ backends:
     address: 127.0.0.1:{primary}
     user: proxy
     password: proxy_pw
+    replication_user: proxy_repl
+    replication_password: proxy_repl_pw
     database: im
     max_connections: 16
     replicas:
@@ -226,12 +228,18 @@ class ReplicaReads(unittest.TestCase):
         # read; the proxy waits for the GTID or asks the primary.
         stale = 0
         tries = 300
+        replica_reads = lambda: sum(int(self.backend_row(n)["replica_reads"]) for n in ("r1", "r2"))
+        before = replica_reads()
         with self.connect("app") as app:
             for i in range(tries):
                 rows(app, "REPLACE INTO rw VALUES (1, %s)", (i,))
                 if scalar(app, "SELECT v FROM rw WHERE id = 1") != i:
                     stale += 1
+        served = replica_reads() - before
+        print(f"read-your-writes: {tries} write+read pairs, {served} reads answered by a replica, {stale} stale",
+              file=sys.stderr)
         self.assertEqual(stale, 0, f"{stale} of {tries} reads missed the session's own write")
+        self.assertGreater(served, 0, "replicas answered none of the reads right after writes: nothing was checked")
         # Replicas applying two seconds late: still never stale for the writer,
         # while a session that did not write reads the replicas' older rows.
         for port in REPLICAS:
