@@ -15,7 +15,9 @@ Checked:
   (0 stale reads), by waiting or on the primary; with their SQL threads
   stopped, replicas serve nobody once the monitor sees it;
 - SHOW BACKENDS lists every server with its role, health and GTID position;
-- a replica killed with SIGKILL stops getting reads, and reads keep working.
+- a replica killed with SIGKILL stops getting reads, and reads keep working;
+- with semi-synchronous AFTER_SYNC replication SHOW BACKENDS says a failover
+  loses no acknowledged write, and says it can once semi-sync fell back.
 Everything is torn down at the end, whatever failed.
 """
 import os
@@ -290,6 +292,58 @@ class ReplicaReads(unittest.TestCase):
         finally:
             cluster("up", "--ports", str(PRIMARY), "--replicas", "2")
         wait_until("r2 back", lambda: self.backend_row("r2")["health"] == "up", timeout=60)
+
+
+class SemiSync(unittest.TestCase):
+    """SHOW BACKENDS says when a failover can lose acknowledged writes."""
+    PORT = PRIMARY + 10  # its own group: 3367 and its replica 3467
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = os.path.join(RUN_DIR, "semi-sync")
+        cls.cluster = lambda *a: subprocess.run([CLUSTER[0], a[0], "--dir", cls.dir] + list(a[1:]), check=True,
+                                                capture_output=True, timeout=240)
+        cls.cluster("up", "--ports", str(cls.PORT), "--replicas", "1", "--semi-sync")
+        cls.port, cls.admin = free_ports(2)
+        config = os.path.join(RUN_DIR, "semi-sync.yaml")
+        with open(config, "w", encoding="utf-8") as f:
+            f.write(CONFIG.format(port=cls.port, admin=cls.admin, primary=cls.PORT, r1=cls.PORT + 100,
+                                  r2=cls.PORT + 100, check=CHECK_MS, causal=CAUSAL_MS)
+                    .replace(f"      - {{name: r2, address: 127.0.0.1:{cls.PORT + 100}}}\n", ""))
+        cls.log = open(os.path.join(RUN_DIR, "semi-sync.log"), "w")
+        cls.proc = subprocess.Popen([BINARY, "--config", config], stdout=cls.log, stderr=subprocess.STDOUT)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.proc.send_signal(signal.SIGTERM)
+            cls.proc.wait(timeout=20)
+            cls.log.close()
+        finally:
+            cls.cluster("down", "--ports", str(cls.PORT))
+
+    def loss(self):
+        try:
+            with pymysql.connect(host=HOST, port=self.admin, user="admin", password="admin_pw",
+                                 connect_timeout=5) as a:
+                with a.cursor(pymysql.cursors.DictCursor) as cur:
+                    cur.execute("SHOW BACKENDS")
+                    return {r["backend"]: r["failover_loss"] for r in cur.fetchall()}.get("db0")
+        except pymysql.err.MySQLError:
+            return None
+
+    def test_semi_sync_after_sync_loses_nothing_until_it_falls_back(self):
+        wait_until("semi-sync reported", lambda: self.loss() == "none: semi-sync AFTER_SYNC")
+        with root(self.PORT + 100) as r:
+            rows(r, "STOP SLAVE")
+        try:
+            with root(self.PORT) as p:
+                # No replica acknowledges: the commit waits rpl_semi_sync_master_timeout (10 s), then semi-sync is off.
+                rows(p, "CREATE TABLE IF NOT EXISTS im.semi (id INT PRIMARY KEY)")
+            wait_until("the fallback reported", lambda: (self.loss() or "").startswith("possible: semi-sync fell back"))
+        finally:
+            with root(self.PORT + 100) as r:
+                rows(r, "START SLAVE")
 
 
 if __name__ == "__main__":
