@@ -1,5 +1,6 @@
 #include "proxy/server.hpp"
 
+#include "proxy/backend/backend_connection.hpp"
 #include "proxy/backend/schema_drift_check.hpp"
 
 #include <boost/asio/signal_set.hpp>
@@ -18,6 +19,23 @@
 namespace sp::proxy {
 
 namespace {
+
+// The default backend's own greeting version: drivers gate features and
+// workarounds on the greeting, so it names the server behind the proxy
+// (issue 30). One connection at start-up, before any worker runs; nullopt
+// when the backend does not answer in time (the built-in version stays).
+std::optional<std::string> backendGreetingVersion(const conf::Config& config) {
+  const conf::BackendConfig* backend = config.findBackend(config.default_backend);
+  if (!backend) return std::nullopt;
+  asio::io_context io;
+  std::optional<std::string> version;
+  asio::co_spawn(io, [&]() -> awaitable<void> {
+    auto conn = co_await BackendConnection::open(*backend, 0, config.server.max_packet_bytes);
+    if (conn && !(*conn)->serverVersion().empty()) version = (*conn)->serverVersion();
+  }, asio::detached);
+  io.run_for(std::chrono::milliseconds(backend->connect_timeout_ms) + std::chrono::seconds(1));
+  return version;
+}
 
 bool isLoopbackHost(const std::string& host) {
   if (host == "localhost") return true;
@@ -70,6 +88,12 @@ std::string Server::start() {
   }
   maps_ = std::make_unique<ShardMapManager>(context_);
   if (auto err = maps_->startup(); !err.empty()) return err;
+  if (auto version = backendGreetingVersion(cfg)) {
+    context_.server_version = *version + "-shardproxy";
+  } else {
+    spdlog::warn("default backend {} did not answer at start-up: clients are greeted as {}", cfg.default_backend,
+                 context_.server_version);
+  }
   if (!cfg.log.slow_query_file.empty()) {
     // Before the workers: each takes the log when it is built.
     auto log = std::make_shared<SlowQueryLog>();

@@ -148,9 +148,10 @@ awaitable<void> AdminSession::queueSchemaDrift(uint8_t seq) {
                              std::move(r.difference), std::move(r.reference)});
     }
   }
-  protocol::Bytes out;
-  appendLocalResult(out, result, capabilities_, kStatus, seq);
-  client_.appendFramedBytes(out);
+  // The same encoding as every other answer: with the client's MariaDB
+  // capabilities (the mariadb CLI asks for extended type info and read the
+  // reply without it as malformed, 2027).
+  queueReply(result, seq);
 }
 
 awaitable<bool> AdminSession::dispatch(protocol::ByteView payload, uint8_t seq) {

@@ -354,6 +354,11 @@ class StartupTest(unittest.TestCase):
             self.assertEqual({(r[0], r[1], r[2], r[4]) for r in drift},
                              {(ap.TABLE, f"{ap.TABLE}_s02", "db1", f"db0.{ap.TABLE}_s01")})
             c.close()
+            # The mariadb CLI reads it too (it negotiates extended type info:
+            # the reply once lacked it and the CLI said 2027, malformed packet; issue 30).
+            code, out, err = ap.cli("SHOW SCHEMA DRIFT")
+            self.assertEqual(code, 0, err)
+            self.assertIn("extra column it_drift", out)
             wait_for_log(run, f"schema drift: table {ap.TABLE}: {ap.TABLE}_s02 on backend db1: extra column it_drift")
             app = ap.app()  # running: statements on the table still route
             self.assertEqual(ap.route_backend(app, KEY17), ("s01", "db0"))

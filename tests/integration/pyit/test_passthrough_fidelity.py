@@ -27,6 +27,22 @@ def direct_db0():
     return sptest.direct(sptest.DB0_PORT)
 
 
+class Greeting(unittest.TestCase):
+    def test_greeting_names_the_backends_version(self):
+        # Drivers gate features on the greeting (issue 30): it is the default
+        # backend's own, with a suffix, not a built-in 10.11.0.
+        with direct_db0() as d:
+            direct_greeting = d.get_server_info()
+        conn = sptest.proxy()
+        try:
+            greeting = conn.get_server_info()
+            self.assertEqual(greeting, direct_greeting + "-shardproxy")
+            version = sptest.query(conn, "SELECT VERSION()")[0][0]
+            self.assertTrue(greeting.removeprefix("5.5.5-").startswith(version), (greeting, version))
+        finally:
+            conn.close()
+
+
 class LastInsertId(unittest.TestCase):
     def setUp(self):
         self.table = sptest.unique_name("it_lid")
