@@ -365,6 +365,10 @@ void classifyKill(std::string_view sql, Tokens tokens, StatementInfo& info) {
     info.kill.unsupported = "KILL QUERY ID (a query id)";
     return;
   }
+  if (i + 1 == tokens.size() && tokens[i].is(TokenKind::kUserVariable)) {
+    info.kill.variable = std::string(tokens[i].text(sql));
+    return;
+  }
   uint64_t id = 0;
   bool number = i + 1 == tokens.size() && tokens[i].is(TokenKind::kInteger);
   if (number) {

@@ -69,6 +69,9 @@ struct KillRequest {
   bool query_only = false;  // KILL QUERY: the running statement, not the connection
   uint64_t id = 0;
   std::string unsupported;  // non-empty: refuse, naming this
+  // KILL [QUERY] @name: the id is that user variable's value, as the server
+  // reads it (CAST(@name AS UNSIGNED); NULL and non-numbers are 0). `id` is 0.
+  std::string variable;
   bool operator==(const KillRequest&) const = default;
 };
 

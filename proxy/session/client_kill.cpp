@@ -7,6 +7,7 @@
 // holds it) and sends KILL QUERY for the server threads running its statement,
 // over connections of its own. The connections aimed at never go back to a
 // pool, so a late KILL cannot hit another client's statement.
+#include <charconv>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -33,7 +34,20 @@ awaitable<Worker::KillAim> aimOn(Worker* worker, uint32_t id, std::string user, 
 
 }  // namespace
 
-awaitable<bool> ClientSession::onKill(const parser::KillRequest& request) {
+awaitable<bool> ClientSession::onKill(const parser::KillRequest& asked) {
+  parser::KillRequest request = asked;
+  if (!request.variable.empty()) {
+    // The variable lives on the pinned connection (setting one pins the
+    // session); unpinned, it was never set here: NULL, which the server reads as 0.
+    request.id = 0;
+    if (pinned_) {
+      auto rows = co_await pinned_->queryRows("SELECT CAST(" + request.variable + " AS UNSIGNED)");
+      if (rows && rows->size() == 1 && rows->front().size() == 1 && rows->front()[0]) {
+        const std::string& v = *rows->front()[0];
+        std::from_chars(v.data(), v.data() + v.size(), request.id);
+      }
+    }
+  }
   if (!request.unsupported.empty()) {
     queueError(reply_seq_, client_error::make(client_error::kNotSupported, fmt::format(
         "shardproxy: {} is not supported; KILL [CONNECTION | QUERY] <id> takes the id of a connection to "

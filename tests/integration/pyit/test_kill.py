@@ -191,6 +191,24 @@ class Kill(unittest.TestCase):
         with self.assertRaises(pymysql.err.OperationalError):
             sptest.query(self.killer, "SELECT 1")
 
+    def test_kill_with_a_user_variable_reads_it_as_the_server_does(self):
+        # issue 30: KILL [QUERY] @id was refused with 1235. The server reads the
+        # variable as CAST(@id AS UNSIGNED): NULL and non-numbers are 0.
+        for setup, expected in (("", "Unknown thread id: 0"), ("SET @id = 'abc'", "Unknown thread id: 0"),
+                                ("SET @id = '4000000001'", "Unknown thread id: 4000000001")):
+            killer = sptest.proxy()
+            try:
+                if setup:
+                    sptest.query(killer, setup)
+                code, state, message = sptest.capture_sqlstate(lambda: sptest.query(killer, "KILL QUERY @id"))
+                self.assertEqual((code, state, message), (1094, "HY000", expected), setup)
+            finally:
+                killer.close()
+        sptest.query(self.killer, f"SET @victim = {self.victim.thread_id()}")
+        sptest.query(self.killer, "KILL QUERY @victim")  # idle: nothing to interrupt, as on the server
+        self.assertEqual(sptest.scalar(self.victim, "SELECT 'alive'"), "alive")
+        self.check_connection_killed_and_rolled_back(lambda: sptest.query(self.killer, "KILL @victim"))
+
     def test_a_backend_thread_id_is_never_killed(self):
         # A client passing a backend's thread number: forwarded, this KILL would
         # end that server thread, whoever it serves.

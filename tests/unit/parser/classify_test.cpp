@@ -272,6 +272,9 @@ TEST(Classify, Kill) {
   EXPECT_FALSE(kill("KILL 18446744073709551616").unsupported.empty());
   EXPECT_FALSE(kill("KILL").unsupported.empty());
   EXPECT_FALSE(kill("KILL 'x'").unsupported.empty());
+  EXPECT_EQ(kill("KILL QUERY @id"), (KillRequest{true, 0, "", "@id"}));
+  EXPECT_EQ(kill("kill @`the id`"), (KillRequest{false, 0, "", "@`the id`"}));
+  EXPECT_FALSE(kill("KILL @x + 1").unsupported.empty());
   EXPECT_EQ(classify("SELECT kill FROM t").kind, StatementKind::kSelect);
 }
 
