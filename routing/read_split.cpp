@@ -3,14 +3,12 @@
 #include <algorithm>
 #include <array>
 
+#include "routing/conditions.hpp"
+
 namespace sp::routing {
 namespace {
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool sameWord(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
-}
 
 bool contains(std::string_view text, std::string_view word) {
   auto it = std::search(text.begin(), text.end(), word.begin(), word.end(),
@@ -69,16 +67,16 @@ bool replicaReadable(const parser::StatementInfo& info, std::string_view sql, st
     const bool called = i + 1 < tokens.size() && tokens[i + 1].is(TokenKind::kLeftParen);
     if (!qualified) {
       // SELECT ... INTO, FOR UPDATE / FOR SHARE, LOCK IN SHARE MODE, NEXT/PREVIOUS VALUE FOR.
-      if (sameWord(word, "into")) return false;
-      if (sameWord(word, "lock") && i + 1 < tokens.size() && sameWord(tokens[i + 1].text(sql), "in")) return false;
-      if (sameWord(word, "for") && i + 1 < tokens.size() &&
-          (sameWord(tokens[i + 1].text(sql), "update") || sameWord(tokens[i + 1].text(sql), "share"))) {
+      if (equalsIgnoreCase(word, "into")) return false;
+      if (equalsIgnoreCase(word, "lock") && i + 1 < tokens.size() && equalsIgnoreCase(tokens[i + 1].text(sql), "in")) return false;
+      if (equalsIgnoreCase(word, "for") && i + 1 < tokens.size() &&
+          (equalsIgnoreCase(tokens[i + 1].text(sql), "update") || equalsIgnoreCase(tokens[i + 1].text(sql), "share"))) {
         return false;
       }
-      if (sameWord(word, "value") && i + 1 < tokens.size() && sameWord(tokens[i + 1].text(sql), "for")) return false;
+      if (equalsIgnoreCase(word, "value") && i + 1 < tokens.size() && equalsIgnoreCase(tokens[i + 1].text(sql), "for")) return false;
     }
     if (called && std::any_of(kPrimaryFunctions.begin(), kPrimaryFunctions.end(),
-                              [&](std::string_view f) { return sameWord(word, f); })) {
+                              [&](std::string_view f) { return equalsIgnoreCase(word, f); })) {
       return false;
     }
   }

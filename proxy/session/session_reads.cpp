@@ -10,20 +10,13 @@
 #include "proxy/session/client_session.hpp"
 #include "proxy/net/local_result.hpp"
 #include "proxy/session/worker.hpp"
+#include "routing/conditions.hpp"
 #include "routing/read_split.hpp"
 
 namespace sp::proxy {
 namespace {
 
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
-    char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] - 'A' + 'a') : b[i];
-    if (x != y) return false;
-  }
-  return true;
-}
+using routing::equalsIgnoreCase;
 
 std::string_view unquoted(std::string_view v) {
   while (!v.empty() && v.front() == ' ') v.remove_prefix(1);

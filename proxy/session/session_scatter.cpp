@@ -87,6 +87,8 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, cons
   // Borrowing all shards' connections is one step per worker (async_gate.hpp):
   // concurrent scatters never hold part of what they need while waiting.
   AsyncGate::Pass gate_pass = co_await worker_.multiShardGate().enter();
+  // Replica reads decide on the statement's tokens: lexed once for every shard.
+  std::vector<parser::Token> read_tokens;
   for (size_t i = 0; i < plan.targets.size(); ++i) {
     const auto& t = plan.targets[i];
     BackendPool* pool = worker_.pool(t.backend);
@@ -97,7 +99,10 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, cons
     }
     // A replica when the session reads there and one has its writes already
     // (no waiting: one slow replica would hold every shard's connection).
-    if (!sql.empty()) pool = readPoolNow(*pool, info, sql, {});
+    if (!sql.empty() && !pool->config().replicas.empty()) {
+      if (read_tokens.empty()) read_tokens = parser::tokenize(sql, dialect_);
+      pool = readPoolNow(*pool, info, sql, read_tokens);
+    }
     // Pooled even when the session is pinned: scatterRefusal() let through only
     // statements that need nothing of the pinned connection.
     auto conn = co_await borrowPooled(*pool);  // sends the ERR itself on failure
