@@ -30,8 +30,14 @@ struct HaConfig {
   uint32_t probe_timeout_ms = 1000;         // a probe that takes longer counts as failed
   uint32_t max_replica_lag_ms = 5000;       // a replica further behind serves no reads
   uint32_t causal_read_timeout_ms = 1000;   // read-your-writes wait on a replica before the primary serves
-  bool auto_failover = false;               // reserved: failover is not built yet (docs/availability.md)
+  // A primary unreachable for failure_timeout_ms is failed over by the proxy
+  // itself (FAILOVER BACKEND), when a replica qualifies (docs/availability.md).
+  bool auto_failover = false;
   uint32_t failure_timeout_ms = 5000;       // failed probes for this long mark a server down
+  // The longest a SWITCHOVER / FAILOVER holds the backend's statements
+  // (drain, catch-up, promotion); past it a switchover is undone and the
+  // held statements are refused with 9141 (nothing ran).
+  uint32_t switchover_timeout_ms = 5000;
 };
 
 }  // namespace sp::conf

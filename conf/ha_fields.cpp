@@ -24,14 +24,10 @@ const FieldSpec<HaConfig> kHaFields[] = {
     {"max_replica_lag_ms", false, readHaUInt<&HaConfig::max_replica_lag_ms, 0, kMaxWaitMs>},
     {"causal_read_timeout_ms", false, readHaUInt<&HaConfig::causal_read_timeout_ms, 0, kMaxWaitMs>},
     {"failure_timeout_ms", false, readHaUInt<&HaConfig::failure_timeout_ms, kMinIntervalMs, kMaxWaitMs>},
-    {"auto_failover", false,
-     [](Walker& w, const YAML::Node& v, const std::string& p, HaConfig& ha) {
+    {"auto_failover", false, [](Walker& w, const YAML::Node& v, const std::string& p, HaConfig& ha) {
        readBool(w, v, p, ha.auto_failover);
-       if (ha.auto_failover) {
-         w.report(p, v, "automatic failover is not available yet (docs/availability.md, \"What is not built yet\"); "
-                        "leave it false");
-       }
      }},
+    {"switchover_timeout_ms", false, readHaUInt<&HaConfig::switchover_timeout_ms, kMinIntervalMs, kMaxWaitMs>},
 };
 
 struct ReplicaEntry {

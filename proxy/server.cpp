@@ -24,8 +24,9 @@ namespace {
 // workarounds on the greeting, so it names the server behind the proxy
 // (issue 30). One connection at start-up, before any worker runs; nullopt
 // when the backend does not answer in time (the built-in version stays).
-std::optional<std::string> backendGreetingVersion(const conf::Config& config) {
-  const conf::BackendConfig* backend = config.findBackend(config.default_backend);
+std::optional<std::string> backendGreetingVersion(const ProxyContext& context) {
+  const conf::Config& config = context.config;
+  const auto backend = currentPrimary(context, config.default_backend);
   if (!backend) return std::nullopt;
   asio::io_context io;
   std::optional<std::string> version;
@@ -88,7 +89,10 @@ std::string Server::start() {
   }
   maps_ = std::make_unique<ShardMapManager>(context_);
   if (auto err = maps_->startup(); !err.empty()) return err;
-  if (auto version = backendGreetingVersion(cfg)) {
+  // The roles in force (SQLite, else the config) before anything connects.
+  ha_ = std::make_unique<HaCoordinator>(context_);
+  ha_->loadTopology();
+  if (auto version = backendGreetingVersion(context_)) {
     context_.server_version = *version + "-shardproxy";
   } else {
     spdlog::warn("default backend {} did not answer at start-up: clients are greeted as {}", cfg.default_backend,
@@ -127,8 +131,8 @@ std::string Server::start() {
   asio::co_spawn(workers_.front()->io(), logSchemaDrift(context_.config, context_.shard_map.load()), asio::detached);
   // Replicas' roles and lag, before the first client: a session's first read
   // finds them probed or not yet known (then the primary answers).
-  replicas_ = std::make_unique<ReplicaMonitor>(workers_.front()->io(), context_);
-  replicas_->start();
+  ha_->start(std::vector<PoolHost*>(workers.begin(), workers.end()));
+  context_.ha = ha_.get();
   for (auto& w : workers_) w->start();
   maps_->attachWorkers(std::vector<PoolHost*>(workers.begin(), workers.end()));
   moves_ = std::make_unique<MoveCoordinator>(context_, *maps_);
@@ -200,7 +204,7 @@ void Server::runUntilSignalled() {
 
 void Server::shutdown() {
   context_.shutting_down = true;
-  if (replicas_) replicas_->stop();
+  if (ha_) ha_->stop();
   if (moves_) moves_->stop();
   if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();

@@ -13,6 +13,8 @@
 #include "proxy/admin/admin_server.hpp"
 #include "proxy/net/client_errors.hpp"
 #include "proxy/net/login_deadline.hpp"
+#include "proxy/ha/ha_command.hpp"
+#include "proxy/ha/ha_coordinator.hpp"
 #include "proxy/lifecycle/lifecycle_admin.hpp"
 #include "proxy/move/move_coordinator.hpp"
 #include "proxy/session/server_handshake.hpp"
@@ -95,6 +97,24 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
     }
     co_return;
   }
+  if (auto ha = parseHaCommand(sql)) {
+    // Replication-group commands talk to the servers and may hold a backend's
+    // statements for a moment: awaited, logged at info (warn for the change itself).
+    context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("admin {}@{}: {}", user_, peer_, sql.substr(0, 200));
+    if (!*ha) {
+      queueReply(AdminError{1064, "42000", ha->error()}, seq);
+    } else if (!context_.ha) {
+      queueReply(AdminError{1105, "HY000", "shardproxy admin: the replication-group coordinator is not running"}, seq);
+    } else {
+      const HaCommand command = **ha;
+      const std::string who = "admin:" + user_;
+      AdminReply reply = co_await context_.ha->execute(command, who);
+      if (std::holds_alternative<AdminError>(reply)) context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
+      queueReply(std::move(reply), seq);
+    }
+    co_return;
+  }
   if (auto lifecycle = parseLifecycleCommand(sql)) {
     // Data-lifecycle commands talk to the backends: awaited, logged at info.
     context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
@@ -143,7 +163,8 @@ awaitable<void> AdminSession::queueSchemaDrift(uint8_t seq) {
   LocalResult result;
   result.columns = {"table", "physical_table", "backend", "difference", "reference"};
   if (auto map = context_.shard_map.load()) {
-    for (auto& r : co_await checkSchemaDrift(context_.config, *map)) {
+    const conf::Config config = configWithCurrentPrimaries(context_);
+    for (auto& r : co_await checkSchemaDrift(config, *map)) {
       result.rows.push_back({std::move(r.table), std::move(r.physical_table), std::move(r.backend),
                              std::move(r.difference), std::move(r.reference)});
     }

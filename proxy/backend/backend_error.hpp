@@ -16,6 +16,7 @@ struct BackendError {
     kProtocol,     // the server sent something we could not understand
     kPoolTimeout,  // no connection became free in time
     kDown,         // the backend is marked down (recent connect failures)
+    kSwitching,    // the backend's primary was being switched for longer than the hold allows
   };
   Kind kind = Kind::kIo;
   uint16_t code = 0;       // server error code for kServer

@@ -32,7 +32,7 @@ constexpr size_t kMaxSpareLentNodes = 256;
 BackendPool::BackendPool(asio::any_io_executor executor, conf::BackendConfig config, uint32_t max_size,
                          uint32_t min_size, size_t max_packet_bytes)
     : executor_(std::move(executor)),
-      config_(std::move(config)),
+      config_(std::make_shared<const conf::BackendConfig>(std::move(config))),
       max_size_(std::max<uint32_t>(1, max_size)),
       min_size_(std::min(min_size, max_size_)),
       max_packet_bytes_(max_packet_bytes) {
@@ -83,8 +83,8 @@ void BackendPool::noteConnectFailure(const BackendError& e) {
   counters_.last_error = e.message;
   backoff_ = backoff_.count() == 0 ? kMinBackoff : std::min(backoff_ * 2, std::chrono::milliseconds(kMaxBackoff));
   down_until_ = Clock::now() + backoff_;
-  spdlog::warn("backend {} ({}:{}) connect failed: {}; retry in {} ms", config_.name, config_.address.host,
-               config_.address.port, e.message, backoff_.count());
+  spdlog::warn("backend {} ({}:{}) connect failed: {}; retry in {} ms", config_->name, config_->address.host,
+               config_->address.port, e.message, backoff_.count());
 }
 
 void BackendPool::wakeOneWaiter() {
@@ -96,7 +96,7 @@ void BackendPool::wakeOneWaiter() {
 std::unique_ptr<BackendConnection> BackendPool::lend(std::unique_ptr<BackendConnection> conn, uint32_t owner,
                                                      Clock::time_point asked) {
   counters_.wait_seconds.observe(std::chrono::duration<double>(Clock::now() - asked).count());
-  const Lent lent{owner, conn->serverThreadId(), false};
+  const Lent lent{owner, conn->serverThreadId(), false, generation_};
   if (auto it = lent_.find(conn.get()); it != lent_.end()) {
     it->second = lent;
   } else if (spare_lent_.empty()) {
@@ -131,6 +131,21 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
   bool waited = false;
   for (;;) {
     if (stopped_) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "proxy is shutting down"});
+    if (held_) {
+      // A primary switch: wait for its end (bounded by the switch's own deadline).
+      if (Clock::now() >= held_until_) {
+        co_return std::unexpected(BackendError{BackendError::Kind::kSwitching, 0, "",
+                                               "its primary is being switched (ha.switchover_timeout_ms passed)"});
+      }
+      asio::steady_timer timer(executor_);
+      timer.expires_at(held_until_);
+      hold_waiters_.push_back(&timer);
+      auto alive = alive_;
+      co_await timer.async_wait(kNoThrow);
+      if (!*alive) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "pool closed"});
+      std::erase(hold_waiters_, &timer);
+      continue;
+    }
     if (auto conn = takeIdle(flavour, preferred)) {
       auto idle_for = Clock::now() - conn->lastUsed();
       // Hot connections (reused within milliseconds) skip the check; one that
@@ -142,9 +157,15 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
         ++counters_.broken;
         continue;
       }
-      if (idle_for < std::chrono::milliseconds(config_.ping_interval_ms)) co_return lend(std::move(conn), owner, asked);
+      if (idle_for < std::chrono::milliseconds(config_->ping_interval_ms)) co_return lend(std::move(conn), owner, asked);
       // Idle long enough that the server may have dropped it: check first.
+      const uint64_t generation = generation_;
       auto ping = co_await conn->command(protocol::Command::kPing, {});
+      if (generation != generation_) {  // repointed meanwhile: a connection to the old server
+        conn->stream().close();
+        --total_;
+        continue;
+      }
       if (ping) co_return lend(std::move(conn), owner, asked);
       --total_;
       ++counters_.broken;
@@ -157,8 +178,16 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
       }
       ++total_;
       auto alive = alive_;
-      auto conn = co_await BackendConnection::open(config_, flavour, max_packet_bytes_);
+      auto config = config_;  // kept alive across the connect; a repoint may replace config_
+      const uint64_t generation = generation_;
+      auto conn = co_await BackendConnection::open(*config, flavour, max_packet_bytes_);
       if (!*alive) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "pool closed"});
+      if (generation != generation_) {
+        // Connected to the server the pool no longer points at: discard.
+        --total_;
+        if (conn) (*conn)->stream().close();
+        continue;
+      }
       if (!conn) {
         --total_;
         if (refusedForConnectionLimit(conn.error())) {
@@ -204,8 +233,10 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
 void BackendPool::release(std::unique_ptr<BackendConnection> conn) {
   if (!conn) return;
   bool kill_aimed = false;
+  bool old_server = false;
   if (auto it = lent_.find(conn.get()); it != lent_.end()) {
     kill_aimed = it->second.kill_aimed;
+    old_server = it->second.generation != generation_;
     auto node = lent_.extract(it);
     if (spare_lent_.size() < kMaxSpareLentNodes) spare_lent_.push_back(std::move(node));
   }
@@ -213,7 +244,7 @@ void BackendPool::release(std::unique_ptr<BackendConnection> conn) {
   const bool database_stuck = (conn->flavour() & kNoDatabase) && !conn->applied().database.empty();
   // Logged in before a SET GLOBAL of a connect-time limit: global_defaults.hpp.
   const bool stale_limits = conn->openedEpoch() < currentConnectLimitsEpoch();
-  if (stopped_ || draining_ || kill_aimed || conn->broken() || !conn->stream().isOpen() || database_stuck ||
+  if (stopped_ || draining_ || kill_aimed || old_server || conn->broken() || !conn->stream().isOpen() || database_stuck ||
       stale_limits) {
     if (conn->broken()) ++counters_.broken;
     else if (stale_limits) ++counters_.replaced;
@@ -224,6 +255,39 @@ void BackendPool::release(std::unique_ptr<BackendConnection> conn) {
     idle_.push_back(std::move(conn));
   }
   wakeOneWaiter();
+}
+
+void BackendPool::hold(Clock::time_point until) {
+  held_ = true;
+  held_until_ = until;
+}
+
+void BackendPool::releaseHold() {
+  held_ = false;
+  for (auto* timer : hold_waiters_) timer->cancel();
+  hold_waiters_.clear();
+}
+
+void BackendPool::repoint(conf::BackendConfig config) {
+  config.name = config_->name;  // looked up by the backend's name, whichever server serves it
+  previous_configs_.push_back(std::move(config_));
+  config_ = std::make_shared<const conf::BackendConfig>(std::move(config));
+  ++generation_;
+  for (auto& c : idle_) c->stream().close();
+  total_ -= static_cast<uint32_t>(idle_.size());
+  idle_.clear();
+  // The new server owes the pool nothing: no backoff from the old one's failures.
+  backoff_ = std::chrono::milliseconds(0);
+  down_until_ = {};
+  server_full_until_ = {};
+  counters_.last_error.clear();
+  while (!waiters_.empty()) wakeOneWaiter();
+}
+
+void BackendPool::updateConfig(conf::BackendConfig config) {
+  config.name = config_->name;
+  previous_configs_.push_back(std::move(config_));
+  config_ = std::make_shared<const conf::BackendConfig>(std::move(config));
 }
 
 void BackendPool::start() {
@@ -239,6 +303,7 @@ void BackendPool::closeIdleAndWakeAll() {
 
 void BackendPool::stop() {
   stopped_ = true;
+  releaseHold();
   closeIdleAndWakeAll();  // waiters see stopped_ and fail
 }
 
@@ -250,7 +315,7 @@ void BackendPool::drain() {
 awaitable<void> BackendPool::pingIdle(Clock::time_point now) {
   // Take the connections due for a ping out of the idle list so no session borrows them meanwhile.
   std::vector<std::unique_ptr<BackendConnection>> due;
-  auto ping_after = std::chrono::milliseconds(config_.ping_interval_ms);
+  auto ping_after = std::chrono::milliseconds(config_->ping_interval_ms);
   for (size_t i = idle_.size(); i-- > 0;) {
     if (now - idle_[i]->lastUsed() >= ping_after) {
       due.push_back(std::move(idle_[i]));
@@ -258,10 +323,11 @@ awaitable<void> BackendPool::pingIdle(Clock::time_point now) {
     }
   }
   auto alive = alive_;
+  const uint64_t generation = generation_;
   for (auto& c : due) {
     auto r = co_await c->command(protocol::Command::kPing, {});
     if (!*alive) co_return;
-    if (!r) c->markBroken();
+    if (!r || generation != generation_) c->markBroken();  // broken, or to a server the pool left
     release(std::move(c));
   }
 }
@@ -275,7 +341,7 @@ awaitable<void> BackendPool::maintain() {
     if (!*alive || stopped_ || draining_) co_return;
     auto now = Clock::now();
     // Idle timeout: close the least recently used above the minimum.
-    auto idle_limit = std::chrono::milliseconds(config_.idle_timeout_ms);
+    auto idle_limit = std::chrono::milliseconds(config_->idle_timeout_ms);
     while (total_ > min_size_ && !idle_.empty() && now - idle_.front()->lastUsed() > idle_limit) {
       idle_.front()->stream().close();
       idle_.erase(idle_.begin());
@@ -283,10 +349,17 @@ awaitable<void> BackendPool::maintain() {
     }
     co_await pingIdle(now);
     if (!*alive || stopped_) co_return;
-    while (total_ < min_size_ && Clock::now() >= down_until_) {
+    while (total_ < min_size_ && Clock::now() >= down_until_ && !held_) {
       ++total_;
-      auto conn = co_await BackendConnection::open(config_, 0, max_packet_bytes_);
+      auto config = config_;
+      const uint64_t generation = generation_;
+      auto conn = co_await BackendConnection::open(*config, 0, max_packet_bytes_);
       if (!*alive) co_return;
+      if (generation != generation_) {
+        --total_;
+        if (conn) (*conn)->stream().close();
+        break;
+      }
       if (!conn) {
         --total_;
         if (refusedForConnectionLimit(conn.error())) {

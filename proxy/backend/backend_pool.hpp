@@ -43,8 +43,11 @@ class BackendPool {
               uint32_t min_size, size_t max_packet_bytes);
   ~BackendPool();
 
-  const conf::BackendConfig& config() const { return config_; }
-  const std::string& name() const { return config_.name; }
+  // The server the pool lends connections to now. A repoint() (a primary
+  // switch) replaces it; the previous ones stay allocated (statements that
+  // ran on them may still hold a reference), one per switch.
+  const conf::BackendConfig& config() const { return *config_; }
+  const std::string& name() const { return config_->name; }
 
   // `owner` is the client connection id the connection is lent to (for KILL).
   // `preferred`: the serial of an idle connection to lend rather than the
@@ -71,6 +74,20 @@ class BackendPool {
   // so the pool empties as its last borrowers return their connections.
   void drain();
   PoolStats stats() const;
+  // A primary switch (docs/availability.md, proxy/ha/). hold(): acquirers
+  // wait (lending nothing new) until releaseHold() or `until`, then fail with
+  // kSwitching; connections already lent stay lent. lent(): connections out
+  // on loan now. repoint(): the pool lends connections to another server
+  // from now on: idle ones are closed, lent ones are closed when they come
+  // back, connects in progress to the previous server are discarded.
+  void hold(Clock::time_point until);
+  void releaseHold();
+  bool held() const { return held_; }
+  uint32_t lent() const { return static_cast<uint32_t>(lent_.size()); }
+  void repoint(conf::BackendConfig config);
+  // The same server, other settings (its replicas after a REJOIN): nothing is closed.
+  void updateConfig(conf::BackendConfig config);
+  uint64_t generation() const { return generation_; }
   // In connect backoff now (a failed connect): lending would fail fast.
   bool inBackoff() const { return Clock::now() < down_until_; }
   void noteReplicaRead() { ++counters_.replica_reads; }
@@ -86,7 +103,8 @@ class BackendPool {
   void closeIdleAndWakeAll();
 
   asio::any_io_executor executor_;
-  conf::BackendConfig config_;
+  std::shared_ptr<const conf::BackendConfig> config_;
+  std::vector<std::shared_ptr<const conf::BackendConfig>> previous_configs_;
   uint32_t max_size_;
   uint32_t min_size_;
   size_t max_packet_bytes_;
@@ -97,6 +115,7 @@ class BackendPool {
     uint32_t owner = 0;
     uint32_t thread_id = 0;
     bool kill_aimed = false;
+    uint64_t generation = 0;  // the pool's generation when lent: older ones are closed on return
   };
   std::vector<std::unique_ptr<BackendConnection>> idle_;
   // Connections out on loan, by address (never dereferenced through here).
@@ -108,6 +127,10 @@ class BackendPool {
   uint32_t total_ = 0;
   bool stopped_ = false;
   bool draining_ = false;
+  bool held_ = false;
+  Clock::time_point held_until_{};
+  std::vector<asio::steady_timer*> hold_waiters_;
+  uint64_t generation_ = 0;  // repoint()s so far
   uint64_t swept_limits_epoch_ = 0;  // dropOlderThanConnectLimits() ran for this epoch
   Clock::time_point down_until_{};
   Clock::time_point server_full_until_{};  // the server refused a connect for lack of connections

@@ -3,6 +3,7 @@
 // them. An interface so that the map publisher (proxy/maps) and the
 // subsystems above it never see the session or the worker.
 #pragma once
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,22 @@ class PoolHost {
   // them), then starts pools for `add`.
   virtual bool changePools(const std::vector<std::string>& retire, const std::vector<conf::BackendConfig>& add) = 0;
   virtual std::optional<std::vector<PoolSnapshot>> snapshotPools() = 0;
+
+  // A primary switch of `backend` (proxy/ha/switchover.cpp), step by step:
+  // holdBackend: its pool lends nothing new (acquirers wait, at most until
+  // `until`); busyConnections: its connections running a statement or an
+  // open transaction (a session idle outside a transaction on a pinned
+  // connection is not busy); repointBackend: the pool serves `primary`
+  // from now on, the replicas' pools are rebuilt for `replicas`, and the
+  // sessions idle on a pinned connection to the old primary are closed
+  // (their connection-bound state lived there; returns how many);
+  // releaseBackend: the waiting acquirers go on.
+  virtual bool holdBackend(const std::string& backend, std::chrono::steady_clock::time_point until) = 0;
+  virtual std::optional<uint32_t> busyConnections(const std::string& backend) = 0;
+  // `primary` null: the primary stays (a REJOIN changes only the replicas).
+  virtual std::optional<uint32_t> repointBackend(const std::string& backend, const conf::BackendConfig* primary,
+                                                 const std::vector<conf::BackendConfig>& replicas) = 0;
+  virtual bool releaseBackend(const std::string& backend) = 0;
 };
 
 }  // namespace sp::proxy

@@ -47,4 +47,38 @@ bool positionCovers(std::string_view position, const Gtid& gtid) {
   return false;
 }
 
+std::optional<std::vector<Gtid>> parsePosition(std::string_view position) {
+  std::vector<Gtid> out;
+  position = trim(position);
+  while (!position.empty()) {
+    size_t comma = position.find(',');
+    auto entry = parseGtid(position.substr(0, comma));
+    if (!entry) return std::nullopt;
+    out.push_back(*entry);
+    if (comma == std::string_view::npos) break;
+    position.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+std::optional<uint64_t> positionShortfall(std::string_view position, std::string_view other) {
+  auto mine = parsePosition(position);
+  auto theirs = parsePosition(other);
+  if (!mine || !theirs) return std::nullopt;
+  uint64_t missing = 0;
+  for (const auto& t : *theirs) {
+    uint64_t have = 0;
+    for (const auto& m : *mine) {
+      if (m.domain == t.domain) have = m.seq;
+    }
+    if (t.seq > have) missing += t.seq - have;
+  }
+  return missing;
+}
+
+bool positionCoversAll(std::string_view position, std::string_view other) {
+  auto shortfall = positionShortfall(position, other);
+  return shortfall && *shortfall == 0;
+}
+
 }  // namespace sp::proxy

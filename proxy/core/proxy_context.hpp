@@ -7,11 +7,14 @@
 #include <vector>
 
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "conf/config.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/core/lifecycle_stats.hpp"
 #include "proxy/core/replica_health.hpp"
+#include "proxy/core/topology.hpp"
 #include "proxy/core/write_hold.hpp"
 #include "routing/merge/merge_budget.hpp"
 #include "routing/map/shard_map.hpp"
@@ -26,6 +29,7 @@ class Worker;
 class FleetAgent;
 class SlowQueryLog;
 class MoveCoordinator;
+class HaCoordinator;
 class ServerTls;
 
 struct ProxyContext {
@@ -64,6 +68,9 @@ struct ProxyContext {
   // Every server's role and replication state (proxy/ha/replica_monitor.hpp);
   // null until the first probe, and always when no backend lists replicas.
   std::atomic<std::shared_ptr<const ReplicaHealth>> replica_health;
+  // Which server is each backend's primary now (topology.hpp); set before
+  // the workers start, replaced whole by SWITCHOVER / FAILOVER / REJOIN.
+  std::atomic<std::shared_ptr<const Topology>> topology;
   // Reads on replicas (docs/availability.md): statements a replica answered,
   // read-your-writes waits that succeeded, and those that gave up (the primary answered).
   std::atomic<uint64_t> replica_reads{0};
@@ -96,6 +103,32 @@ struct ProxyContext {
   // Keys of online moves and their cut-over hold (write_hold.hpp).
   WriteHold write_hold;
   MoveCoordinator* moves = nullptr;  // the admin commands MOVE ..., SHOW MOVES (set at start-up)
+  HaCoordinator* ha = nullptr;       // SWITCHOVER / FAILOVER / REJOIN BACKEND (proxy/ha/, set at start-up)
 };
+
+// How to reach a backend's current primary (its pool's settings): the
+// configured server until a SWITCHOVER or FAILOVER changed it. nullopt:
+// no such backend. Every subsystem that opens its own connections to a
+// backend's primary (moves, partitions, archives) asks here.
+inline std::optional<conf::BackendConfig> currentPrimary(const ProxyContext& context, std::string_view backend) {
+  auto topology = context.topology.load();
+  if (!topology) {
+    const conf::BackendConfig* b = context.config.findBackend(backend);
+    if (b == nullptr) return std::nullopt;
+    return *b;
+  }
+  return primaryPoolConfig(context.config, *topology, backend);
+}
+
+// The configuration with every backend's address and account replaced by its
+// current primary's: for code that takes a whole conf::Config (the
+// schema-drift check).
+inline conf::Config configWithCurrentPrimaries(const ProxyContext& context) {
+  conf::Config out = context.config;
+  for (auto& b : out.backends) {
+    if (auto now = currentPrimary(context, b.name)) b = std::move(*now);
+  }
+  return out;
+}
 
 }  // namespace sp::proxy

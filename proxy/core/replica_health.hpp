@@ -23,7 +23,8 @@ struct ServerHealth {
   std::string backend;  // the replication group: the backend's name
   std::string name;     // the server's own name (the backend's for its primary)
   std::string address;
-  bool primary = false;  // listed as backends[].address (the group's writer)
+  bool primary = false;  // the group's writer now (ProxyContext::topology)
+  bool fenced = false;   // demoted by a failover: kept read-only, serves nothing until REJOIN
   ServerState state = ServerState::kUnknown;
   bool answered = false;  // the last probe got an answer
   bool read_only = false;
@@ -48,11 +49,16 @@ struct ServerHealth {
 
 // Whether a replica may serve reads now: its last probe answered, both
 // replication threads run and it is within ha.max_replica_lag_ms.
-inline bool servesReads(const ServerHealth& s) { return !s.primary && s.answered && s.state == ServerState::kUp; }
+inline bool servesReads(const ServerHealth& s) {
+  return !s.primary && !s.fenced && s.answered && s.state == ServerState::kUp;
+}
 
 // Whether promoting a replica of this primary can lose writes its clients
 // were told were committed, in one line for SHOW BACKENDS (docs/availability.md).
 std::string failoverLoss(const ServerHealth& primary);
+// The same judged from what the last answered probe saw (a primary that
+// just died): for FAILOVER's report.
+std::string failoverLossFromLastProbe(const ServerHealth& primary);
 
 struct ReplicaHealth {
   std::vector<ServerHealth> servers;  // per backend: its primary, then its replicas in config order

@@ -3,6 +3,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "proxy/backend/backend_connection.hpp"
@@ -23,7 +24,8 @@ int64_t unixMillis() {
 
 }  // namespace
 
-ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context) : io_(io), context_(context) {
+ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context, Hooks hooks)
+    : io_(io), context_(context), hooks_(std::move(hooks)) {
   bool any_replica = false;
   for (const auto& b : context_.config.backends) any_replica = any_replica || !b.replicas.empty();
   if (!any_replica) return;
@@ -116,10 +118,16 @@ awaitable<void> ReplicaMonitor::watch(size_t index) {
       if (!error.empty()) conn.reset();  // a timed-out exchange leaves the connection mid-response
     }
     ServerHealth& server = servers_[index];
+    refreshRole(server);
     const ServerState before = server.state;
     const int64_t now = unixMillis();
     if (error.empty()) {
       applyProbe(server, role, slave, ha, now);
+      if (!server.primary && !server.read_only && conn) {
+        const bool usable = co_await fenceIfWritable(index, *conn);
+        if (!*alive) co_return;
+        if (!usable) conn.reset();
+      }
       first_failure = 0;
       if (logged_failure) spdlog::info("ha: server {} ({}) answers again", server.name, server.address);
       logged_failure = false;
@@ -137,12 +145,44 @@ awaitable<void> ReplicaMonitor::watch(size_t index) {
                    server.last_error.empty() ? "" : " (" + server.last_error + ")");
     }
     publish();
+    if (hooks_.probed) hooks_.probed(servers_[index]);
     pause.expires_after(interval);
     co_await pause.async_wait(kNoThrow);
   }
 }
 
+void ReplicaMonitor::refreshRole(ServerHealth& server) const {
+  auto topology = context_.topology.load();
+  if (!topology) return;
+  const GroupTopology* group = topology->find(server.backend);
+  if (group == nullptr) return;
+  server.primary = group->primary == server.name;
+  server.fenced = std::find(group->fenced.begin(), group->fenced.end(), server.name) != group->fenced.end();
+}
+
+awaitable<bool> ReplicaMonitor::fenceIfWritable(size_t index, BackendConnection& conn) {
+  auto alive = alive_;
+  ServerHealth& server = servers_[index];
+  if (hooks_.switching && hooks_.switching(server.backend)) co_return true;
+  spdlog::warn("ha: server {} ({}) of backend {} is writable but is not its primary: setting read_only=ON "
+               "(never two writers)", server.name, server.address, server.backend);
+  asio::steady_timer deadline(io_);
+  deadline.expires_after(std::chrono::milliseconds(context_.config.ha.probe_timeout_ms));
+  auto done = co_await (conn.queryRows("SET GLOBAL read_only = 1") || deadline.async_wait(kNoThrow));
+  if (!*alive) co_return false;
+  if (done.index() == 0 && std::get<0>(done)) {
+    server.read_only = true;
+    co_return true;
+  }
+  server.last_error = "could not set read_only=ON: " +
+                      (done.index() == 1 ? std::string("no answer within ha.probe_timeout_ms")
+                                         : std::get<0>(done).error().message);
+  spdlog::error("ha: server {} ({}): {}", server.name, server.address, server.last_error);
+  co_return done.index() == 0 && std::get<0>(done).error().connectionUsable();
+}
+
 void ReplicaMonitor::publish() {
+  for (auto& s : servers_) refreshRole(s);
   auto snapshot = std::make_shared<ReplicaHealth>();
   snapshot->servers = servers_;
   context_.replica_health.store(std::move(snapshot));

@@ -2,20 +2,38 @@
 // or replica, each holding one connection of its own, reads the server's
 // role and replication state every ha.check_interval_ms and publishes the
 // whole picture (ProxyContext::replica_health) after each probe. Sessions
-// choose replicas from it; SHOW BACKENDS and the metrics show it. Runs on
-// one io_context (all state is touched from that thread only).
+// choose replicas from it; SHOW BACKENDS and the metrics show it. Roles come
+// from ProxyContext::topology. Never two writers: a server that answers
+// writable while it is not its group's primary is set read-only at once
+// (a returning old primary after a failover, a replica someone opened).
+// Runs on the HA coordinator's io_context (all state is touched from that
+// thread only).
 #pragma once
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "proxy/core/proxy_context.hpp"
 #include "proxy/net/net.hpp"
 
 namespace sp::proxy {
+class BackendConnection;
+}
+
+namespace sp::proxy {
 
 class ReplicaMonitor {
  public:
-  ReplicaMonitor(asio::io_context& io, ProxyContext& context);
+  struct Hooks {
+    // True while a SWITCHOVER / FAILOVER changes `backend`'s roles: its
+    // servers are not fenced meanwhile (a promoted one is writable before
+    // the new topology is published).
+    std::function<bool(const std::string& backend)> switching;
+    // After each probe of a server, with the published picture (auto failover).
+    std::function<void(const ServerHealth& server)> probed;
+  };
+  ReplicaMonitor(asio::io_context& io, ProxyContext& context, Hooks hooks = {});
   ~ReplicaMonitor();
 
   // Starts one probe loop per server; nothing when no backend lists replicas
@@ -28,9 +46,12 @@ class ReplicaMonitor {
  private:
   awaitable<void> watch(size_t index);
   void publish();
+  void refreshRole(ServerHealth& server) const;
+  awaitable<bool> fenceIfWritable(size_t index, BackendConnection& conn);
 
   asio::io_context& io_;
   ProxyContext& context_;
+  Hooks hooks_;
   std::vector<ServerHealth> servers_;
   std::vector<conf::BackendConfig> configs_;  // the login of each server, same order
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

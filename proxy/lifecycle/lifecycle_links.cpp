@@ -20,9 +20,10 @@ LifecycleLinks::~LifecycleLinks() {
 awaitable<std::expected<BackendConnection*, std::string>> LifecycleLinks::link(const std::string& backend) {
   auto it = links_.find(backend);
   if (it != links_.end() && it->second && !it->second->broken()) co_return it->second.get();
-  const conf::BackendConfig* config = config_.findBackend(backend);
+  // The backend's current primary (a SWITCHOVER may have changed it).
+  const auto config = currentPrimary(context_, backend);
   if (!config) co_return std::unexpected(fmt::format("backend {} is not in the configuration", backend));
-  auto conn = co_await BackendConnection::open(*config, 0, config_.server.max_packet_bytes);
+  auto conn = co_await BackendConnection::open(*config, 0, context_.config.server.max_packet_bytes);
   if (!conn) co_return std::unexpected(fmt::format("backend {}: {}", backend, conn.error().message));
   auto* raw = conn->get();
   links_[backend] = std::move(*conn);

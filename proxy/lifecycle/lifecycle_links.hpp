@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "conf/config.hpp"
+#include "proxy/core/proxy_context.hpp"
 #include "proxy/backend/backend_connection.hpp"
 #include "proxy/net/net.hpp"
 
@@ -17,7 +17,7 @@ namespace sp::proxy {
 
 class LifecycleLinks {
  public:
-  explicit LifecycleLinks(const conf::Config& config) : config_(config) {}
+  explicit LifecycleLinks(const ProxyContext& context) : context_(context) {}
   ~LifecycleLinks();
   LifecycleLinks(const LifecycleLinks&) = delete;
   LifecycleLinks& operator=(const LifecycleLinks&) = delete;
@@ -31,7 +31,7 @@ class LifecycleLinks {
  private:
   awaitable<std::expected<BackendConnection*, std::string>> link(const std::string& backend);
 
-  const conf::Config& config_;
+  const ProxyContext& context_;
   std::map<std::string, std::unique_ptr<BackendConnection>> links_;
 };
 

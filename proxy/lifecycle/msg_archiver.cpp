@@ -197,7 +197,7 @@ awaitable<std::expected<LocalResult, std::string>> archiveRows(ProxyContext& con
                                       : routing::cutoffDaysBefore(lifecycleToday(command.as_of), command.days);
   auto store = ArchiveStore::open(context.config.cache_path);
   if (!store) co_return std::unexpected("shardproxy admin: " + store.error());
-  LifecycleLinks links(context.config);
+  LifecycleLinks links(context);
   LocalResult r;
   r.columns = {"table", "shard", "backend", "source", "target", "cutoff", "rows", "batches", "retries",
                "seconds", "rows_per_s", "state", "message"};

@@ -121,7 +121,7 @@ awaitable<std::expected<LocalResult, std::string>> showPartitions(ProxyContext& 
   LocalResult r;
   r.columns = {"table", "shard", "backend", "physical_table", "partition", "month",
                "rows", "data_bytes", "index_bytes", "status"};
-  LifecycleLinks links(context.config);
+  LifecycleLinks links(context);
   const uint32_t ahead = context.config.partitions.ahead;
   for (const auto& t : *targets) {
     auto rows = co_await readPartitions(links, t);
@@ -164,7 +164,7 @@ awaitable<std::expected<EnsureOutcome, std::string>> ensurePartitions(ProxyConte
   if (!targets) co_return std::unexpected(targets.error());
   EnsureOutcome out;
   out.result.columns = {"table", "shard", "backend", "physical_table", "added", "through", "pmax_rows", "result"};
-  LifecycleLinks links(context.config);
+  LifecycleLinks links(context);
   for (const auto& t : *targets) {
     auto fail = [&](const std::string& message) {
       ++out.failed_shards;

@@ -345,7 +345,7 @@ awaitable<std::expected<LocalResult, std::string>> archiveMonths(ProxyContext& c
   auto targets = partitionTargets(context.shard_map.load().get(), command.table);
   if (!targets) co_return std::unexpected(targets.error());
   const routing::MonthIndex cutoff = routing::monthIndexOf(before.date);
-  LifecycleLinks links(context.config);
+  LifecycleLinks links(context);
   LocalResult r;
   r.columns = {"table", "shard", "backend", "physical_table", "partition", "rows", "file", "sha256", "state", "message"};
   bool dropped_any = false;

@@ -453,12 +453,16 @@ std::vector<BackendRow> ShardMapManager::backends() {
     workers = workers_;
   }
   std::vector<BackendRow> rows;
-  auto rowFor = [&rows](const std::string& name, bool draining) -> BackendRow& {
+  // One row per pool name, role and draining: after a switchover the old
+  // primary's replica pool has the backend's name, like the backend's pool.
+  auto rowFor = [&rows](const std::string& name, bool replica, bool draining) -> BackendRow& {
+    const std::string_view role = replica ? "replica" : "primary";
     for (auto& r : rows) {
-      if (r.name == name && (r.state == "draining") == draining) return r;
+      if (r.name == name && r.role == role && (r.state == "draining") == draining) return r;
     }
     BackendRow row;
     row.name = name;
+    row.role = std::string(role);
     if (draining) row.state = "draining";
     rows.push_back(std::move(row));
     return rows.back();
@@ -468,7 +472,7 @@ std::vector<BackendRow> ShardMapManager::backends() {
     if (!snaps) continue;
     for (auto& s : *snaps) {
       if (s.draining && s.stats.total == 0) continue;  // fully drained: nothing left to show
-      BackendRow& r = rowFor(s.name, s.draining);
+      BackendRow& r = rowFor(s.name, s.replica, s.draining);
       r.address = s.address;
       r.max += s.stats.max;
       r.total += s.stats.total;
@@ -489,11 +493,31 @@ std::vector<BackendRow> ShardMapManager::backends() {
       r.replica_reads += s.stats.replica_reads;
     }
   }
+  if (auto topology = context_.topology.load()) {
+    // A primary's pool is named by its backend; the row names the server
+    // that serves it now (a SWITCHOVER / FAILOVER may have changed it).
+    for (auto& r : rows) {
+      if (r.role != "primary" || r.state == "draining") continue;
+      if (const GroupTopology* g = topology->find(r.group)) r.name = g->primary;
+    }
+    // Servers with no pool: fenced ones (a failover demoted them) serve nothing.
+    for (const auto& g : topology->groups) {
+      for (const auto& name : g.fenced) {
+        BackendRow row;
+        row.name = name;
+        row.group = g.backend;
+        row.role = "fenced";
+        row.state = "fenced";
+        rows.push_back(std::move(row));
+      }
+    }
+  }
   if (auto health = context_.replica_health.load()) {
     for (auto& r : rows) {
       const ServerHealth* h = health->find(r.name);
       if (!h) continue;
       r.health = std::string(serverStateName(h->state));
+      if (r.address.empty()) r.address = h->address;
       if (h->answered) r.read_only = h->read_only;
       r.lag_seconds = h->lag_seconds;
       r.gtid_position = h->gtid_current_pos;

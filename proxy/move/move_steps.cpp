@@ -156,7 +156,8 @@ class BackendMoveSteps final : public MoveSteps {
  private:
   using Conn = std::unique_ptr<BackendConnection>;
 
-  const conf::BackendConfig* backend(const std::string& name) const { return context_.config.findBackend(name); }
+  // The backend's current primary (a SWITCHOVER may have changed it).
+  std::optional<conf::BackendConfig> backend(const std::string& name) const { return currentPrimary(context_, name); }
   awaitable<std::expected<Conn, std::string>> connect(const std::string& name, bool replication = false,
                                                       uint32_t flavour = 0);
   awaitable<Unit> run(BackendConnection& c, std::string_view sql);
@@ -197,7 +198,7 @@ class BackendMoveSteps final : public MoveSteps {
 awaitable<std::expected<BackendMoveSteps::Conn, std::string>> BackendMoveSteps::connect(const std::string& name,
                                                                                        bool replication,
                                                                                        uint32_t flavour) {
-  const auto* config = backend(name);
+  const auto config = backend(name);
   if (!config) co_return std::unexpected(fmt::format("backend {} is not in the configuration", name));
   conf::BackendConfig use = replication ? replicationBackend(*config) : *config;
   auto conn = co_await BackendConnection::open(use, flavour, context_.config.server.max_packet_bytes);
@@ -240,7 +241,7 @@ awaitable<Unit> BackendMoveSteps::readColumns() {
                                                    plan_.source_table));
   if (!cols) co_return std::unexpected(cols.error());
   for (auto& r : cols->rows) columns_.push_back(r[0].value_or(""));
-  const auto* config = backend(plan_.source_backend);
+  const auto config = backend(plan_.source_backend);
   auto pk = co_await primaryKeyColumns(*source_, config->database, plan_.source_table);
   if (!pk) co_return std::unexpected(pk.error());
   if (pk->empty() || columns_.empty()) {

@@ -26,6 +26,9 @@ inline constexpr Code kPacketsOutOfOrder{1156, "08S01"};  // ER_NET_PACKETS_OUT_
 // 2003/2013: those are reserved for client libraries, and libmariadb rejects
 // an ERR packet carrying one as "2027 Received malformed packet".
 inline constexpr Code kBackendUnavailable{9001, "HY000"}; // cannot reach the backend
+// A statement waited for its backend's primary switch (SWITCHOVER / FAILOVER)
+// longer than ha.switchover_timeout_ms: nothing ran; retry.
+inline constexpr Code kPrimarySwitching{9141, "HY000"};
 inline constexpr Code kBackendLost{9002, "HY000"};        // backend connection lost during a statement
 inline constexpr Code kShardTimeout{9003, "HY000"};       // a shard did not answer within scatter.shard_timeout_ms
 // 40001 (serialization failure, as for a deadlock): drivers and frameworks

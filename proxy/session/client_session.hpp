@@ -56,6 +56,7 @@ class ClientSession {
   const std::string& user() const { return user_; }
   bool idle() const { return idle_; }  // waiting for the client's next command
   bool pinned() const { return pinned_ != nullptr; }  // holds a backend connection between statements
+  BackendPool* pinnedPool() const { return pinned_ ? pinned_pool_ : nullptr; }  // where it came from
   // Since when it has waited, when idle(), and how long it may (the
   // session's wait_timeout, idle_timeout.hpp): the worker's sweep closes it after that.
   std::chrono::steady_clock::time_point idleSince() const { return client_.readStartedAt(); }

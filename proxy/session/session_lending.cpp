@@ -22,8 +22,11 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrowPooled(Backen
   auto r = co_await pool.acquire(poolFlavour(), connection_id_, last_insert_id_.preferredConnection());
   if (!r) {
     const auto& cfg = pool.config();
+    const auto kind = r.error().kind;
     queueError(reply_seq_, client_error::make(
-        r.error().kind == BackendError::Kind::kPoolTimeout ? client_error::kGeneric : client_error::kBackendUnavailable,
+        kind == BackendError::Kind::kPoolTimeout ? client_error::kGeneric
+        : kind == BackendError::Kind::kSwitching ? client_error::kPrimarySwitching
+                                                 : client_error::kBackendUnavailable,
         fmt::format("shardproxy: backend {} ({}:{}) unavailable: {}", cfg.name, cfg.address.host,
                     cfg.address.port, r.error().message)));
     co_await client_.flush();

@@ -28,15 +28,27 @@ Worker::Worker(ProxyContext& context, unsigned index, unsigned worker_count)
     : context_(context), index_(index), worker_count_(worker_count),
       observer_(observerSettings(context, worker_count)) {
   const auto& cfg = context_.config;
+  // The roles in force (a switchover before a restart is remembered), else the config's.
+  const auto topology = context_.topology.load();
   for (const auto& b : cfg.backends) {
-    auto pool = std::make_unique<BackendPool>(io_.get_executor(), b, share(b.max_connections, worker_count),
+    conf::BackendConfig primary = b;
+    if (topology) {
+      if (auto now = primaryPoolConfig(cfg, *topology, b.name)) primary = std::move(*now);
+    }
+    auto pool = std::make_unique<BackendPool>(io_.get_executor(), primary, share(b.max_connections, worker_count),
                                               share(b.min_connections, worker_count), cfg.server.max_packet_bytes);
     if (b.name == cfg.default_backend) default_pool_ = pool.get();
     pools_.emplace(b.name, std::move(pool));
-    for (const auto& r : b.replicas) {
-      const conf::BackendConfig server = replicaServerConfig(b, r);
-      replica_pools_[b.name].push_back(std::make_unique<BackendPool>(
-          io_.get_executor(), server, share(server.max_connections, worker_count), 0, cfg.server.max_packet_bytes));
+    std::vector<conf::BackendConfig> replicas;
+    if (topology) {
+      replicas = replicaLogins(cfg, *topology, b.name);
+    } else {
+      for (const auto& r : b.replicas) replicas.push_back(replicaServerConfig(b, r));
+    }
+    for (auto& server : replicas) {
+      const uint32_t max = share(server.max_connections, worker_count);
+      replica_pools_[b.name].push_back(
+          std::make_unique<BackendPool>(io_.get_executor(), std::move(server), max, 0, cfg.server.max_packet_bytes));
     }
   }
   plan_cache_.setMaxBytes(cfg.limits.max_plan_cache_bytes / std::max(worker_count, 1u));
@@ -113,6 +125,82 @@ bool Worker::changePools(const std::vector<std::string>& retire, const std::vect
   return runOnWorker(*this, [this, retire, add] {
     for (const auto& name : retire) retirePool(name);
     for (const auto& b : add) addPool(b);
+  });
+}
+
+bool Worker::holdBackend(const std::string& backend, std::chrono::steady_clock::time_point until) {
+  return runOnWorker(*this, [this, backend, until] {
+    if (auto it = pools_.find(backend); it != pools_.end()) it->second->hold(until);
+  });
+}
+
+std::optional<uint32_t> Worker::busyConnections(const std::string& backend) {
+  auto busy = std::make_shared<uint32_t>(0);
+  if (!runOnWorker(*this, [this, backend, busy] {
+        auto it = pools_.find(backend);
+        if (it == pools_.end()) return;
+        BackendPool* pool = it->second.get();
+        uint32_t parked = 0;
+        for (auto* s : sessions_) {
+          if (s->pinnedPool() == pool && s->idle() && !s->inTransaction()) ++parked;
+        }
+        *busy = pool->lent() > parked ? pool->lent() - parked : 0;
+      })) {
+    return std::nullopt;
+  }
+  return *busy;
+}
+
+std::optional<uint32_t> Worker::repointBackend(const std::string& backend, const conf::BackendConfig* primary,
+                                               const std::vector<conf::BackendConfig>& replicas) {
+  auto closed = std::make_shared<uint32_t>(0);
+  std::optional<conf::BackendConfig> new_primary;
+  if (primary) new_primary = *primary;
+  if (!runOnWorker(*this, [this, backend, new_primary, replicas, closed] {
+        auto it = pools_.find(backend);
+        if (it == pools_.end()) return;
+        BackendPool* pool = it->second.get();
+        if (new_primary) {
+          pool->repoint(*new_primary);
+          // Sessions idle on a pinned connection to the old primary: their
+          // state (user variables, temporary tables, locks) lives there and
+          // cannot follow; closed like a server restart would close them.
+          for (auto* s : sessions_) {
+            if (s->pinnedPool() == pool) {
+              s->kill();
+              ++*closed;
+            }
+          }
+        } else {
+          // The primary stays; only the replicas the sessions read from change.
+          conf::BackendConfig same = pool->config();
+          same.replicas.clear();
+          for (const auto& r : replicas) same.replicas.push_back({r.name, r.address, r.user, r.password});
+          pool->updateConfig(std::move(same));
+        }
+        auto& group = replica_pools_[backend];
+        for (auto& old : group) {
+          old->drain();
+          retired_pools_.push_back(std::move(old));
+        }
+        group.clear();
+        const auto& cfg = context_.config;
+        for (const auto& server : replicas) {
+          auto replica = std::make_unique<BackendPool>(io_.get_executor(), server,
+                                                       share(server.max_connections, worker_count_), 0,
+                                                       cfg.server.max_packet_bytes);
+          replica->start();
+          group.push_back(std::move(replica));
+        }
+      })) {
+    return std::nullopt;
+  }
+  return *closed;
+}
+
+bool Worker::releaseBackend(const std::string& backend) {
+  return runOnWorker(*this, [this, backend] {
+    if (auto it = pools_.find(backend); it != pools_.end()) it->second->releaseHold();
   });
 }
 

@@ -78,6 +78,11 @@ class Worker final : public PoolHost {
   unsigned index() const override { return index_; }
   bool changePools(const std::vector<std::string>& retire, const std::vector<conf::BackendConfig>& add) override;
   std::optional<std::vector<PoolSnapshot>> snapshotPools() override;
+  bool holdBackend(const std::string& backend, std::chrono::steady_clock::time_point until) override;
+  std::optional<uint32_t> busyConnections(const std::string& backend) override;
+  std::optional<uint32_t> repointBackend(const std::string& backend, const conf::BackendConfig* primary,
+                                         const std::vector<conf::BackendConfig>& replicas) override;
+  bool releaseBackend(const std::string& backend) override;
 
   // Statement metrics, digests and the slow-query log of this worker's sessions.
   StatementObserver& observer() { return observer_; }

@@ -24,6 +24,7 @@ TEST(HaConfig, Defaults) {
   EXPECT_EQ(config->ha.max_replica_lag_ms, 5000u);
   EXPECT_EQ(config->ha.causal_read_timeout_ms, 1000u);
   EXPECT_FALSE(config->ha.auto_failover);
+  EXPECT_EQ(config->ha.switchover_timeout_ms, 5000u);
   EXPECT_TRUE(config->backends[0].replicas.empty());
   EXPECT_EQ(config->users[0].reads, ReadTarget::kPrimary);
 }
@@ -66,14 +67,14 @@ TEST(HaConfig, EveryServerHasItsOwnNameAndAddress) {
 
 TEST(HaConfig, BadValuesNamePathAndLine) {
   auto config = parseConfig(withReplicas("      - {name: db0r1}\n",
-                                         "ha:\n  check_interval_ms: 10\n  auto_failover: true\n  lag: 3\n"),
+                                         "ha:\n  check_interval_ms: 10\n  auto_failover: maybe\n  lag: 3\n  switchover_timeout_ms: 5\n"),
                             kBase);
   ASSERT_FALSE(config);
   std::string text = formatIssues(config.error(), "p.yaml");
   EXPECT_NE(text.find("backends[0].replicas[0].address"), std::string::npos) << text;
   EXPECT_NE(text.find("p.yaml:11: ha.check_interval_ms"), std::string::npos) << text;
-  EXPECT_NE(text.find("p.yaml:12: ha.auto_failover: automatic failover is not available yet"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("p.yaml:12: ha.auto_failover"), std::string::npos) << text;
+  EXPECT_NE(text.find("p.yaml:14: ha.switchover_timeout_ms"), std::string::npos) << text;
   EXPECT_NE(text.find("ha.lag"), std::string::npos) << text;
   auto reads = parseConfig("users:\n  - {name: app, password: pw, reads: replicas}\n"
                            "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n",

@@ -1,0 +1,453 @@
+"""Planned switchover, failover, fencing and rejoin against real GTID replication (issue 29).
+
+A replication group of its own: scripts/cluster starts a primary and two
+semi-synchronous (AFTER_SYNC) replicas on SP_SWITCH_PORT, +100, +200 in a
+directory of its own; this test starts its own proxy in front of them with
+auto_failover on and a SQLite cache.
+
+Checked, in order (each step starts from the roles the one before left):
+1. SWITCHOVER BACKEND db0 TO r1 while 4 writers insert and 4 readers read
+   through the proxy: no client error, every acknowledged row is on the new
+   primary afterwards, the old primary is read-only and replicates from r1,
+   and no transaction with the old primary's server_id reaches any binary
+   log after the switch position (it was never written again). The pause
+   (held_ms) and the writers' longest wait are printed.
+2. Refusals: SWITCHOVER to a server that is not a replica, to the primary
+   itself, FAILOVER of a primary that answers; unknown backend.
+3. SIGKILL of the new primary with 4 writers running: the proxy fails over
+   by itself (auto_failover) to the most advanced replica, writes succeed
+   again, and no acknowledged write is lost (semi-sync AFTER_SYNC). The
+   time until the first write succeeds again is printed.
+4. The killed server comes back writable (its read_only turned off by hand):
+   the monitor sets it read-only again (never two writers); REJOIN makes it a
+   replica of the new primary, or is refused because it holds a transaction
+   the group lacks (a write that was never acknowledged), which is then
+   verified directly.
+5. The proxy restarted: it keeps the roles (SHOW TOPOLOGY, writes go to the
+   current primary), from the SQLite cache.
+Everything is torn down at the end, whatever failed.
+"""
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+import unittest
+
+import pymysql
+
+from free_ports import free_ports
+
+HOST = "127.0.0.1"
+REPO = os.environ["SP_REPO_ROOT"]
+BINARY = os.environ["SP_PROXY_BINARY"]
+RUN_DIR = os.environ["SP_SWITCH_RUN_DIR"]
+PRIMARY = int(os.environ.get("SP_SWITCH_PORT", "3377"))
+R1, R2 = PRIMARY + 100, PRIMARY + 200
+PORTS = {"db0": PRIMARY, "r1": R1, "r2": R2}
+CLUSTER = [os.path.join(REPO, "scripts", "cluster"), "--dir", os.path.join(RUN_DIR, "cluster")]
+ROOT_PASSWORD = "root_pw"
+WRITERS = 4
+READERS = 4
+
+
+def cluster(*args, timeout=240):
+    r = subprocess.run(CLUSTER[:1] + list(args[:1]) + CLUSTER[1:] + list(args[1:]), capture_output=True, text=True,
+                       timeout=timeout)
+    if r.returncode != 0:
+        raise SystemExit(f"scripts/cluster {' '.join(args)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    return r.stdout
+
+
+def root(port):
+    return pymysql.connect(host=HOST, port=port, user="root", password=ROOT_PASSWORD, autocommit=True,
+                           connect_timeout=10, read_timeout=60)
+
+
+def rows(conn, sql, args=None):
+    with conn.cursor() as cur:
+        cur.execute(sql, args)
+        return cur.fetchall()
+
+
+def scalar(conn, sql, args=None):
+    r = rows(conn, sql, args)
+    return r[0][0] if r else None
+
+
+def slave_status(conn):
+    with conn.cursor(pymysql.cursors.DictCursor) as cur:
+        cur.execute("SHOW SLAVE STATUS")
+        return cur.fetchone()
+
+
+def wait_until(what, predicate, timeout=30.0):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            if predicate():
+                return
+        except Exception as e:  # a server restarting: try again until the deadline
+            last = e
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what} (last error: {last})")
+
+
+CONFIG = """\
+server:
+  listen: 127.0.0.1:{port}
+  admin_listen: 127.0.0.1:{admin}
+cache: {cache}
+users:
+  - {{name: app, password: app_pw}}
+  - {{name: reader, password: reader_pw, reads: replica}}
+admin_users:
+  - {{name: admin, password: admin_pw}}
+backends:
+  - name: db0
+    address: 127.0.0.1:{primary}
+    user: proxy
+    password: proxy_pw
+    replication_user: proxy_repl
+    replication_password: proxy_repl_pw
+    database: im
+    max_connections: 32
+    replicas:
+      - {{name: r1, address: 127.0.0.1:{r1}}}
+      - {{name: r2, address: 127.0.0.1:{r2}}}
+default_backend: db0
+ha:
+  check_interval_ms: 100
+  probe_timeout_ms: 500
+  max_replica_lag_ms: 10000
+  causal_read_timeout_ms: 500
+  failure_timeout_ms: 1500
+  switchover_timeout_ms: 5000
+  auto_failover: true
+"""
+
+
+class Load:
+    """Writers insert (writer, n) rows and remember what was acknowledged;
+    readers read. Errors are collected, not raised."""
+
+    def __init__(self, port, writers=WRITERS, readers=READERS):
+        self.port = port
+        self.stop = threading.Event()
+        self.acked = []
+        self.ack_times = []
+        self.errors = []
+        self.first_ok_after = {}
+        self.max_latency = 0.0
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.write, args=(w,)) for w in range(writers)]
+        # Half the readers read replicas (users[].reads), half the primary.
+        self.threads += [threading.Thread(target=self.read, args=("reader" if r % 2 else "app",))
+                         for r in range(readers)]
+
+    def connect(self, user):
+        return pymysql.connect(host=HOST, port=self.port, user=user, password=f"{user}_pw", database="im",
+                               autocommit=True, connect_timeout=10, read_timeout=30)
+
+    def write(self, writer):
+        conn, n = None, 0
+        while not self.stop.is_set():
+            n += 1
+            started = time.time()
+            try:
+                if conn is None:
+                    conn = self.connect("app")
+                rows(conn, "INSERT INTO ha_rows (writer, n) VALUES (%s, %s)", (writer, n))
+                latency = time.time() - started
+                with self.lock:
+                    self.acked.append((writer, n))
+                    self.ack_times.append(time.time())
+                    self.max_latency = max(self.max_latency, latency)
+            except pymysql.err.MySQLError as e:
+                with self.lock:
+                    self.errors.append(f"writer {writer} row {n}: {e}")
+                if conn is not None:
+                    conn.close()
+                conn = None
+                time.sleep(0.05)
+        if conn is not None:
+            conn.close()
+
+    def read(self, user):
+        conn = None
+        while not self.stop.is_set():
+            try:
+                if conn is None:
+                    conn = self.connect(user)
+                scalar(conn, "SELECT COUNT(*) FROM ha_rows")
+            except pymysql.err.MySQLError as e:
+                with self.lock:
+                    self.errors.append(f"reader: {e}")
+                if conn is not None:
+                    conn.close()
+                conn = None
+                time.sleep(0.05)
+        if conn is not None:
+            conn.close()
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=60)
+
+    def acked_count(self):
+        with self.lock:
+            return len(self.acked)
+
+
+class Switchover(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(RUN_DIR, exist_ok=True)
+        # A fresh group every run: the last one ended with other roles and histories.
+        cluster("wipe")
+        cluster("up", "--ports", str(PRIMARY), "--replicas", "2", "--semi-sync")
+        with root(PRIMARY) as p:
+            for sql in ("DROP TABLE IF EXISTS im.ha_rows",
+                        "CREATE TABLE im.ha_rows (id BIGINT AUTO_INCREMENT PRIMARY KEY, writer INT, n INT, "
+                        "UNIQUE KEY (writer, n))"):
+                rows(p, sql)
+            gtid = scalar(p, "SELECT @@gtid_current_pos")
+        for port in (R1, R2):
+            with root(port) as c:
+                if scalar(c, "SELECT MASTER_GTID_WAIT(%s, 30)", (gtid,)) != 0:
+                    raise SystemExit(f"replica {port} did not catch up with {gtid}")
+        cls.server_ids = {}
+        for name, port in PORTS.items():
+            with root(port) as c:
+                cls.server_ids[name] = int(scalar(c, "SELECT @@server_id"))
+        cls.port, cls.admin = free_ports(2)
+        cls.config = os.path.join(RUN_DIR, "shardproxy.yaml")
+        cache = os.path.join(RUN_DIR, "cache.sqlite")
+        if os.path.exists(cache):
+            os.remove(cache)
+        with open(cls.config, "w", encoding="utf-8") as f:
+            f.write(CONFIG.format(port=cls.port, admin=cls.admin, cache=cache, primary=PRIMARY, r1=R1, r2=R2))
+        cls.log = open(os.path.join(RUN_DIR, "shardproxy.log"), "a")
+        cls.start_proxy()
+
+    @classmethod
+    def start_proxy(cls):
+        cls.proc = subprocess.Popen([BINARY, "--config", cls.config], stdout=cls.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 30
+        while True:
+            try:
+                pymysql.connect(host=HOST, port=cls.port, user="app", password="app_pw", connect_timeout=5).close()
+                break
+            except pymysql.err.MySQLError:
+                if time.time() > deadline or cls.proc.poll() is not None:
+                    raise SystemExit("the test proxy did not start; see " + cls.log.name)
+                time.sleep(0.2)
+        wait_until("every server of the group probed up", cls.group_up, 30)
+
+    @classmethod
+    def group_up(cls):
+        topology = cls.admin_rows("SHOW TOPOLOGY")[0]
+        serving = [topology["primary"]] + [n for n in topology["replicas"].split(",") if n]
+        return all(cls.server(n)["health"] == "up" for n in serving)
+
+    @classmethod
+    def stop_proxy(cls):
+        cls.proc.send_signal(signal.SIGTERM)
+        cls.proc.wait(timeout=30)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            if getattr(cls, "proc", None) and cls.proc.poll() is None:
+                cls.stop_proxy()
+            if getattr(cls, "log", None):
+                cls.log.close()
+        finally:
+            cluster("down", "--ports", ",".join(str(p) for p in (PRIMARY, R1, R2)))
+
+    @classmethod
+    def admin_rows(cls, sql):
+        with pymysql.connect(host=HOST, port=cls.admin, user="admin", password="admin_pw", connect_timeout=10,
+                             read_timeout=60) as a:
+            with a.cursor(pymysql.cursors.DictCursor) as cur:
+                cur.execute(sql)
+                return cur.fetchall()
+
+    @classmethod
+    def server(cls, name):
+        for row in cls.admin_rows("SHOW BACKENDS"):
+            if row["backend"] == name:
+                return row
+        raise AssertionError(f"SHOW BACKENDS has no row {name}")
+
+    @classmethod
+    def topology(cls):
+        return cls.admin_rows("SHOW TOPOLOGY")[0]
+
+    def assert_all_present(self, acked, port):
+        with root(port) as c:
+            present = set(rows(c, "SELECT writer, n FROM im.ha_rows"))
+        missing = [a for a in acked if a not in present]
+        self.assertEqual(missing, [], f"{len(missing)} acknowledged writes missing on 127.0.0.1:{port}")
+
+    def own_transactions_after(self, name, position):
+        """Transactions written with `name`'s server_id past `position` (its
+        domain's sequence number), in every server's binary log."""
+        seq = int(re.search(r"0-\d+-(\d+)", position).group(1))
+        found = []
+        for port in PORTS.values():
+            try:
+                c = root(port)
+            except pymysql.err.MySQLError:
+                continue
+            with c:
+                for (log_name, *_rest) in rows(c, "SHOW BINARY LOGS"):
+                    for event in rows(c, f"SHOW BINLOG EVENTS IN '{log_name}'"):
+                        # (Log_name, Pos, Event_type, Server_id, End_log_pos, Info)
+                        if event[2] != "Gtid" or event[3] != self.server_ids[name]:
+                            continue
+                        m = re.search(r"GTID 0-(\d+)-(\d+)", event[5])
+                        if m and int(m.group(2)) > seq:
+                            found.append((port, event[5]))
+        return found
+
+    def test_1_switchover_under_load(self):
+        with Load(self.port) as load:
+            wait_until("writes flowing", lambda: load.acked_count() > 200, 30)
+            result = self.admin_rows("SWITCHOVER BACKEND db0 TO r1")[0]
+            before = load.acked_count()
+            wait_until("writes flowing after the switch", lambda: load.acked_count() > before + 200, 30)
+        print(f"switchover: held {result['held_ms']} ms (drained {result['drained_ms']} ms, replica caught up "
+              f"{result['caught_up_ms']} ms); longest write {load.max_latency * 1000:.1f} ms; "
+              f"{len(load.acked)} writes acknowledged", flush=True)
+        self.assertEqual(load.errors, [], "no client error during a switchover")
+        self.assertEqual((result["old_primary"], result["new_primary"]), ("db0", "r1"))
+        self.assertEqual(result["problems"], "")
+        topology = self.topology()
+        self.assertEqual(topology["primary"], "r1")
+        self.assertEqual(topology["address"], f"127.0.0.1:{R1}")
+        self.assertEqual(set(topology["replicas"].split(",")), {"r2", "db0"})
+        self.assert_all_present(load.acked, R1)
+        with root(PRIMARY) as old:
+            self.assertEqual(scalar(old, "SELECT @@global.read_only"), 1)
+            wait_until("the old primary replicating from r1",
+                       lambda: (slave_status(old) or {}).get("Master_Port") == R1 and
+                       slave_status(old)["Slave_SQL_Running"] == "Yes")
+        wait_until("every server up again in SHOW BACKENDS",
+                   lambda: all(self.server(n)["health"] == "up" for n in PORTS), 30)
+        self.assertEqual(self.server("r1")["role"], "primary")
+        self.assertEqual(self.server("db0")["role"], "replica")
+        self.assertEqual(self.own_transactions_after("db0", result["position"]), [],
+                         "the old primary took no write after the switch")
+        with root(R1) as new_primary, root(PRIMARY) as old, root(R2) as other:
+            pos = scalar(new_primary, "SELECT @@gtid_binlog_pos")
+            for c in (old, other):
+                self.assertEqual(scalar(c, "SELECT MASTER_GTID_WAIT(%s, 30)", (pos,)), 0)
+                self.assertEqual(scalar(c, "SELECT COUNT(*) FROM im.ha_rows"),
+                                 scalar(new_primary, "SELECT COUNT(*) FROM im.ha_rows"))
+
+    def test_2_refusals_say_why(self):
+        cases = [
+            ("SWITCHOVER BACKEND db0 TO nosuch", 9140, "is not a replica of backend db0"),
+            ("SWITCHOVER BACKEND db0 TO r1", 9140, "is not a replica of backend db0"),
+            ("SWITCHOVER BACKEND dbX", 9140, "unknown backend"),
+            ("FAILOVER BACKEND db0", 9140, "not down"),
+            ("REJOIN BACKEND db0 SERVER r1", 9140, "is the primary"),
+            ("SWITCHOVER db0", 1064, "SWITCHOVER BACKEND <backend>"),
+        ]
+        for sql, code, text in cases:
+            with self.assertRaises(pymysql.err.MySQLError, msg=sql) as caught:
+                self.admin_rows(sql)
+            self.assertEqual(caught.exception.args[0], code, sql)
+            self.assertIn(text, caught.exception.args[1], sql)
+        self.assertEqual(self.topology()["primary"], "r1", "a refusal changes nothing")
+
+    def test_3_auto_failover_loses_no_acknowledged_write(self):
+        with Load(self.port, readers=2) as load:
+            wait_until("writes flowing", lambda: load.acked_count() > 200, 30)
+            with root(R1) as c:
+                server_pid = int(scalar(c, "SELECT @@pid_file IS NOT NULL") or 0)  # answers: it is up
+            self.assertEqual(server_pid, 1)
+            killed = time.time()
+            cluster("kill", str(R1))
+            with load.lock:
+                acked_at_kill = len(load.acked)
+            wait_until("writes succeeding after the failover", lambda: load.acked_count() > acked_at_kill + 50, 60)
+            with load.lock:
+                # The last write acknowledged before the kill, and the first after the outage.
+                before = [t for t in load.ack_times if t <= killed]
+                gap_start = max(before) if before else killed
+                after = [t for t in load.ack_times if t > gap_start + 0.2]
+                recovered = (min(after) if after else time.time()) - killed
+        topology = self.topology()
+        print(f"failover: writes succeed again {recovered:.2f} s after SIGKILL of the primary "
+              f"(ha.failure_timeout_ms 1500); {len(load.errors)} client errors meanwhile; new primary "
+              f"{topology['primary']}; change: {topology['change']}", flush=True)
+        self.assertIn(topology["primary"], ("db0", "r2"))
+        self.assertIn("r1", topology["fenced"].split(","))
+        self.assertIn("auto_failover", topology["change"])
+        self.assertIn("none: semi-sync AFTER_SYNC", topology["change"])
+        new_port = PORTS[topology["primary"]]
+        self.assert_all_present(load.acked, new_port)
+        self.assertEqual(self.server(topology["primary"])["role"], "primary")
+        with root(new_port) as c:
+            self.assertEqual(scalar(c, "SELECT @@global.read_only"), 0)
+
+    def test_4_fenced_server_stays_read_only_and_rejoins(self):
+        cluster("restart", str(R1))
+        with root(R1) as c:
+            rows(c, "SET GLOBAL read_only = 0")  # as a server started from an old config would be
+            wait_until("the monitor setting the fenced server read-only",
+                       lambda: scalar(c, "SELECT @@global.read_only") == 1, 10)
+        topology = self.topology()
+        primary_port = PORTS[topology["primary"]]
+        try:
+            self.admin_rows("SWITCHOVER BACKEND db0 TO r1")
+            self.fail("a fenced server is not a switchover target")
+        except pymysql.err.MySQLError as e:
+            self.assertEqual(e.args[0], 9140)
+        try:
+            self.admin_rows("REJOIN BACKEND db0 SERVER r1")
+        except pymysql.err.MySQLError as e:
+            # Refused: r1 must hold a transaction the group lacks (written to
+            # its binlog, never acknowledged to a client before it died).
+            self.assertEqual(e.args[0], 9140, e.args[1])
+            self.assertIn("transactions the primary", e.args[1])
+            with root(R1) as c, root(primary_port) as p:
+                own = scalar(c, "SELECT @@gtid_current_pos")
+                group = scalar(p, "SELECT @@gtid_current_pos")
+            self.assertNotEqual(own, group)
+            print(f"rejoin refused as it must be: r1 at {own}, the primary at {group}", flush=True)
+            return
+        topology = self.topology()
+        self.assertNotIn("r1", topology["fenced"].split(",") if topology["fenced"] else [])
+        self.assertIn("r1", topology["replicas"].split(","))
+        try:
+            wait_until("r1 replicating and up", lambda: self.server("r1")["health"] == "up", 30)
+        except AssertionError as e:
+            with root(R1) as c:
+                raise AssertionError(f"{e}: SHOW BACKENDS r1: {self.server('r1')}; SHOW SLAVE STATUS on r1: "
+                                     f"{slave_status(c)}") from None
+
+    def test_5_restart_keeps_the_roles(self):
+        primary = self.topology()["primary"]
+        self.stop_proxy()
+        self.start_proxy()
+        topology = self.topology()
+        self.assertEqual(topology["primary"], primary, "the roles come back from the SQLite cache")
+        with pymysql.connect(host=HOST, port=self.port, user="app", password="app_pw", database="im",
+                             autocommit=True) as app:
+            rows(app, "INSERT INTO ha_rows (writer, n) VALUES (99, 1)")
+            self.assertEqual(scalar(app, "SELECT @@port"), PORTS[primary])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
