@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "proxy/admin/admin_command.hpp"
+#include "proxy/ha/ha_command.hpp"
 #include "proxy/admin/admin_results.hpp"
 #include "proxy/lifecycle/lifecycle_command.hpp"
 #include "proxy/move/move_command.hpp"
@@ -106,6 +107,10 @@ TEST(AdminCommand, HelpNamesEveryCommand) {
     if (command.starts_with("ARCHIVE") || command.starts_with("SHOW ARCHIVES")) continue;  // lifecycle_command_test.cpp
     if (auto move = parseMoveCommand(command)) {  // the moves' own grammar (move_command_test.cpp)
       EXPECT_TRUE(move->has_value()) << command;
+      continue;
+    }
+    if (auto ha = parseHaCommand(command)) {  // replication groups' own grammar (ha_command_test.cpp)
+      EXPECT_TRUE(ha->has_value()) << command;
       continue;
     }
     EXPECT_TRUE(parseAdminCommand(command).has_value()) << command;

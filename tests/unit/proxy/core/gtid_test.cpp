@@ -31,3 +31,34 @@ TEST(Gtid, PositionCoversItsDomainOnly) {
 
 }  // namespace
 }  // namespace sp::proxy
+
+namespace sp::proxy {
+namespace {
+
+TEST(GtidPosition, ShortfallCountsWhatIsMissingPerDomain) {
+  EXPECT_EQ(positionShortfall("0-1-10", "0-1-10"), 0u);
+  EXPECT_EQ(positionShortfall("0-1-12", "0-1-10"), 0u);
+  EXPECT_EQ(positionShortfall("0-1-7", "0-1-10"), 3u);
+  // Another server id in the same domain compares by sequence number.
+  EXPECT_EQ(positionShortfall("0-2-10", "0-1-10"), 0u);
+  // A domain it lacks entirely counts whole.
+  EXPECT_EQ(positionShortfall("0-1-10", "0-1-10,1-5-4"), 4u);
+  EXPECT_EQ(positionShortfall("", "0-1-3"), 3u);
+  EXPECT_EQ(positionShortfall("0-1-3", ""), 0u);
+  EXPECT_FALSE(positionShortfall("0-1-x", "0-1-3"));
+  EXPECT_FALSE(positionShortfall("0-1-3", "garbage"));
+}
+
+TEST(GtidPosition, CoversAll) {
+  EXPECT_TRUE(positionCoversAll("0-1-10,1-2-5", "1-2-5,0-1-9"));
+  EXPECT_FALSE(positionCoversAll("0-1-10", "0-1-10,1-2-1"));
+  EXPECT_FALSE(positionCoversAll("bad", ""));
+  auto parsed = parsePosition(" 0-1-10,1-2-5 ");
+  ASSERT_TRUE(parsed);
+  ASSERT_EQ(parsed->size(), 2u);
+  EXPECT_EQ((*parsed)[1].domain, 1u);
+  EXPECT_EQ((*parsed)[1].seq, 5u);
+}
+
+}  // namespace
+}  // namespace sp::proxy
