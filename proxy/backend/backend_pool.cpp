@@ -268,7 +268,13 @@ void BackendPool::releaseHold() {
   hold_waiters_.clear();
 }
 
-void BackendPool::repoint(conf::BackendConfig config) {
+void BackendPool::repoint(conf::BackendConfig config, bool sever_lent) {
+  if (sever_lent) {
+    // Lent connections are alive until their borrower releases them (every
+    // borrower does, on this thread); closing the socket fails the
+    // borrower's pending read or write at once.
+    for (auto& [conn, lent] : lent_) const_cast<BackendConnection*>(conn)->stream().close();
+  }
   config.name = config_->name;  // looked up by the backend's name, whichever server serves it
   previous_configs_.push_back(std::move(config_));
   config_ = std::make_shared<const conf::BackendConfig>(std::move(config));

@@ -84,7 +84,10 @@ class BackendPool {
   void releaseHold();
   bool held() const { return held_; }
   uint32_t lent() const { return static_cast<uint32_t>(lent_.size()); }
-  void repoint(conf::BackendConfig config);
+  // `sever_lent`: also close the sockets of the connections lent now (a
+  // failover: a statement stuck on a hung old primary must fail, not be
+  // acknowledged later by a server that is no longer the primary).
+  void repoint(conf::BackendConfig config, bool sever_lent = false);
   // The same server, other settings (its replicas after a REJOIN): nothing is closed.
   void updateConfig(conf::BackendConfig config);
   uint64_t generation() const { return generation_; }

@@ -46,8 +46,9 @@ class PoolHost {
   virtual bool holdBackend(const std::string& backend, std::chrono::steady_clock::time_point until) = 0;
   virtual std::optional<uint32_t> busyConnections(const std::string& backend) = 0;
   // `primary` null: the primary stays (a REJOIN changes only the replicas).
+  // `sever`: connections lent to the old primary are cut (a failover).
   virtual std::optional<uint32_t> repointBackend(const std::string& backend, const conf::BackendConfig* primary,
-                                                 const std::vector<conf::BackendConfig>& replicas) = 0;
+                                                 const std::vector<conf::BackendConfig>& replicas, bool sever) = 0;
   virtual bool releaseBackend(const std::string& backend) = 0;
 };
 

@@ -222,7 +222,7 @@ std::optional<uint32_t> HaCoordinator::busyTotal(const std::string& backend) {
   return total;
 }
 
-std::string HaCoordinator::publish(GroupTopology group, bool primary_changed) {
+std::string HaCoordinator::publish(GroupTopology group, bool primary_changed, bool sever) {
   auto current = context_.topology.load();
   auto next = std::make_shared<Topology>(current ? *current : topologyFromConfig(context_.config));
   ++next->version;
@@ -235,7 +235,7 @@ std::string HaCoordinator::publish(GroupTopology group, bool primary_changed) {
   auto replicas = replicaLogins(context_.config, *next, group.backend);
   uint32_t closed = 0;
   for (auto* h : hosts_) {
-    auto n = h->repointBackend(group.backend, primary_changed && primary ? &*primary : nullptr, replicas);
+    auto n = h->repointBackend(group.backend, primary_changed && primary ? &*primary : nullptr, replicas, sever);
     if (n) closed += *n;
   }
   if (closed > 0) {
@@ -559,7 +559,10 @@ awaitable<AdminReply> HaCoordinator::failover(const std::string& backend, std::s
   next.changed_unix_ms = unixMillis();
   next.change = fmt::format("failover {} -> {} ({}); lost writes: {}", group.primary, target, who, loss);
   next.promoted_at = position.value_or("");
-  const std::string stored = publish(next, true);
+  // A statement still on its way to the old primary (hung, not dead) must
+  // fail now: acknowledged later by the fenced server, it would be a write
+  // the new primary never has.
+  const std::string stored = publish(next, true, true);
   switching_.erase(backend);
   releaseAll(backend);
   const double held_ms = millisSince(started);

@@ -52,7 +52,8 @@ class HaCoordinator {
   void onProbe(const ServerHealth& server);
   // Publishes `group` (version bumped), saves it, repoints the pools.
   // `primary_changed`: the backend's pool moves to the new primary.
-  std::string publish(GroupTopology group, bool primary_changed);
+  // `sever`: connections lent to the old primary are cut (FAILOVER).
+  std::string publish(GroupTopology group, bool primary_changed, bool sever = false);
   bool holdAll(const std::string& backend, std::chrono::steady_clock::time_point until);
   void releaseAll(const std::string& backend);
   std::optional<uint32_t> busyTotal(const std::string& backend);

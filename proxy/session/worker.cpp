@@ -152,16 +152,16 @@ std::optional<uint32_t> Worker::busyConnections(const std::string& backend) {
 }
 
 std::optional<uint32_t> Worker::repointBackend(const std::string& backend, const conf::BackendConfig* primary,
-                                               const std::vector<conf::BackendConfig>& replicas) {
+                                               const std::vector<conf::BackendConfig>& replicas, bool sever) {
   auto closed = std::make_shared<uint32_t>(0);
   std::optional<conf::BackendConfig> new_primary;
   if (primary) new_primary = *primary;
-  if (!runOnWorker(*this, [this, backend, new_primary, replicas, closed] {
+  if (!runOnWorker(*this, [this, backend, new_primary, replicas, closed, sever] {
         auto it = pools_.find(backend);
         if (it == pools_.end()) return;
         BackendPool* pool = it->second.get();
         if (new_primary) {
-          pool->repoint(*new_primary);
+          pool->repoint(*new_primary, sever);
           // Sessions idle on a pinned connection to the old primary: their
           // state (user variables, temporary tables, locks) lives there and
           // cannot follow; closed like a server restart would close them.

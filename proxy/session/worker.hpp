@@ -81,7 +81,7 @@ class Worker final : public PoolHost {
   bool holdBackend(const std::string& backend, std::chrono::steady_clock::time_point until) override;
   std::optional<uint32_t> busyConnections(const std::string& backend) override;
   std::optional<uint32_t> repointBackend(const std::string& backend, const conf::BackendConfig* primary,
-                                         const std::vector<conf::BackendConfig>& replicas) override;
+                                         const std::vector<conf::BackendConfig>& replicas, bool sever) override;
   bool releaseBackend(const std::string& backend) override;
 
   // Statement metrics, digests and the slow-query log of this worker's sessions.

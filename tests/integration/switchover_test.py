@@ -25,6 +25,10 @@ Checked, in order (each step starts from the roles the one before left):
    verified directly.
 5. The proxy restarted: it keeps the roles (SHOW TOPOLOGY, writes go to the
    current primary), from the SQLite cache.
+6. The primary hangs (SIGSTOP) under 4 writers: it is failed over, the
+   statements stuck on it fail instead of waiting, and after SIGCONT no write
+   it may still apply was acknowledged: every acknowledged row is on the new
+   primary; the hung server is fenced read-only.
 Everything is torn down at the end, whatever failed.
 """
 import os
@@ -447,6 +451,34 @@ class Switchover(unittest.TestCase):
                              autocommit=True) as app:
             rows(app, "INSERT INTO ha_rows (writer, n) VALUES (99, 1)")
             self.assertEqual(scalar(app, "SELECT @@port"), PORTS[primary])
+
+    def test_6_hung_primary_is_failed_over_and_cut_off(self):
+        old = self.topology()["primary"]
+        old_port = PORTS[old]
+        with open(os.path.join(RUN_DIR, "cluster", str(old_port), "mysqld.pid"), encoding="utf-8") as f:
+            pid = int(f.read().strip())
+        with Load(self.port, readers=0) as load:
+            wait_until("writes flowing", lambda: load.acked_count() > 200, 30)
+            stopped = time.time()
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                wait_until("a failover away from the hung primary", lambda: self.topology()["primary"] != old, 30)
+                with load.lock:
+                    at_failover = len(load.acked)
+                wait_until("writes succeeding on the new primary", lambda: load.acked_count() > at_failover + 50, 30)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            resumed = time.time()
+            # Give the resumed server the time to answer whatever it still had.
+            time.sleep(1.0)
+        topology = self.topology()
+        print(f"hung primary: failed over to {topology['primary']} {resumed - stopped:.2f} s after SIGSTOP; "
+              f"{len(load.errors)} client errors meanwhile", flush=True)
+        self.assertIn(old, topology["fenced"].split(","))
+        self.assert_all_present(load.acked, PORTS[topology["primary"]])
+        with root(old_port) as c:
+            wait_until("the resumed old primary fenced read-only", lambda: scalar(c, "SELECT @@global.read_only") == 1,
+                       10)
 
 
 if __name__ == "__main__":
