@@ -80,6 +80,17 @@ std::optional<uint64_t> integerAt(const std::vector<Token>& tokens, size_t i, st
 }
 }  // namespace
 
+std::optional<uint64_t> diagnosticsConditionNumber(std::string_view sql) {
+  const std::vector<Token> tokens = significant(sql);
+  if (tokens.size() < 5 || !wordIs(tokens[0], sql, "GET")) return std::nullopt;
+  size_t i = 1;
+  if (wordIs(tokens[i], sql, "CURRENT")) ++i;
+  if (i + 2 >= tokens.size() || !wordIs(tokens[i], sql, "DIAGNOSTICS") || !wordIs(tokens[i + 1], sql, "CONDITION")) {
+    return std::nullopt;
+  }
+  return integerAt(tokens, i + 2, sql);
+}
+
 std::optional<DiagnosticsQuery> diagnosticsQuery(std::string_view sql) {
   const std::vector<Token> tokens = significant(sql);
   if (tokens.size() < 2 || !wordIs(tokens[0], sql, "SHOW")) return std::nullopt;

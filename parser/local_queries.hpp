@@ -32,4 +32,11 @@ struct DiagnosticsQuery {
 };
 std::optional<DiagnosticsQuery> diagnosticsQuery(std::string_view sql);
 
+// GET [CURRENT] DIAGNOSTICS CONDITION <n> <target> = <item> [, ...]: the
+// condition number when it is an integer literal (nullopt otherwise: another
+// form, or a number given by a variable). A number outside the session's
+// diagnostics area is answered as the server does (a 1758 condition added,
+// proxy/session/session_diagnostics.hpp).
+std::optional<uint64_t> diagnosticsConditionNumber(std::string_view sql);
+
 }  // namespace sp::parser

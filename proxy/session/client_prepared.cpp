@@ -13,6 +13,7 @@
 #include "protocol/prepared.hpp"
 #include "protocol/response_tracker.hpp"
 #include "protocol/sql_literal.hpp"
+#include "parser/local_queries.hpp"
 #include "parser/parse.hpp"
 #include "parser/placeholders.hpp"
 #include "proxy/backend/backend_pool.hpp"
@@ -321,6 +322,10 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   if (stmt->local_diagnostics) co_return co_await executeDiagnostics(*stmt);
+  if (auto n = parser::diagnosticsConditionNumber(stmt->sql); n && diagnostics_.takeInvalidConditionNumber(*n)) {
+    // As in the text form (client_session.cpp): answered from the session's area.
+    co_return co_await sendInvalidConditionOk();
+  }
   if (stmt->reads_setting) co_return co_await executeReadsSetting(*stmt);
   LongDataConsumed consumed(statements_, id);
   if (stmt->long_data_too_large) {

@@ -453,6 +453,9 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     // The previous statement's conditions are the session's, not those of
     // whichever pooled connection this statement would get.
     if (auto local = diagnostics_.answer(sql)) co_return co_await sendLocalResult(*local);
+    if (auto n = parser::diagnosticsConditionNumber(sql); n && diagnostics_.takeInvalidConditionNumber(*n)) {
+      co_return co_await sendInvalidConditionOk();
+    }
   }
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
   if (info.multiple_statements && (capabilities_ & protocol::cap::kMultiStatements)) {

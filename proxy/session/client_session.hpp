@@ -212,6 +212,8 @@ class ClientSession {
   // prepared_diagnostics.cpp: SHOW WARNINGS and kin prepared, answered from diagnostics_.
   bool answersDiagnosticsLocally(std::string_view sql, const parser::StatementInfo& info) const;
   awaitable<bool> prepareDiagnostics(std::string sql);
+  // GET DIAGNOSTICS CONDITION n outside the area (text and prepared): OK, 1758 added.
+  awaitable<bool> sendInvalidConditionOk();
   awaitable<bool> executeDiagnostics(const ClientStatement& statement);
   void onStmtClose(protocol::ByteView payload);
   // catalog_executor.cpp: COM_FIELD_LIST, checked as SHOW COLUMNS and

@@ -38,6 +38,18 @@ awaitable<bool> ClientSession::prepareDiagnostics(std::string sql) {
   co_return co_await client_.flush();
 }
 
+awaitable<bool> ClientSession::sendInvalidConditionOk() {
+  // The server answers OK; the area now ends with Error 1758, the one
+  // condition this statement raised (the OK's warning count).
+  protocol::OkPacket ok;
+  ok.status_flags = statusFlags();
+  ok.warnings = 1;
+  protocol::Bytes out;
+  protocol::encode(ok, capabilities_, out);
+  client_.append(out, reply_seq_);
+  co_return co_await client_.flush();
+}
+
 awaitable<bool> ClientSession::executeDiagnostics(const ClientStatement& statement) {
   // Like the text form, reading the area leaves it as it is.
   auto result = diagnostics_.answer(statement.sql);

@@ -60,6 +60,13 @@ void SessionDiagnostics::setConditions(const std::vector<std::vector<std::option
   }
 }
 
+bool SessionDiagnostics::takeInvalidConditionNumber(uint64_t n) {
+  if (n >= 1 && n <= conditions_.size()) return false;
+  if (conditions_.size() < kMaxConditions) conditions_.push_back({"Error", 1758, "Invalid condition number"});
+  ++total_;
+  return true;
+}
+
 std::optional<LocalResult> SessionDiagnostics::answer(std::string_view sql) const {
   auto query = parser::diagnosticsQuery(sql);
   if (!query) return std::nullopt;

@@ -42,6 +42,11 @@ class SessionDiagnostics {
 
   const std::vector<Condition>& conditions() const { return conditions_; }
 
+  // GET DIAGNOSTICS CONDITION n with n outside the area: as on the server
+  // the statement succeeds and the area gains an Error 1758 "Invalid
+  // condition number" (nothing else changes). True when `n` is such a number.
+  bool takeInvalidConditionNumber(uint64_t n);
+
   // The answer to a diagnostics statement the session can give itself, or
   // nullopt when it is not one of these forms (it then goes to a backend):
   //   SHOW WARNINGS [LIMIT [offset,] n], SHOW ERRORS [LIMIT ...],

@@ -222,6 +222,52 @@ class PreparedShowWarnings(unittest.TestCase):
             self.assertEqual(self.after_failed_prepare(p), expected)
 
 
+def prepared_ok(conn, sql):
+    """COM_STMT_PREPARE + COM_STMT_EXECUTE of a statement without result: the
+    execute's OK packet (affected rows, insert id, status, warnings)."""
+    conn._execute_command(COMMAND.COM_STMT_PREPARE, sql)
+    ok = conn._read_packet().get_all_data()
+    assert ok[:1] == b"\x00", ok
+    stmt_id, columns, params = struct.unpack("<IHH", ok[1:9])
+    assert columns == 0 and params == 0, (columns, params)
+    conn._execute_command(COMMAND.COM_STMT_EXECUTE, struct.pack("<IBI", stmt_id, 0, 1))
+    answer = conn._read_packet().get_all_data()
+    conn._execute_command(COMMAND.COM_STMT_CLOSE, struct.pack("<I", stmt_id))
+    return answer
+
+
+class GetDiagnosticsConditionNumber(unittest.TestCase):
+    """GET DIAGNOSTICS CONDITION n with n outside the area: the server answers
+    OK and the area gains Error 1758 (issue 30). Text and prepared, compared
+    with the server directly."""
+
+    PREVIOUS = "DROP TABLE IF EXISTS it_diag_none_1, it_diag_none_2"
+
+    def run_forms(self, conn):
+        out = []
+        sptest.query(conn, self.PREVIOUS)
+        with conn.cursor() as cur:
+            cur.execute("GET DIAGNOSTICS CONDITION 5 @it_diag = MESSAGE_TEXT")
+            out.append(("warnings", conn._result.warning_count))
+        out.append(sptest.query(conn, "SHOW WARNINGS"))
+        with conn.cursor() as cur:
+            cur.execute("GET CURRENT DIAGNOSTICS CONDITION 0 @it_diag = MYSQL_ERRNO")
+            out.append(("warnings", conn._result.warning_count))
+        out.append(sptest.query(conn, "SHOW COUNT(*) WARNINGS"))
+        sptest.query(conn, self.PREVIOUS)
+        out.append(prepared_ok(conn, "GET DIAGNOSTICS CONDITION 3 @it_diag = MESSAGE_TEXT"))
+        out.append(sptest.query(conn, "SHOW WARNINGS"))
+        return out
+
+    def test_beyond_the_area_adds_1758_as_the_server_does(self):
+        with direct_db0() as d:
+            sptest.query(d, "USE im")
+            expected = self.run_forms(d)
+        self.assertEqual(expected[1][-1], ("Error", 1758, "Invalid condition number"))
+        with sptest.proxy() as p:
+            self.assertEqual(self.run_forms(p), expected)
+
+
 class ExtendedMetadata(unittest.TestCase):
     """The mariadb client negotiates MARIADB_CLIENT_EXTENDED_TYPE_INFO."""
 

@@ -2,6 +2,7 @@
 // SHOW WARNINGS / SHOW ERRORS / SHOW COUNT(*) answer without a backend.
 #include <gtest/gtest.h>
 
+#include "parser/local_queries.hpp"
 #include "proxy/session/session_diagnostics.hpp"
 
 namespace sp::proxy {
@@ -31,6 +32,22 @@ TEST(SessionDiagnostics, WarningsReadBackAreShownWithTheServersColumns) {
   EXPECT_EQ(rowsOf(*count), (Rows{{"2"}}));
   EXPECT_EQ(rowsOf(*d.answer("SHOW ERRORS")), Rows{});
   EXPECT_EQ(rowsOf(*d.answer("SHOW COUNT(*) ERRORS")), (Rows{{"0"}}));
+}
+
+TEST(SessionDiagnostics, AnInvalidConditionNumberAddsError1758) {
+  SessionDiagnostics d;
+  d.setConditions(Rows{{"Note", "1051", "Unknown table 'im.t'"}});
+  EXPECT_FALSE(d.takeInvalidConditionNumber(1));
+  EXPECT_TRUE(d.takeInvalidConditionNumber(5));
+  EXPECT_TRUE(d.takeInvalidConditionNumber(0));
+  ASSERT_EQ(d.conditions().size(), 3u);
+  EXPECT_EQ(d.conditions()[1], (SessionDiagnostics::Condition{"Error", 1758, "Invalid condition number"}));
+  EXPECT_FALSE(d.takeInvalidConditionNumber(3));  // the 1758s are conditions too
+  EXPECT_EQ(parser::diagnosticsConditionNumber("GET DIAGNOSTICS CONDITION 5 @a = MESSAGE_TEXT"), 5u);
+  EXPECT_EQ(parser::diagnosticsConditionNumber("get current diagnostics condition 0 @a = MYSQL_ERRNO;"), 0u);
+  EXPECT_FALSE(parser::diagnosticsConditionNumber("GET DIAGNOSTICS CONDITION @n @a = MESSAGE_TEXT"));
+  EXPECT_FALSE(parser::diagnosticsConditionNumber("GET DIAGNOSTICS @n = NUMBER"));
+  EXPECT_FALSE(parser::diagnosticsConditionNumber("GET STACKED DIAGNOSTICS CONDITION 1 @a = MESSAGE_TEXT"));
 }
 
 TEST(SessionDiagnostics, AnErrorIsTheOnlyCondition) {
