@@ -80,6 +80,16 @@ std::optional<uint64_t> integerAt(const std::vector<Token>& tokens, size_t i, st
 }
 }  // namespace
 
+std::optional<bool> processlistQuery(std::string_view sql) {
+  const std::vector<Token> tokens = significant(sql);
+  if (tokens.size() == 2 && wordIs(tokens[0], sql, "SHOW") && wordIs(tokens[1], sql, "PROCESSLIST")) return false;
+  if (tokens.size() == 3 && wordIs(tokens[0], sql, "SHOW") && wordIs(tokens[1], sql, "FULL") &&
+      wordIs(tokens[2], sql, "PROCESSLIST")) {
+    return true;
+  }
+  return std::nullopt;
+}
+
 std::optional<uint64_t> diagnosticsConditionNumber(std::string_view sql) {
   const std::vector<Token> tokens = significant(sql);
   if (tokens.size() < 5 || !wordIs(tokens[0], sql, "GET")) return std::nullopt;

@@ -32,6 +32,10 @@ struct DiagnosticsQuery {
 };
 std::optional<DiagnosticsQuery> diagnosticsQuery(std::string_view sql);
 
+// SHOW [FULL] PROCESSLIST [;]: true when FULL. The proxy lists its own
+// sessions (proxy/session/session_processlist.cpp), with the ids KILL takes.
+std::optional<bool> processlistQuery(std::string_view sql);
+
 // GET [CURRENT] DIAGNOSTICS CONDITION <n> <target> = <item> [, ...]: the
 // condition number when it is an integer literal (nullopt otherwise: another
 // form, or a number given by a variable). A number outside the session's

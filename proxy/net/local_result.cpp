@@ -84,6 +84,26 @@ uint8_t appendLocalPrepareOk(protocol::Bytes& out, const LocalResult& result, ui
                            status_flags, seq);
 }
 
+protocol::ColumnDefinition41 localTextColumn(uint32_t length, bool nullable) {
+  protocol::ColumnDefinition41 c;
+  c.character_set = protocol::kCollationUtf8mb4GeneralCi;
+  c.column_length = length;
+  c.type = protocol::ColumnType::kVarString;
+  c.flags = nullable ? 0 : protocol::column_flag::kNotNull;
+  c.decimals = 39;  // not a fixed number of decimals
+  return c;
+}
+
+protocol::ColumnDefinition41 localNumberColumn(protocol::ColumnType type, uint32_t length, uint16_t flags) {
+  protocol::ColumnDefinition41 c;
+  c.character_set = 63;  // binary
+  c.column_length = length;
+  c.type = type;
+  // As MariaDB sends them (NUM is set by client libraries).
+  c.flags = flags | protocol::column_flag::kUnsigned | protocol::column_flag::kBinary;
+  return c;
+}
+
 uint8_t appendLocalResult(protocol::Bytes& out, const LocalResult& result, uint32_t client_capabilities,
                           uint16_t status_flags, uint8_t seq, bool binary_rows, uint32_t mariadb_capabilities) {
   const bool deprecate_eof = client_capabilities & protocol::cap::kDeprecateEof;

@@ -23,6 +23,12 @@ struct LocalResult {
 // value converted from its text per its column definition).
 // `mariadb_capabilities`: the client's (extended type info adds a field to
 // every column definition).
+// Column definitions as MariaDB sends them for its own results: a utf8mb4
+// text column of `length` characters (NOT NULL unless `nullable`), and a
+// binary number column (UNSIGNED BINARY plus `flags`).
+protocol::ColumnDefinition41 localTextColumn(uint32_t length, bool nullable = false);
+protocol::ColumnDefinition41 localNumberColumn(protocol::ColumnType type, uint32_t length, uint16_t flags);
+
 uint8_t appendLocalResult(protocol::Bytes& out, const LocalResult& result, uint32_t client_capabilities,
                           uint16_t status_flags, uint8_t seq, bool binary_rows = false,
                           uint32_t mariadb_capabilities = 0);

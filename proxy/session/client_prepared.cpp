@@ -189,6 +189,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
   }
   parser::StatementInfo info = parser::classify(sql, dialect_);
   if (answersDiagnosticsLocally(sql, info)) co_return co_await prepareDiagnostics(std::move(sql));
+  if (showsLogicalProcesslist(sql, info)) co_return co_await prepareProcesslist(std::move(sql));
   if (setsReadsVariable(info)) co_return co_await prepareReadsSetting(std::move(sql), info);
   // What the text path carries out itself (KILL, CONNECTION_ID()) is
   // prepared on a backend for its metadata only and run by the proxy.
@@ -322,6 +323,7 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   if (stmt->local_diagnostics) co_return co_await executeDiagnostics(*stmt);
+  if (stmt->local_processlist) co_return co_await onShowProcesslist(*parser::processlistQuery(stmt->sql), true);
   if (auto n = parser::diagnosticsConditionNumber(stmt->sql); n && diagnostics_.takeInvalidConditionNumber(*n)) {
     // As in the text form (client_session.cpp): answered from the session's area.
     co_return co_await sendInvalidConditionOk();

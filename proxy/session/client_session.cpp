@@ -97,8 +97,11 @@ awaitable<void> ClientSession::run() {
     for (;;) {
       if (ctx.shutting_down.load()) break;
       idle_ = true;
+      current_command_ = {};
+      state_since_ = std::chrono::steady_clock::now();
       auto msg = co_await client_.read();
       idle_ = false;
+      state_since_ = std::chrono::steady_clock::now();
       if (!msg) {
         if (msg.error() == StreamError::kTooLarge) {
           queueError(0, client_error::make(client_error::kPacketTooLarge,
@@ -116,6 +119,7 @@ awaitable<void> ClientSession::run() {
         break;
       }
       reply_seq_ = static_cast<uint8_t>(msg->sequence_id + 1);
+      current_command_ = msg->payload;
       ctx.statements.fetch_add(1, std::memory_order_relaxed);
       auto& observer = worker_.observer();
       if (observer.enabled()) beginRecord(msg->payload);
@@ -171,6 +175,9 @@ awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
     case Command::kStmtClose:
       onStmtClose(payload);
       co_return true;
+    case Command::kProcessInfo:
+      // Deprecated form of SHOW PROCESSLIST: the proxy's sessions for everyone.
+      co_return co_await onShowProcesslist(false, false);
     case Command::kStmtFetch:
       queueError(reply_seq_, client_error::make(client_error::kNotSupported,
           "shardproxy: server-side cursors (COM_STMT_FETCH) are not supported"));
@@ -449,6 +456,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     if (info.multiple_statements) info.kill.unsupported = "KILL in a multi-statement";
     co_return co_await onKill(info.kill);
   }
+  if (showsLogicalProcesslist(sql, info)) co_return co_await onShowProcesslist(*parser::processlistQuery(sql), false);
   if (info.reads_diagnostics && !info.multiple_statements) {
     // The previous statement's conditions are the session's, not those of
     // whichever pooled connection this statement would get.

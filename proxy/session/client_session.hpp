@@ -19,6 +19,7 @@
 #include "protocol/prepared.hpp"
 #include "proxy/session/client_statements.hpp"
 #include "proxy/session/connection_bound_state.hpp"
+#include "proxy/session/process_row.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/session/idle_timeout.hpp"
 #include "routing/catalog.hpp"
@@ -56,6 +57,8 @@ class ClientSession {
   const std::string& user() const { return user_; }
   bool idle() const { return idle_; }  // waiting for the client's next command
   bool pinned() const { return pinned_ != nullptr; }  // holds a backend connection between statements
+  // This session as a row of the proxy's SHOW PROCESSLIST (session_processlist.cpp).
+  ProcessRow processRow(bool full) const;
   BackendPool* pinnedPool() const { return pinned_ ? pinned_pool_ : nullptr; }  // where it came from
   // Since when it has waited, when idle(), and how long it may (the
   // session's wait_timeout, idle_timeout.hpp): the worker's sweep closes it after that.
@@ -212,6 +215,13 @@ class ClientSession {
   // prepared_diagnostics.cpp: SHOW WARNINGS and kin prepared, answered from diagnostics_.
   bool answersDiagnosticsLocally(std::string_view sql, const parser::StatementInfo& info) const;
   awaitable<bool> prepareDiagnostics(std::string sql);
+  // session_processlist.cpp: SHOW [FULL] PROCESSLIST and COM_PROCESS_INFO
+  // answered with the proxy's sessions for users that are not `privileged`
+  // (they get the servers' own list, as before).
+  bool showsLogicalProcesslist(std::string_view sql, const parser::StatementInfo& info) const;
+  awaitable<bool> onShowProcesslist(bool full, bool binary_rows);
+  awaitable<bool> prepareProcesslist(std::string sql);
+  awaitable<LocalResult> processList(bool full);
   // GET DIAGNOSTICS CONDITION n outside the area (text and prepared): OK, 1758 added.
   awaitable<bool> sendInvalidConditionOk();
   awaitable<bool> executeDiagnostics(const ClientStatement& statement);
@@ -381,6 +391,10 @@ class ClientSession {
   ConnectionBoundState bound_;  // state that lives on one connection: keep it for the session
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;
+  // The command running now (valid while !idle_, read on this thread only)
+  // and since when, or since when the session waits (SHOW PROCESSLIST).
+  protocol::ByteView current_command_;
+  std::chrono::steady_clock::time_point state_since_ = std::chrono::steady_clock::now();
   bool counted_in_transaction_ = false;
   IdleTimeout idle_timeout_;  // this session's wait_timeout
   bool counted_tls_ = false;  // in ProxyContext::tls_sessions

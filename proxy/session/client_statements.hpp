@@ -26,6 +26,9 @@ struct ClientStatement {
   bool local_diagnostics = false;
   // SET shardproxy_reads: prepared and executed by the session itself (session_reads.cpp).
   bool reads_setting = false;
+  // SHOW [FULL] PROCESSLIST of an application user: the proxy's sessions
+  // (session_processlist.cpp); never prepared on a backend.
+  bool local_processlist = false;
   // A statement of the logical catalog (SHOW TABLES, DESCRIBE, information_schema
   // for an application user): prepared on a backend for its metadata only,
   // each execute runs as text through the catalog (catalog_executor.cpp).

@@ -11,26 +11,11 @@ namespace sp::proxy {
 namespace {
 
 namespace flag = protocol::column_flag;
-constexpr uint8_t kBinaryCollation = 63;
-constexpr uint8_t kNotFixedDecimals = 39;
 
-protocol::ColumnDefinition41 textColumn(uint32_t length) {
-  protocol::ColumnDefinition41 c;
-  c.character_set = protocol::kCollationUtf8mb4GeneralCi;
-  c.column_length = length;
-  c.type = protocol::ColumnType::kVarString;
-  c.flags = flag::kNotNull;
-  c.decimals = kNotFixedDecimals;
-  return c;
-}
+protocol::ColumnDefinition41 textColumn(uint32_t length) { return localTextColumn(length); }
 
 protocol::ColumnDefinition41 numberColumn(protocol::ColumnType type, uint32_t length, uint16_t flags) {
-  protocol::ColumnDefinition41 c;
-  c.character_set = kBinaryCollation;
-  c.column_length = length;
-  c.type = type;
-  c.flags = flags | flag::kUnsigned | flag::kBinary;  // as MariaDB sends them (NUM is set by client libraries)
-  return c;
+  return localNumberColumn(type, length, flags);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "proxy/backend/pool_host.hpp"
 #include "proxy/core/proxy_context.hpp"
 #include "proxy/observe/statement_observer.hpp"
+#include "proxy/session/process_row.hpp"
 #include "routing/access_cache.hpp"
 #include "routing/plan_cache.hpp"
 
@@ -96,6 +97,10 @@ class Worker final : public PoolHost {
     std::map<std::string, uint32_t> users;  // logged-in sessions per user
   };
   Observation observe() const;
+
+  // SHOW PROCESSLIST: this worker's logged-in sessions of `user` (empty:
+  // every user's). Call on this worker's thread.
+  std::vector<ProcessRow> processRows(std::string_view user, bool full) const;
 
   void add(ClientSession* s) { sessions_.insert(s); }
   void remove(ClientSession* s) { sessions_.erase(s); }

@@ -11,6 +11,8 @@ checked against the same steps sent directly to the server.
   that ask for it.
 """
 import os
+import threading
+import time
 import struct
 import subprocess
 import unittest
@@ -266,6 +268,72 @@ class GetDiagnosticsConditionNumber(unittest.TestCase):
         self.assertEqual(expected[1][-1], ("Error", 1758, "Invalid condition number"))
         with sptest.proxy() as p:
             self.assertEqual(self.run_forms(p), expected)
+
+
+class ProxyProcesslist(unittest.TestCase):
+    """SHOW [FULL] PROCESSLIST lists the proxy's sessions of the user, with the
+    ids KILL takes (issue 30); DBA accounts keep the servers' list."""
+
+    def test_lists_own_sessions_with_killable_ids(self):
+        with direct_db0() as d, d.cursor() as cur:
+            cur.execute("SHOW PROCESSLIST")
+            server_columns = [c[0] for c in cur.description]
+        a, b = sptest.proxy(), sptest.proxy()
+        try:
+            a_id, b_id = sptest.scalar(a, "SELECT CONNECTION_ID()"), sptest.scalar(b, "SELECT CONNECTION_ID()")
+            outcome = []
+
+            def sleep():
+                try:
+                    outcome.append(sptest.query(b, "SELECT SLEEP(5) AS it_processlist_sleep"))
+                except pymysql.err.MySQLError as e:
+                    outcome.append(e.args[0])
+
+            sleeper = threading.Thread(target=sleep)
+            sleeper.start()
+            try:
+                deadline = time.time() + 10
+                while True:
+                    with a.cursor() as cur:
+                        cur.execute("SHOW FULL PROCESSLIST")
+                        columns = [c[0] for c in cur.description]
+                        rows = {r[0]: r for r in cur.fetchall()}
+                    if rows.get(b_id, (None,) * 5)[4] == "Query" or time.time() > deadline:
+                        break
+                    time.sleep(0.05)
+                self.assertEqual(columns, server_columns)
+                self.assertIn(a_id, rows)
+                self.assertEqual(rows[a_id][1], sptest.APP_USER)
+                self.assertEqual(rows[a_id][4], "Query")
+                self.assertEqual(rows[a_id][7], "SHOW FULL PROCESSLIST")
+                self.assertEqual(rows[b_id][4], "Query")
+                self.assertEqual(rows[b_id][7], "SELECT SLEEP(5) AS it_processlist_sleep")
+                self.assertEqual({r[1] for r in rows.values()}, {sptest.APP_USER}, "only the user's own sessions")
+                # The id shown is the one KILL takes.
+                started = time.time()
+                sptest.query(a, f"KILL QUERY {b_id}")
+            finally:
+                sleeper.join(timeout=20)
+            self.assertLess(time.time() - started, 4, "KILL QUERY of the listed id interrupted the sleep")
+            self.assertIn(outcome[0], (1317, ((1,),)), "interrupted: the server's error, or SLEEP's 1")
+            with a.cursor() as cur:
+                cur.execute("SHOW PROCESSLIST")
+                rows = {r[0]: r for r in cur.fetchall()}
+            self.assertEqual(rows[b_id][4], "Sleep")
+            self.assertIsNone(rows[b_id][7])
+            # Prepared, as the server: the prepare announces no columns, the execute has the 9.
+            prepare, execute = prepared_show_warnings(a, "SHOW PROCESSLIST")
+            self.assertEqual(struct.unpack("<H", prepare[0][5:7])[0], 0)
+            self.assertEqual(execute[0][0], 9)
+        finally:
+            a.close()
+            b.close()
+
+    def test_dba_accounts_keep_the_servers_list(self):
+        with sptest.proxy(user=DBA_USER, password=DBA_PASSWORD) as dba, dba.cursor() as cur:
+            cur.execute("SHOW PROCESSLIST")
+            users = {r[1] for r in cur.fetchall()}
+        self.assertIn(sptest.BACKEND_USER, users, "the server's threads, as the backend account sees them")
 
 
 class ExtendedMetadata(unittest.TestCase):

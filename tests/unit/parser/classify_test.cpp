@@ -338,3 +338,18 @@ TEST(Classify, ConsistentSnapshotIsFlagged) {
 
 }  // namespace
 }  // namespace sp::parser
+
+namespace sp::parser {
+namespace {
+
+TEST(LocalQueries, ProcesslistForms) {
+  EXPECT_EQ(processlistQuery("SHOW PROCESSLIST"), false);
+  EXPECT_EQ(processlistQuery("show full processlist;"), true);
+  EXPECT_EQ(processlistQuery("/* gui */ SHOW   FULL\nPROCESSLIST"), true);
+  EXPECT_FALSE(processlistQuery("SHOW PROCESSLIST x"));
+  EXPECT_FALSE(processlistQuery("SELECT * FROM information_schema.PROCESSLIST"));
+  EXPECT_FALSE(processlistQuery("SHOW FULL TABLES"));
+}
+
+}  // namespace
+}  // namespace sp::parser
