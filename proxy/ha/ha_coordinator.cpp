@@ -32,6 +32,12 @@ int64_t unixMillis() {
 
 AdminError refused(std::string message) { return AdminError{kRefused, "HY000", "shardproxy admin: " + message}; }
 
+// What is left of a role change's bound (at least 1 ms: a wait of 0 would not wait).
+std::chrono::milliseconds leftUntil(Clock::time_point deadline) {
+  return std::max<std::chrono::milliseconds>(
+      std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+}
+
 double millisSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
@@ -202,6 +208,15 @@ AdminReply HaCoordinator::showTopology() const {
   return result;
 }
 
+const conf::BackendConfig* HaCoordinator::groupOf(const std::string& backend, GroupTopology& group) const {
+  const conf::BackendConfig* config = context_.config.findBackend(backend);
+  auto topology = context_.topology.load();
+  const GroupTopology* found = topology ? topology->find(backend) : nullptr;
+  if (config == nullptr || found == nullptr) return nullptr;
+  group = *found;
+  return config;
+}
+
 bool HaCoordinator::holdAll(const std::string& backend, Clock::time_point until) {
   bool ok = true;
   for (auto* h : hosts_) ok = h->holdBackend(backend, until) && ok;
@@ -252,11 +267,9 @@ std::string HaCoordinator::publish(GroupTopology group, bool primary_changed, bo
 awaitable<AdminReply> HaCoordinator::switchover(const std::string& backend, std::string target,
                                                 const std::string& who) {
   const auto& ha = context_.config.ha;
-  const conf::BackendConfig* config = context_.config.findBackend(backend);
-  auto topology = context_.topology.load();
-  const GroupTopology* found = topology ? topology->find(backend) : nullptr;
-  if (config == nullptr || found == nullptr) co_return refused("SWITCHOVER: unknown backend '" + backend + "'");
-  GroupTopology group = *found;
+  GroupTopology group;
+  const conf::BackendConfig* config = groupOf(backend, group);
+  if (config == nullptr) co_return refused("SWITCHOVER: unknown backend '" + backend + "'");
   auto health = context_.replica_health.load();
   if (!health) co_return refused("SWITCHOVER: backend " + backend + " lists no replicas");
   const ServerHealth* primary = health->find(group.primary);
@@ -316,10 +329,7 @@ awaitable<AdminReply> HaCoordinator::switchover(const std::string& backend, std:
   // From here on, statements to the backend's primary wait.
   const auto started = Clock::now();
   const auto deadline = started + std::chrono::milliseconds(ha.switchover_timeout_ms);
-  auto remaining = [&] {
-    return std::max<std::chrono::milliseconds>(
-        std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
-  };
+  auto remaining = [&] { return leftUntil(deadline); };
   switching_.insert(backend);
   holdAll(backend, deadline);
   bool made_read_only = false;
@@ -447,11 +457,9 @@ awaitable<AdminReply> HaCoordinator::switchover(const std::string& backend, std:
 
 awaitable<AdminReply> HaCoordinator::failover(const std::string& backend, std::string target, const std::string& who) {
   const auto& ha = context_.config.ha;
-  const conf::BackendConfig* config = context_.config.findBackend(backend);
-  auto topology = context_.topology.load();
-  const GroupTopology* found = topology ? topology->find(backend) : nullptr;
-  if (config == nullptr || found == nullptr) co_return refused("FAILOVER: unknown backend '" + backend + "'");
-  GroupTopology group = *found;
+  GroupTopology group;
+  const conf::BackendConfig* config = groupOf(backend, group);
+  if (config == nullptr) co_return refused("FAILOVER: unknown backend '" + backend + "'");
   auto health = context_.replica_health.load();
   if (!health || group.replicas.empty()) co_return refused("FAILOVER: backend " + backend + " has no replicas");
   const ServerHealth* primary = health->find(group.primary);
@@ -468,10 +476,7 @@ awaitable<AdminReply> HaCoordinator::failover(const std::string& backend, std::s
   const auto timeout = std::chrono::milliseconds(ha.probe_timeout_ms);
   const auto started = Clock::now();
   const auto deadline = started + std::chrono::milliseconds(ha.switchover_timeout_ms);
-  auto remaining = [&] {
-    return std::max<std::chrono::milliseconds>(
-        std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
-  };
+  auto remaining = [&] { return leftUntil(deadline); };
   // Every reachable replica and what it has received from the dead primary.
   std::vector<Control> replicas;
   std::vector<std::string> received;
@@ -602,11 +607,9 @@ awaitable<AdminReply> HaCoordinator::failover(const std::string& backend, std::s
 
 awaitable<AdminReply> HaCoordinator::rejoin(const std::string& backend, const std::string& server,
                                             const std::string& who) {
-  const conf::BackendConfig* config = context_.config.findBackend(backend);
-  auto topology = context_.topology.load();
-  const GroupTopology* found = topology ? topology->find(backend) : nullptr;
-  if (config == nullptr || found == nullptr) co_return refused("REJOIN: unknown backend '" + backend + "'");
-  GroupTopology group = *found;
+  GroupTopology group;
+  const conf::BackendConfig* config = groupOf(backend, group);
+  if (config == nullptr) co_return refused("REJOIN: unknown backend '" + backend + "'");
   if (server == group.primary) co_return refused("REJOIN: " + server + " is the primary of backend " + backend);
   if (!isServerOf(*config, server)) co_return refused("REJOIN: '" + server + "' is not a server of backend " + backend);
   const auto timeout = std::chrono::milliseconds(context_.config.ha.probe_timeout_ms);

@@ -49,6 +49,8 @@ class HaCoordinator {
   awaitable<AdminReply> failover(const std::string& backend, std::string target, const std::string& who);
   awaitable<AdminReply> rejoin(const std::string& backend, const std::string& server, const std::string& who);
   AdminReply showTopology() const;
+  // The backend's settings and its roles now (into `group`); null: no such backend.
+  const conf::BackendConfig* groupOf(const std::string& backend, GroupTopology& group) const;
   void onProbe(const ServerHealth& server);
   // Publishes `group` (version bumped), saves it, repoints the pools.
   // `primary_changed`: the backend's pool moves to the new primary.

@@ -8,7 +8,6 @@
 
 #include "proxy/backend/backend_connection.hpp"
 #include "proxy/backend/binlog_stream.hpp"
-#include "proxy/backend/replica_config.hpp"
 #include "proxy/ha/server_probe.hpp"
 
 namespace sp::proxy {
@@ -45,7 +44,7 @@ ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context, Hook
       replica.name = r.name;
       replica.address = conf::formatHostPort(r.address);
       servers_.push_back(std::move(replica));
-      configs_.push_back(replicationBackend(replicaServerConfig(b, r)));
+      configs_.push_back(replicationBackend(*serverLogin(b, r.name)));
     }
   }
   for (auto& c : configs_) {

@@ -346,12 +346,16 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   }
   protocol::rememberExecute(stmt->params, *exec);
   if (stmt->intercepted != ClientStatement::Intercepted::kNone) co_return co_await executeIntercepted(*stmt, *exec);
-  // Long data was collected by the proxy: send it inline.
+  // Long data was collected by the proxy: the planner and the text forms
+  // (scatter, catalog) see it as the value; a routed execute forwards it as
+  // COM_STMT_SEND_LONG_DATA (session_route.cpp).
+  std::vector<uint16_t> long_params;
   for (size_t i = 0; i < exec->values.size(); ++i) {
     if (std::holds_alternative<protocol::LongDataValue>(exec->values[i])) {
       std::string_view data;
       if (i < stmt->long_data.size()) data = stmt->long_data[i];
       exec->values[i] = data;
+      long_params.push_back(static_cast<uint16_t>(i));
     }
   }
   std::vector<routing::ParamValue> params;
@@ -393,6 +397,8 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   Outbound out;
   out.execute_sql = target.sql.empty() ? stmt->sql : target.sql;
   out.execute = &*exec;
+  out.long_params = std::move(long_params);
+  out.long_data = &stmt->long_data;
   BackendPool* pool = co_await readPool(*target.pool, info, stmt->sql, {});
   bool keep_going = co_await runOn(*pool, out, info);
   co_return keep_going;

@@ -128,6 +128,11 @@ class ClientSession {
     std::string_view sql;        // else: a COM_QUERY of this (the statement rewritten for its shard)
     std::string execute_sql;
     const protocol::StmtExecute* execute = nullptr;
+    // Parameters the client sent with COM_STMT_SEND_LONG_DATA (indexes into
+    // `long_data`): forwarded the same way before the execute, never inlined
+    // into it (each fits max_allowed_packet where their sum may not).
+    std::vector<uint16_t> long_params;
+    const std::vector<std::string>* long_data = nullptr;
     bool clear_diagnostics = false;  // reset the connection's diagnostics area first
     // A statement of a multi-statement packet run on its own with more to
     // follow: its response ends with SERVER_MORE_RESULTS_EXIST.
@@ -214,6 +219,9 @@ class ClientSession {
   awaitable<bool> onStmtReset(protocol::ByteView payload);
   // prepared_diagnostics.cpp: SHOW WARNINGS and kin prepared, answered from diagnostics_.
   bool answersDiagnosticsLocally(std::string_view sql, const parser::StatementInfo& info) const;
+  // A statement the session answers itself in both protocols: kept with a
+  // new id, answered with a prepare OK announcing `announced`'s columns.
+  awaitable<bool> prepareLocally(ClientStatement statement, const LocalResult& announced);
   awaitable<bool> prepareDiagnostics(std::string sql);
   // session_processlist.cpp: SHOW [FULL] PROCESSLIST and COM_PROCESS_INFO
   // answered with the proxy's sessions for users that are not `privileged`

@@ -26,6 +26,10 @@ awaitable<bool> ClientSession::prepareDiagnostics(std::string sql) {
   statement.sql = std::move(sql);
   statement.num_columns = static_cast<uint16_t>(announced.columns.size());
   statement.local_diagnostics = true;
+  co_return co_await prepareLocally(std::move(statement), announced);
+}
+
+awaitable<bool> ClientSession::prepareLocally(ClientStatement statement, const LocalResult& announced) {
   uint32_t id = 0;
   const uint32_t max_statements = worker_.context().config.limits.max_prepared_statements_per_session;
   if (!statements_.add(std::move(statement), id, max_statements)) {

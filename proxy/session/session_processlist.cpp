@@ -148,20 +148,11 @@ awaitable<bool> ClientSession::onShowProcesslist(bool full, bool binary_rows) {
 awaitable<bool> ClientSession::prepareProcesslist(std::string sql) {
   // As for SHOW WARNINGS: the prepare OK announces no columns (the execute's
   // result carries their definitions).
-  LocalResult announced;
+  const LocalResult announced;
   ClientStatement statement;
   statement.sql = std::move(sql);
   statement.local_processlist = true;
-  uint32_t id = 0;
-  const uint32_t max_statements = worker_.context().config.limits.max_prepared_statements_per_session;
-  if (!statements_.add(std::move(statement), id, max_statements)) {
-    queueError(reply_seq_, client_error::tooManyStatements(max_statements));
-    co_return co_await client_.flush();
-  }
-  protocol::Bytes out;
-  appendLocalPrepareOk(out, announced, id, capabilities_, statusFlags(), reply_seq_, mariadb_capabilities_);
-  client_.appendFramedBytes(out);
-  co_return co_await client_.flush();
+  co_return co_await prepareLocally(std::move(statement), announced);
 }
 
 }  // namespace sp::proxy

@@ -179,16 +179,8 @@ awaitable<bool> ClientSession::prepareReadsSetting(std::string sql, const parser
   ClientStatement statement;
   statement.sql = std::move(sql);
   statement.reads_setting = true;
-  uint32_t id = 0;
-  const uint32_t max_statements = worker_.context().config.limits.max_prepared_statements_per_session;
-  if (!statements_.add(std::move(statement), id, max_statements)) {
-    queueError(reply_seq_, client_error::tooManyStatements(max_statements));
-    co_return co_await client_.flush();
-  }
-  protocol::Bytes out;
-  appendLocalPrepareOk(out, LocalResult{}, id, capabilities_, statusFlags(), reply_seq_, mariadb_capabilities_);
-  client_.appendFramedBytes(out);
-  co_return co_await client_.flush();
+  const LocalResult announced;  // SET: no columns
+  co_return co_await prepareLocally(std::move(statement), announced);
 }
 
 awaitable<bool> ClientSession::executeReadsSetting(const ClientStatement& stmt) {

@@ -18,6 +18,33 @@
 
 namespace sp::proxy {
 
+namespace {
+
+// COM_STMT_SEND_LONG_DATA to the backend statement, as the client sent it
+// to the proxy: no response, queued ahead of the execute that follows (one
+// flush). Pieces fit the connection's max_allowed_packet (the server
+// concatenates them); an empty value is one empty piece, so the parameter
+// still counts as long data.
+void queueLongData(BackendConnection& conn, uint32_t statement_id, const std::vector<uint16_t>& params,
+                   const std::vector<std::string>& data) {
+  constexpr size_t kHeader = 1 + 4 + 2;
+  constexpr size_t kMaxPiece = (16u << 20) - 1 - kHeader;  // one wire packet
+  const uint64_t limit = conn.maxAllowedPacket();
+  const size_t piece = std::max<size_t>(4096, std::min<uint64_t>(kMaxPiece, limit > 2048 ? limit - 1024 : kMaxPiece));
+  for (uint16_t param : params) {
+    std::string_view value = param < data.size() ? std::string_view(data[param]) : std::string_view();
+    size_t offset = 0;
+    do {
+      protocol::Bytes packet;
+      protocol::encode(protocol::StmtSendLongData{statement_id, param, value.substr(offset, piece)}, packet);
+      conn.stream().append(packet, 0);
+      offset += piece;
+    } while (offset < value.size());
+  }
+}
+
+}  // namespace
+
 using protocol::Command;
 namespace status = protocol::status;
 
@@ -87,7 +114,9 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
       co_return co_await client_.flush();
     }
     protocol::Bytes execute;
-    if (!protocol::encode(protocol::retarget(*out.execute, stmt->id), execute)) {
+    protocol::StmtExecute bound = protocol::retarget(*out.execute, stmt->id);
+    for (uint16_t i : out.long_params) bound.values[i] = protocol::LongDataValue{};
+    if (!protocol::encode(bound, execute)) {
       queueError(reply_seq_, client_error::make(client_error::kMalformedPacket, "shardproxy: cannot encode parameters"));
       giveBack(std::move(conn), pool, std::nullopt);
       co_return co_await client_.flush();
@@ -96,6 +125,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
       giveBack(std::move(conn), pool, std::nullopt);
       co_return co_await refusePacketTooLarge();
     }
+    if (out.long_data) queueLongData(*conn, stmt->id, out.long_params, *out.long_data);
     result = co_await routeCommand(channel, execute, protocol::ResponseKind::kQuery, client, capabilities_, reply_seq_,
                                    more);
   } else if (!out.sql.empty()) {

@@ -9,7 +9,6 @@
 
 #include "protocol/generic_packets.hpp"
 #include "protocol/handshake.hpp"
-#include "proxy/backend/replica_config.hpp"
 #include "proxy/observe/abuse_log.hpp"
 #include "proxy/net/client_errors.hpp"
 #include "proxy/session/client_session.hpp"
@@ -43,7 +42,7 @@ Worker::Worker(ProxyContext& context, unsigned index, unsigned worker_count)
     if (topology) {
       replicas = replicaLogins(cfg, *topology, b.name);
     } else {
-      for (const auto& r : b.replicas) replicas.push_back(replicaServerConfig(b, r));
+      for (const auto& r : b.replicas) replicas.push_back(*serverLogin(b, r.name));
     }
     for (auto& server : replicas) {
       const uint32_t max = share(server.max_connections, worker_count);

@@ -30,7 +30,9 @@ import unittest
 
 import pymysql
 
+import replication_group
 from free_ports import free_ports
+from replication_group import root, rows, scalar, wait_until
 
 HOST = "127.0.0.1"
 REPO = os.environ["SP_REPO_ROOT"]
@@ -39,43 +41,13 @@ RUN_DIR = os.environ["SP_REPLICA_RUN_DIR"]
 PRIMARY = int(os.environ.get("SP_REPLICA_PORT", "3357"))
 REPLICAS = [PRIMARY + 100, PRIMARY + 200]
 NAMES = {PRIMARY: "primary", REPLICAS[0]: "r1", REPLICAS[1]: "r2"}
-CLUSTER = [os.path.join(REPO, "scripts", "cluster"), "--dir", os.path.join(RUN_DIR, "cluster")]
-ROOT_PASSWORD = "root_pw"
+CLUSTER_DIR = os.path.join(RUN_DIR, "cluster")
 CHECK_MS = 200
 CAUSAL_MS = 100
 
 
 def cluster(*args, timeout=240):
-    r = subprocess.run(CLUSTER[:1] + list(args[:1]) + CLUSTER[1:] + list(args[1:]), capture_output=True, text=True,
-                       timeout=timeout)
-    if r.returncode != 0:
-        raise SystemExit(f"scripts/cluster {' '.join(args)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
-    return r.stdout
-
-
-def root(port):
-    return pymysql.connect(host=HOST, port=port, user="root", password=ROOT_PASSWORD, autocommit=True,
-                           connect_timeout=10, read_timeout=60)
-
-
-def rows(conn, sql, args=None):
-    with conn.cursor() as cur:
-        cur.execute(sql, args)
-        return cur.fetchall()
-
-
-def scalar(conn, sql, args=None):
-    r = rows(conn, sql, args)
-    return r[0][0] if r else None
-
-
-def wait_until(what, predicate, timeout=30.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    return replication_group.cluster(REPO, CLUSTER_DIR, *args, timeout=timeout)
 
 
 CONFIG = """\

@@ -41,7 +41,9 @@ import unittest
 
 import pymysql
 
+import replication_group
 from free_ports import free_ports
+from replication_group import root, rows, scalar
 
 HOST = "127.0.0.1"
 REPO = os.environ["SP_REPO_ROOT"]
@@ -50,34 +52,13 @@ RUN_DIR = os.environ["SP_SWITCH_RUN_DIR"]
 PRIMARY = int(os.environ.get("SP_SWITCH_PORT", "3377"))
 R1, R2 = PRIMARY + 100, PRIMARY + 200
 PORTS = {"db0": PRIMARY, "r1": R1, "r2": R2}
-CLUSTER = [os.path.join(REPO, "scripts", "cluster"), "--dir", os.path.join(RUN_DIR, "cluster")]
-ROOT_PASSWORD = "root_pw"
+CLUSTER_DIR = os.path.join(RUN_DIR, "cluster")
 WRITERS = 4
 READERS = 4
 
 
 def cluster(*args, timeout=240):
-    r = subprocess.run(CLUSTER[:1] + list(args[:1]) + CLUSTER[1:] + list(args[1:]), capture_output=True, text=True,
-                       timeout=timeout)
-    if r.returncode != 0:
-        raise SystemExit(f"scripts/cluster {' '.join(args)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
-    return r.stdout
-
-
-def root(port):
-    return pymysql.connect(host=HOST, port=port, user="root", password=ROOT_PASSWORD, autocommit=True,
-                           connect_timeout=10, read_timeout=60)
-
-
-def rows(conn, sql, args=None):
-    with conn.cursor() as cur:
-        cur.execute(sql, args)
-        return cur.fetchall()
-
-
-def scalar(conn, sql, args=None):
-    r = rows(conn, sql, args)
-    return r[0][0] if r else None
+    return replication_group.cluster(REPO, CLUSTER_DIR, *args, timeout=timeout)
 
 
 def slave_status(conn):
@@ -87,16 +68,8 @@ def slave_status(conn):
 
 
 def wait_until(what, predicate, timeout=30.0):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        try:
-            if predicate():
-                return
-        except Exception as e:  # a server restarting: try again until the deadline
-            last = e
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what} (last error: {last})")
+    # Servers restart in these tests: an error counts as not yet.
+    replication_group.wait_until(what, predicate, timeout, retry_errors=True)
 
 
 CONFIG = """\

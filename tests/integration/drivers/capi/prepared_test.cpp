@@ -529,5 +529,49 @@ TEST_F(Prepared, UnshardedTableOnDefaultBackend) {
   direct(0, "DROP TABLE " + table);
 }
 
+// Long data is forwarded as the client sent it (issue 30): parameters that
+// each fit the server's max_allowed_packet (16 MiB here) but together do
+// not, and one of 16 MiB, are stored as the server directly stores them.
+TEST_F(Prepared, LongDataBeyondMaxAllowedPacketTogether) {
+  const std::string table = "it_drv_long_" + std::to_string(seq_);
+  direct(0, "CREATE TABLE " + table + " (id INT PRIMARY KEY, a LONGBLOB, b LONGBLOB, c LONGBLOB)");
+  auto run = [&](MYSQL* conn, int id, const std::vector<size_t>& sizes) {
+    Stmt insert(conn, "INSERT INTO " + table + " VALUES (?, ?, ?, ?)");
+    EXPECT_TRUE(insert.prepared()) << insert.error();
+    Params p;
+    p.num(MYSQL_TYPE_LONG, int32_t(id));
+    for (size_t i = 0; i < 3; ++i) {
+      const size_t size = i < sizes.size() ? sizes[i] : 0;
+      const std::string value = allBytes(size, static_cast<unsigned>(i + 1));  // the same bytes both ways
+      // In pieces of 1 MiB, as drivers stream them.
+      std::vector<std::string> pieces;
+      for (size_t at = 0; at < value.size(); at += 1 << 20) pieces.push_back(value.substr(at, 1 << 20));
+      if (pieces.empty()) pieces.push_back("");
+      p.longData(MYSQL_TYPE_LONG_BLOB, pieces);
+    }
+    const bool ok = insert.execute(p);
+    return ok ? std::string("ok") : std::to_string(insert.errNo()) + " " + insert.error();
+  };
+  const std::vector<std::vector<size_t>> cases = {{10u << 20, 10u << 20}, {8u << 20, 8u << 20, 8u << 20},
+                                                  {16u << 20}};
+  int id = 1;
+  for (const auto& sizes : cases) {
+    const std::string direct_outcome = run(db_[0].get(), id, sizes);
+    const std::string proxy_outcome = run(proxy_.get(), id + 100, sizes);
+    EXPECT_EQ(proxy_outcome, direct_outcome) << "parameter sizes " << sizes.size();
+    if (direct_outcome == "ok") {
+      const auto summary = [&](int row) {
+        return direct(0, "SELECT LENGTH(a), LENGTH(b), LENGTH(c), MD5(a), MD5(b), MD5(c) FROM " + table +
+                             " WHERE id = " + std::to_string(row));
+      };
+      // The same lengths and bytes as the row the server stored directly.
+      EXPECT_EQ(summary(id + 100), summary(id));
+      EXPECT_EQ(summary(id).size(), 1u);
+    }
+    ++id;
+  }
+  direct(0, "DROP TABLE " + table);
+}
+
 }  // namespace
 }  // namespace sp::drivers
