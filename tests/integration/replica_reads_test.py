@@ -273,8 +273,7 @@ class SemiSync(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = os.path.join(RUN_DIR, "semi-sync")
-        cls.cluster = lambda *a: subprocess.run([CLUSTER[0], a[0], "--dir", cls.dir] + list(a[1:]), check=True,
-                                                capture_output=True, timeout=240)
+        cls.cluster = lambda *a: replication_group.cluster(REPO, cls.dir, *a)
         cls.cluster("up", "--ports", str(cls.PORT), "--replicas", "1", "--semi-sync")
         cls.port, cls.admin = free_ports(2)
         config = os.path.join(RUN_DIR, "semi-sync.yaml")
