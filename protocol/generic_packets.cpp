@@ -48,6 +48,12 @@ DecodeResult<OkPacket> decodeOkPacket(ByteView payload, uint32_t capabilities) {
   if (state_follows) {
     SP_TRY(state, r.lenencString());
     m.session_state_info = state;
+    // MariaDB 10.11 builds the session state in a buffer of the current
+    // database's character set: with a ucs2 (utf16, utf32) default database
+    // the OK of USE carries bytes past the state's length. Clients
+    // (libmariadb, Connector/J, PyMySQL) read the length and ignore the
+    // rest; so does the proxy (it was a lost backend connection, 9002).
+    return m;
   }
   SP_TRY_VOID(r.expectEnd());
   return m;

@@ -336,6 +336,39 @@ class ProxyProcesslist(unittest.TestCase):
         self.assertIn(sptest.BACKEND_USER, users, "the server's threads, as the backend account sees them")
 
 
+class Ucs2Database(unittest.TestCase):
+    """USE of a database whose default character set is ucs2 (issue 30): the
+    server's OK then carries bytes past its session state; the proxy reads it
+    as clients do (it was 9002, lost connection)."""
+
+    DB = "it_ucs2_db"
+
+    def setUp(self):
+        self.root = pymysql.connect(host="127.0.0.1", port=sptest.DB0_PORT, user=sptest.ROOT_USER, password=sptest.ROOT_PASSWORD,
+                                    autocommit=True)
+        sptest.query(self.root, f"DROP DATABASE IF EXISTS {self.DB}")
+        sptest.query(self.root, f"CREATE DATABASE {self.DB} CHARACTER SET ucs2")
+        for host in ("127.0.0.1", "%", "localhost"):
+            sptest.query(self.root, f"GRANT SELECT ON {self.DB}.* TO '{sptest.BACKEND_USER}'@'{host}'")
+
+    def tearDown(self):
+        sptest.query(self.root, f"DROP DATABASE IF EXISTS {self.DB}")
+        self.root.close()
+
+    def test_use_and_connect_with_it(self):
+        with direct_db0() as d:
+            sptest.query(d, f"USE {self.DB}")
+            expected = sptest.query(d, "SELECT DATABASE(), @@character_set_database")
+        self.assertEqual(expected, ((self.DB, "ucs2"),))
+        with sptest.proxy(user=DBA_USER, password=DBA_PASSWORD) as p:
+            sptest.query(p, f"USE {self.DB}")
+            self.assertEqual(sptest.query(p, "SELECT DATABASE(), @@character_set_database"), expected)
+            p.select_db(self.DB)  # COM_INIT_DB
+            self.assertEqual(sptest.query(p, "SELECT DATABASE()"), ((self.DB,),))
+        with sptest.proxy(user=DBA_USER, password=DBA_PASSWORD, database=self.DB) as p:
+            self.assertEqual(sptest.query(p, "SELECT DATABASE()"), ((self.DB,),))
+
+
 class ExtendedMetadata(unittest.TestCase):
     """The mariadb client negotiates MARIADB_CLIENT_EXTENDED_TYPE_INFO."""
 

@@ -107,6 +107,21 @@ TEST(CapturedCli, LoginOkWithSessionState) {
   expectEveryPrefixFails(in, [&](ByteView b) { return decodeOkPacket(b, caps); });
 }
 
+// MariaDB 10.11's OK of USE into a database whose default character set is
+// ucs2 (captured from COM_INIT_DB with session tracking on): bytes follow the
+// session state's length. Clients read the length and ignore them; so do we.
+TEST(CapturedServer, OkOfUseIntoUcs2DatabaseHasBytesPastTheState) {
+  const uint8_t raw[] = {0x00, 0x00, 0x00, 0x02, 0x40, 0x00, 0x00, 0x00, 0x00, 0x0e, 0x01, 0x09,
+                         0x08, 'i',  't',  '_',  'u',  'c',  's',  '2',  'x',  0x02, 0x01, '1'};
+  const Bytes in(raw, raw + sizeof raw);
+  auto ok = decodeOkPacket(ExactBuffer(in).view(), cap::kSessionTrack | cap::kProtocol41);
+  ASSERT_TRUE(ok.has_value()) << toString(ok.error());
+  EXPECT_EQ(ok->status_flags, status::kAutocommit | status::kSessionStateChanged);
+  EXPECT_EQ(ok->session_state_info, "");
+  // Without session tracking the same bytes are not an OK packet.
+  EXPECT_FALSE(decodeOkPacket(ExactBuffer(in).view(), cap::kProtocol41).has_value());
+}
+
 TEST(CapturedCli, SelectStreamAtEverySplit) {
   // The server's whole answer to the SELECT, as it arrived on the socket.
   Bytes wire;
