@@ -83,6 +83,7 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.idle_timeouts = context.idle_timeouts.load();
   snap.write_timeouts = context.write_timeouts.load();
   snap.servers = context.replica_health.load();
+  snap.topology = context.topology.load();
   snap.replica_reads = context.replica_reads.load();
   snap.causal_waits = context.causal_waits.load();
   snap.causal_fallbacks = context.causal_fallbacks.load();

@@ -246,6 +246,16 @@ void renderServers(ExpositionWriter& w, const MetricsSnapshot& s) {
            "Replica reads that the primary answered because the replica lacked the session's last write after "
            "ha.causal_read_timeout_ms.");
   w.sample("shardproxy_causal_read_fallbacks_total", {}, s.causal_fallbacks);
+  if (s.topology && s.servers) {
+    w.family("shardproxy_topology_changes", "gauge",
+             "Role changes (SWITCHOVER, FAILOVER, REJOIN) this proxy made since it started.");
+    w.sample("shardproxy_topology_changes", {}, s.topology->version);
+    w.family("shardproxy_backend_primary", "gauge",
+             "1 for the server that is each backend's primary now (labels backend, server).");
+    for (const auto& g : s.topology->groups) {
+      w.sample("shardproxy_backend_primary", {{"backend", g.backend}, {"server", g.primary}}, uint64_t{1});
+    }
+  }
   if (!s.servers) return;
   auto perServer = [&](std::string_view name, std::string_view help, auto value, bool replicas_only) {
     w.family(name, "gauge", help);
@@ -253,8 +263,8 @@ void renderServers(ExpositionWriter& w, const MetricsSnapshot& s) {
       if (replicas_only && server.primary) continue;
       auto v = value(server);
       if (!v) continue;
-      w.sample(name, {{"backend", server.backend}, {"server", server.name}, {"role", server.primary ? "primary" : "replica"}},
-               static_cast<double>(*v));
+      const std::string_view role = server.primary ? "primary" : server.fenced ? "fenced" : "replica";
+      w.sample(name, {{"backend", server.backend}, {"server", server.name}, {"role", role}}, static_cast<double>(*v));
     }
   };
   using S = ServerHealth;

@@ -11,6 +11,7 @@
 
 #include "proxy/backend/backend_pool.hpp"
 #include "proxy/core/replica_health.hpp"
+#include "proxy/core/topology.hpp"
 #include "proxy/observe/metrics.hpp"
 
 namespace sp::proxy {
@@ -46,6 +47,7 @@ struct MetricsSnapshot {
   // Replication groups (docs/availability.md): the monitor's last picture
   // (null: nothing watched) and the reads replicas answered.
   std::shared_ptr<const ReplicaHealth> servers;
+  std::shared_ptr<const Topology> topology;  // the roles in force (SWITCHOVER / FAILOVER change them)
   uint64_t replica_reads = 0, causal_waits = 0, causal_fallbacks = 0;
 };
 

@@ -322,6 +322,10 @@ class Switchover(unittest.TestCase):
                    lambda: all(self.server(n)["health"] == "up" for n in PORTS), 30)
         self.assertEqual(self.server("r1")["role"], "primary")
         self.assertEqual(self.server("db0")["role"], "replica")
+        stats = {r["series"]: r["value"] for r in self.admin_rows("SHOW STATS")}
+        self.assertEqual(stats.get('shardproxy_backend_primary{backend="db0",server="r1"}'), "1")
+        self.assertEqual(stats.get("shardproxy_topology_changes"), "1")
+        self.assertEqual(stats.get('shardproxy_server_read_only{backend="db0",server="db0",role="replica"}'), "1")
         self.assertEqual(self.own_transactions_after("db0", result["position"]), [],
                          "the old primary took no write after the switch")
         with root(R1) as new_primary, root(PRIMARY) as old, root(R2) as other:

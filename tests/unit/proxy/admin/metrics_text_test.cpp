@@ -205,3 +205,36 @@ TEST(RenderMetrics, FleetGaugesOnlyInAFleet) {
 
 }  // namespace
 }  // namespace sp::proxy
+
+namespace sp::proxy {
+namespace {
+
+// Replication groups: which server is each backend's primary, the role
+// changes, and a fenced server's role label; nothing without replicas.
+TEST(RenderMetrics, RolesAfterAFailover) {
+  MetricsSnapshot alone;
+  EXPECT_EQ(renderMetrics(alone).find("shardproxy_backend_primary"), std::string::npos);
+  MetricsSnapshot s;
+  auto topology = std::make_shared<Topology>();
+  topology->version = 2;
+  topology->groups.push_back(GroupTopology{"db0", "db0r1", {"db0r2"}, {"db0"}, "0-1-5", 1, "failover"});
+  s.topology = topology;
+  auto health = std::make_shared<ReplicaHealth>();
+  ServerHealth fenced;
+  fenced.backend = "db0";
+  fenced.name = "db0";
+  fenced.fenced = true;
+  fenced.answered = true;
+  fenced.read_only = true;
+  health->servers.push_back(fenced);
+  s.servers = health;
+  const std::string text = renderMetrics(s);
+  EXPECT_NE(text.find("shardproxy_backend_primary{backend=\"db0\",server=\"db0r1\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("shardproxy_topology_changes 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("shardproxy_server_read_only{backend=\"db0\",server=\"db0\",role=\"fenced\"} 1\n"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace sp::proxy
