@@ -18,6 +18,15 @@ GroupTopology* Topology::find(std::string_view backend) {
   return nullptr;
 }
 
+std::string joinServerNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ',';
+    out += n;
+  }
+  return out;
+}
+
 Topology topologyFromConfig(const conf::Config& config) {
   Topology t;
   for (const auto& b : config.backends) {

@@ -39,6 +39,10 @@ struct Topology {
   GroupTopology* find(std::string_view backend);
 };
 
+// Server names comma-separated (names are identifiers: no commas), as
+// SHOW TOPOLOGY shows them and the SQLite cache keeps them.
+std::string joinServerNames(const std::vector<std::string>& names);
+
 // The roles as the configuration gives them.
 Topology topologyFromConfig(const conf::Config& config);
 

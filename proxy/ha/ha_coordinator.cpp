@@ -42,12 +42,6 @@ double millisSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-std::string joinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
-  return out;
-}
-
 // One control connection to one server, with the replication account
 // (REPLICATION SLAVE ADMIN, READ_ONLY ADMIN, SLAVE MONITOR, BINLOG MONITOR).
 struct Control {
@@ -92,6 +86,29 @@ awaitable<std::string> connect(Control& c, const ProxyContext& context) {
   if (!opened) co_return fmt::format("{} ({}): {}", c.name, conf::formatHostPort(c.login.address), opened.error().message);
   c.conn = std::move(*opened);
   co_return std::string();
+}
+
+// Makes `c` replicate from `primary` (GTID, `use_gtid` as changeMasterSql
+// says) as the backend's replication account (replicationBackend: its
+// replication_user, else its user): STOP SLAVE, CHANGE MASTER, START SLAVE.
+// Empty, or the first step's error.
+awaitable<std::string> follow(Control& c, const conf::BackendConfig& backend, const conf::HostPort& primary,
+                              std::string_view use_gtid, std::chrono::milliseconds timeout) {
+  const conf::BackendConfig account = replicationBackend(backend);
+  const std::vector<std::string> steps{std::string(kStopReplication),
+                                       changeMasterSql(primary, account.user, account.password, use_gtid),
+                                       std::string(kStartReplication)};
+  for (const std::string& step : steps) {
+    auto done = co_await sql(c, step, timeout);
+    if (!done) co_return done.error();
+  }
+  co_return std::string();
+}
+
+// kPromotable's answer: log_bin and log_slave_updates both on.
+bool promotable(const std::expected<BackendConnection::TextRows, std::string>& rows) {
+  return rows && !rows->empty() && rows->front().size() >= 2 && rows->front()[0].value_or("0") == "1" &&
+         rows->front()[1].value_or("0") == "1";
 }
 
 // SHOW SLAVE STATUS by column name: Gtid_IO_Pos (what it received).
@@ -139,7 +156,7 @@ void HaCoordinator::loadTopology() {
   for (const auto& g : topology->groups) {
     if (g.changed_unix_ms != 0) {
       spdlog::info("ha: backend {}: primary {} (kept from {}), replicas [{}], fenced [{}]", g.backend, g.primary,
-                   g.change, joinNames(g.replicas), joinNames(g.fenced));
+                   g.change, joinServerNames(g.replicas), joinServerNames(g.fenced));
     }
   }
   context_.topology.store(std::move(topology));
@@ -201,7 +218,7 @@ AdminReply HaCoordinator::showTopology() const {
     if (auto primary = primaryPoolConfig(context_.config, *topology, g.backend)) {
       address = conf::formatHostPort(primary->address);
     }
-    result.rows.push_back({g.backend, g.primary, address, joinNames(g.replicas), joinNames(g.fenced),
+    result.rows.push_back({g.backend, g.primary, address, joinServerNames(g.replicas), joinServerNames(g.fenced),
                            std::to_string(topology->version), std::to_string(g.changed_unix_ms),
                            g.change.empty() ? "as configured" : g.change});
   }
@@ -258,7 +275,7 @@ std::string HaCoordinator::publish(GroupTopology group, bool primary_changed, bo
                  "connection-bound state lived there)", group.backend, closed);
   }
   spdlog::warn("ha: backend {}: primary {}, replicas [{}], fenced [{}] ({})", group.backend, group.primary,
-               joinNames(group.replicas), joinNames(group.fenced), group.change);
+               joinServerNames(group.replicas), joinServerNames(group.fenced), group.change);
   return problem;
 }
 
@@ -289,7 +306,7 @@ awaitable<AdminReply> HaCoordinator::switchover(const std::string& backend, std:
   }
   if (std::find(group.replicas.begin(), group.replicas.end(), target) == group.replicas.end()) {
     co_return refused(fmt::format("SWITCHOVER: '{}' is not a replica of backend {} (replicas: {})", target, backend,
-                                  group.replicas.empty() ? "none" : joinNames(group.replicas)));
+                                  group.replicas.empty() ? "none" : joinServerNames(group.replicas)));
   }
   const ServerHealth* candidate = health->find(target);
   if (candidate == nullptr || !candidate->answered) {
@@ -315,10 +332,9 @@ awaitable<AdminReply> HaCoordinator::switchover(const std::string& backend, std:
   for (Control* c : {&old_primary, &promoted}) {
     if (auto e = co_await connect(*c, context_); !e.empty()) co_return refused("SWITCHOVER: cannot connect to " + e);
   }
-  auto promotable = co_await sql(promoted, kPromotable, timeout);
-  if (!promotable) co_return refused("SWITCHOVER: " + promotable.error());
-  if (promotable->empty() || promotable->front().size() < 2 || promotable->front()[0].value_or("0") != "1" ||
-      promotable->front()[1].value_or("0") != "1") {
+  auto logs = co_await sql(promoted, kPromotable, timeout);
+  if (!logs) co_return refused("SWITCHOVER: " + logs.error());
+  if (!promotable(logs)) {
     co_return refused(fmt::format("SWITCHOVER: {} needs log_bin=ON and log_slave_updates=ON to become the primary "
                                   "(its replicas follow its binary log)", target));
   }
@@ -415,28 +431,16 @@ awaitable<AdminReply> HaCoordinator::switchover(const std::string& backend, std:
 
   // 6. The old primary and the other replicas follow the new primary (after
   //    the release: clients do not wait for this).
-  const std::string repl_user = old_primary.login.replication_user.empty() ? old_primary.login.user
-                                                                            : old_primary.login.replication_user;
-  const std::string repl_password = old_primary.login.replication_user.empty()
-                                        ? old_primary.login.password
-                                        : old_primary.login.replication_password;
   std::vector<std::string> problems;
-  auto follow = [&](Control& c, std::string_view use_gtid) -> awaitable<void> {
-    const std::vector<std::string> steps{std::string(kStopReplication),
-                                         changeMasterSql(promoted.login.address, repl_user, repl_password, use_gtid),
-                                         std::string(kStartReplication)};
-    for (const std::string& step : steps) {
-      auto done = co_await sql(c, step, timeout);
-      if (!done) {
-        problems.push_back(done.error());
-        co_return;
-      }
-    }
-  };
-  co_await follow(old_primary, "current_pos");
+  if (auto e = co_await follow(old_primary, *config, promoted.login.address, "current_pos", timeout); !e.empty()) {
+    problems.push_back(e);
+  }
   for (auto& c : others) {
-    if (c.conn) co_await follow(c, "slave_pos");
-    else problems.push_back(c.name + ": not reachable; repoint it with REJOIN BACKEND " + backend + " SERVER " + c.name);
+    if (!c.conn) {
+      problems.push_back(c.name + ": not reachable; repoint it with REJOIN BACKEND " + backend + " SERVER " + c.name);
+    } else if (auto e = co_await follow(c, *config, promoted.login.address, "slave_pos", timeout); !e.empty()) {
+      problems.push_back(e);
+    }
   }
   if (!stored.empty()) problems.push_back(stored + " (the new roles hold until a restart)");
   for (const auto& p : problems) spdlog::warn("ha: switchover of backend {}: {}", backend, p);
@@ -471,7 +475,7 @@ awaitable<AdminReply> HaCoordinator::failover(const std::string& backend, std::s
   }
   if (!target.empty() && std::find(group.replicas.begin(), group.replicas.end(), target) == group.replicas.end()) {
     co_return refused(fmt::format("FAILOVER: '{}' is not a replica of backend {} (replicas: {})", target, backend,
-                                  joinNames(group.replicas)));
+                                  joinServerNames(group.replicas)));
   }
   const auto timeout = std::chrono::milliseconds(ha.probe_timeout_ms);
   const auto started = Clock::now();
@@ -517,9 +521,8 @@ awaitable<AdminReply> HaCoordinator::failover(const std::string& backend, std::s
   }
   Control& promoted = replicas[best];
   target = promoted.name;
-  auto promotable = co_await sql(promoted, kPromotable, timeout);
-  if (!promotable || promotable->empty() || promotable->front().size() < 2 ||
-      promotable->front()[0].value_or("0") != "1" || promotable->front()[1].value_or("0") != "1") {
+  auto logs = co_await sql(promoted, kPromotable, timeout);
+  if (!promotable(logs)) {
     co_return refused(fmt::format("FAILOVER: {} needs log_bin=ON and log_slave_updates=ON to become the primary",
                                   target));
   }
@@ -572,20 +575,11 @@ awaitable<AdminReply> HaCoordinator::failover(const std::string& backend, std::s
   releaseAll(backend);
   const double held_ms = millisSince(started);
 
-  const std::string repl_user = config->replication_user.empty() ? config->user : config->replication_user;
-  const std::string repl_password = config->replication_user.empty() ? config->password : config->replication_password;
   std::vector<std::string> problems;
   for (auto& c : replicas) {
     if (c.name == target) continue;
-    const std::vector<std::string> steps{std::string(kStopReplication),
-                                         changeMasterSql(promoted.login.address, repl_user, repl_password, "slave_pos"),
-                                         std::string(kStartReplication)};
-    for (const std::string& step : steps) {
-      auto done = co_await sql(c, step, timeout);
-      if (!done) {
-        problems.push_back(done.error());
-        break;
-      }
+    if (auto e = co_await follow(c, *config, promoted.login.address, "slave_pos", timeout); !e.empty()) {
+      problems.push_back(e);
     }
   }
   for (const auto& name : unreachable) {
@@ -644,14 +638,8 @@ awaitable<AdminReply> HaCoordinator::rejoin(const std::string& backend, const st
                                   server, missing ? std::to_string(*missing) : "unknown", group.primary, *own, *theirs,
                                   group.primary, group.primary));
   }
-  const std::string repl_user = config->replication_user.empty() ? config->user : config->replication_user;
-  const std::string repl_password = config->replication_user.empty() ? config->password : config->replication_password;
-  const std::vector<std::string> steps{std::string(kStopReplication),
-                                       changeMasterSql(primary.login.address, repl_user, repl_password, "current_pos"),
-                                       std::string(kStartReplication)};
-  for (const std::string& step : steps) {
-    auto done = co_await sql(joining, step, timeout);
-    if (!done) co_return refused("REJOIN: " + done.error());
+  if (auto e = co_await follow(joining, *config, primary.login.address, "current_pos", timeout); !e.empty()) {
+    co_return refused("REJOIN: " + e);
   }
   std::erase(group.fenced, server);
   if (std::find(group.replicas.begin(), group.replicas.end(), server) == group.replicas.end()) {

@@ -18,15 +18,6 @@ constexpr const char* kSchema =
     " changed_unix_ms INTEGER NOT NULL,"
     " change TEXT NOT NULL)";
 
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) {
-    if (!out.empty()) out += ',';
-    out += n;
-  }
-  return out;
-}
-
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -74,8 +65,8 @@ std::string TopologyStore::save(const GroupTopology& g) {
                 "promoted_at) VALUES (?, ?, ?, ?, ?, ?, ?)");
   q.bind(1, g.backend);
   q.bind(2, g.primary);
-  q.bind(3, join(g.replicas));
-  q.bind(4, join(g.fenced));
+  q.bind(3, joinServerNames(g.replicas));
+  q.bind(4, joinServerNames(g.fenced));
   q.bind(5, g.changed_unix_ms);
   q.bind(6, g.change);
   q.bind(7, g.promoted_at);

@@ -98,7 +98,6 @@ awaitable<void> ClientSession::run() {
       if (ctx.shutting_down.load()) break;
       idle_ = true;
       current_command_ = {};
-      state_since_ = std::chrono::steady_clock::now();
       auto msg = co_await client_.read();
       idle_ = false;
       state_since_ = std::chrono::steady_clock::now();

@@ -400,7 +400,7 @@ class ClientSession {
   bool tables_locked_ = false; // LOCK TABLES until UNLOCK TABLES
   bool idle_ = false;
   // The command running now (valid while !idle_, read on this thread only)
-  // and since when, or since when the session waits (SHOW PROCESSLIST).
+  // and since when (SHOW PROCESSLIST; idle: client_.readStartedAt()).
   protocol::ByteView current_command_;
   std::chrono::steady_clock::time_point state_since_ = std::chrono::steady_clock::now();
   bool counted_in_transaction_ = false;

@@ -97,7 +97,8 @@ ProcessRow ClientSession::processRow(bool full) const {
   row.user = user_;
   row.host = peer_;
   row.db = desired_.database;
-  row.seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - state_since_).count();
+  const auto since = idle_ ? idleSince() : state_since_;
+  row.seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - since).count();
   if (idle_ || current_command_.empty()) {
     row.command = "Sleep";
     return row;
