@@ -1,7 +1,7 @@
 #include <charconv>
 #include <fmt/format.h>
 
-#include "conf/config.hpp"
+#include "conf/host_port.hpp"
 
 namespace sp::conf {
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "conf/config.hpp"
 #include "conf/yaml_walker.hpp"
 
 namespace sp::conf::detail {

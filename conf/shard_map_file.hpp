@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "conf/config_issue.hpp"
 
 namespace sp::conf {
 

@@ -13,7 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "conf/config_issue.hpp"
+#include "conf/host_port.hpp"
 
 namespace sp::conf::detail {
 

@@ -1,5 +1,6 @@
 #include "proxy/server.hpp"
 
+#include "conf/config.hpp"
 #include "proxy/backend/backend_connection.hpp"
 #include "proxy/backend/schema_drift_check.hpp"
 
@@ -25,7 +26,7 @@ namespace {
 // (issue 30). One connection at start-up, before any worker runs; nullopt
 // when the backend does not answer in time (the built-in version stays).
 std::optional<std::string> backendGreetingVersion(const ProxyContext& context) {
-  const conf::Config& config = context.config;
+  const conf::Config& config = context.config();
   const auto backend = currentPrimary(context, config.default_backend);
   if (!backend) return std::nullopt;
   asio::io_context io;
@@ -63,8 +64,8 @@ unsigned autoThreads(const conf::Config& cfg) {
 }  // namespace
 
 Server::Server(conf::Config config) {
-  context_.config = std::move(config);
-  context_.merge_budget.setTotal(context_.config.scatter.max_merge_bytes_total);
+  context_.config() = std::move(config);
+  context_.merge_budget.setTotal(context_.config().scatter.max_merge_bytes_total);
 }
 
 Server::~Server() {
@@ -77,7 +78,7 @@ Server::~Server() {
 }
 
 std::string Server::start() {
-  const auto& cfg = context_.config;
+  const auto& cfg = context_.config();
   // Until runUntilSignalled() handles it, a SIGHUP must not kill the process.
   std::signal(SIGHUP, SIG_IGN);
   context_.tls = std::make_shared<ServerTls>();
@@ -128,7 +129,7 @@ std::string Server::start() {
   context_.workers = workers;
   // The schema-drift check reads every backend: on a worker's loop, so a slow
   // or down backend never delays start-up; differences are logged as warnings.
-  asio::co_spawn(workers_.front()->io(), logSchemaDrift(context_.config, context_.shard_map.load()), asio::detached);
+  asio::co_spawn(workers_.front()->io(), logSchemaDrift(context_.config(), context_.shard_map.load()), asio::detached);
   // Replicas' roles and lag, before the first client: a session's first read
   // finds them probed or not yet known (then the primary answers).
   ha_->start(std::vector<PoolHost*>(workers.begin(), workers.end()));
@@ -187,7 +188,7 @@ void Server::runUntilSignalled() {
       if (auto err = context_.tls->reload(); !err.empty()) {
         spdlog::error("SIGHUP: TLS certificate not reloaded, the previous one stays in force: {}", err);
       } else {
-        spdlog::info("SIGHUP: TLS certificate reloaded from {}", context_.config.server.tls_cert);
+        spdlog::info("SIGHUP: TLS certificate reloaded from {}", context_.config().server.tls_cert);
       }
     }
     forgetBackendTlsContexts();
@@ -214,7 +215,7 @@ void Server::shutdown() {
     maps_->attachFleet(nullptr);
   }
   for (auto& w : workers_) w->beginShutdown();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(context_.config.server.shutdown_grace_ms);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(context_.config().server.shutdown_grace_ms);
   while (context_.sessions.load() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     // Sessions that became idle since the last pass are closed too.

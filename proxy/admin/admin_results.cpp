@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "conf/config.hpp"
 #include "proxy/fleet/fleet_agent.hpp"
 #include "proxy/admin/metrics_server.hpp"
 #include "proxy/maps/shard_map_manager.hpp"
@@ -133,7 +134,7 @@ LocalResult showRoute(AdminEnv& env, const std::string& statement) {
   LocalResult r;
   for (auto column : routing::kExplainColumns) r.columns.emplace_back(column);
   auto map = env.context.shard_map.load();
-  const auto& default_backend = env.context.config.default_backend;
+  const auto& default_backend = env.context.config().default_backend;
   if (!map) {
     r.rows.push_back(Row{"-", default_backend, "-", statement});
     return r;
@@ -171,7 +172,7 @@ std::string digestShardTimes(const DigestStats& d) {
 }
 
 AdminReply showDigests(AdminEnv& env, uint64_t limit) {
-  if (env.context.config.digests.max_entries == 0) {
+  if (env.context.config().digests.max_entries == 0) {
     return AdminError{1105, "HY000", "shardproxy admin: query digests are off (digests.max_entries: 0)"};
   }
   std::vector<std::vector<DigestStats>> per_worker;

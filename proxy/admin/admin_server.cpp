@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include "conf/config.hpp"
 #include "proxy/admin/admin_session.hpp"
 #include "proxy/net/side_listener.hpp"
 
@@ -13,10 +14,10 @@ AdminServer::AdminServer(ProxyContext& context, ShardMapManager& maps) : context
 AdminServer::~AdminServer() { stop(); }
 
 std::string AdminServer::start() {
-  const auto& hp = *context_.config.server.admin_listen;
+  const auto& hp = *context_.config().server.admin_listen;
   asio::ip::address address;
   if (auto failed = listenOn(io_, acceptor_, hp, "admin_listen", "admin port", address); !failed.empty()) return failed;
-  if (!address.is_loopback() && !context_.config.server.admin_allow_remote) {
+  if (!address.is_loopback() && !context_.config().server.admin_allow_remote) {
     spdlog::warn("admin_listen {} is not a loopback address; only loopback peers are accepted (use an SSH tunnel)",
                  conf::formatHostPort(hp));
   }

@@ -1,5 +1,6 @@
 #include "proxy/admin/admin_session.hpp"
 
+#include "conf/config.hpp"
 #include "proxy/backend/schema_drift_check.hpp"
 
 #include <algorithm>
@@ -53,7 +54,7 @@ void AdminSession::queueError(uint8_t seq, uint16_t code, const char* sql_state,
 }
 
 awaitable<bool> AdminSession::login() {
-  if (!loopback_ && !context_.config.server.admin_allow_remote) {
+  if (!loopback_ && !context_.config().server.admin_allow_remote) {
     // Refused before the handshake, as a server refuses a host it does not know.
     spdlog::warn("admin port: refused connection from non-loopback peer {} (server.admin_allow_remote is false)", peer_);
     queueError(0, 1130, "HY000", "Host '" + peer_ + "' is not allowed to connect to the shardproxy admin port");
@@ -61,13 +62,13 @@ awaitable<bool> AdminSession::login() {
     co_return false;
   }
   // The admin port offers TLS with the application port's certificate.
-  LoginRequest request{connection_id_, context_.server_version, &context_.config.admin_users, peer_,
+  LoginRequest request{connection_id_, context_.server_version, &context_.config().admin_users, peer_,
                        context_.tls ? context_.tls->current() : nullptr};
   // The admin port reads only small packets before login, like the application port.
   const size_t max_message = client_.maxMessageBytes();
-  client_.setMaxMessageBytes(std::min<size_t>(context_.config.server.max_handshake_packet_bytes, max_message));
+  client_.setMaxMessageBytes(std::min<size_t>(context_.config().server.max_handshake_packet_bytes, max_message));
   // And within the same deadline (a TLS handshake that stalls included).
-  LoginDeadline deadline(client_, std::chrono::milliseconds(context_.config.server.handshake_timeout_ms));
+  LoginDeadline deadline(client_, std::chrono::milliseconds(context_.config().server.handshake_timeout_ms));
   auto result = co_await acceptLogin(client_, request);
   client_.setMaxMessageBytes(max_message);
   if (!result) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "conf/config.hpp"
 #include "proxy/net/http_request.hpp"
 #include "proxy/net/side_listener.hpp"
 #include "proxy/session/worker.hpp"
@@ -95,7 +96,7 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.reloads_applied = context.reloads_applied.load();
   snap.reloads_refused = context.reloads_refused.load();
   snap.last_reload_seconds = static_cast<double>(context.last_reload_unix_ms.load() / 1000);
-  if (context.config.fleet) {
+  if (context.config().fleet) {
     snap.fleet_session = context.fleet_session.load() ? 1 : 0;
     snap.fleet_map_revision = context.fleet_map_revision.load();
   }
@@ -118,10 +119,10 @@ MetricsServer::MetricsServer(ProxyContext& context) : context_(context) {}
 MetricsServer::~MetricsServer() { stop(); }
 
 std::string MetricsServer::start() {
-  const auto& hp = *context_.config.server.metrics_listen;
+  const auto& hp = *context_.config().server.metrics_listen;
   asio::ip::address address;
   if (auto failed = listenOn(io_, acceptor_, hp, "metrics_listen", "metrics port", address); !failed.empty()) return failed;
-  if (!address.is_loopback() && !context_.config.server.metrics_allow_remote) {
+  if (!address.is_loopback() && !context_.config().server.metrics_allow_remote) {
     spdlog::warn("metrics_listen {} is not a loopback address; only loopback peers are answered "
                  "(server.metrics_allow_remote: true to accept others)",
                  conf::formatHostPort(hp));
@@ -164,7 +165,7 @@ awaitable<void> MetricsServer::serve(tcp::socket socket) {
     socket.shutdown(tcp::socket::shutdown_both, ignored);
     socket.close(ignored);
   };
-  if (!peer.address().is_loopback() && !context_.config.server.metrics_allow_remote) {
+  if (!peer.address().is_loopback() && !context_.config().server.metrics_allow_remote) {
     co_await answer(httpResponse(403, "text/plain", "shardproxy: metrics are served to loopback peers only\n"));
     co_return;
   }

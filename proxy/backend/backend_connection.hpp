@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "conf/backend_config.hpp"
 #include "protocol/client_login.hpp"
 #include "protocol/constants.hpp"
 #include "protocol/generic_packets.hpp"

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "conf/backend_config.hpp"
 #include "proxy/backend/backend_connection.hpp"
 #include "proxy/observe/metrics.hpp"
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "conf/config.hpp"
+#include "conf/backend_config.hpp"
 #include "protocol/binlog_decoder.hpp"
 #include "proxy/backend/backend_connection.hpp"
 #include "proxy/net/net.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "conf/backend_config.hpp"
 #include "proxy/backend/backend_pool.hpp"
 
 namespace sp::proxy {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "conf/config.hpp"
 #include "proxy/backend/backend_connection.hpp"
 
 namespace sp::proxy {

@@ -5,9 +5,12 @@
 #pragma once
 #include <vector>
 
-#include "conf/config.hpp"
 #include "proxy/net/net.hpp"
 #include "routing/schema_drift.hpp"
+
+namespace sp::conf {
+struct Config;
+}  // namespace sp::conf
 
 namespace sp::proxy {
 

@@ -1,5 +1,10 @@
 // Process-wide state shared by all worker threads: the configuration (read-only
 // after start-up) and a few atomic counters and flags.
+//
+// The configuration is held behind a pointer to a forward-declared
+// conf::Config: nearly every server file includes this header, and only the
+// files that read the configuration include conf/config.hpp (or one section
+// of it), so a change there rebuilds those alone (docs/architecture.md, "Build time").
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -10,7 +15,6 @@
 #include <optional>
 #include <string_view>
 
-#include "conf/config.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/core/lifecycle_stats.hpp"
 #include "proxy/core/replica_health.hpp"
@@ -18,6 +22,10 @@
 #include "proxy/core/write_hold.hpp"
 #include "routing/merge/merge_budget.hpp"
 #include "routing/map/shard_map.hpp"
+
+namespace sp::conf {
+struct Config;
+}  // namespace sp::conf
 
 namespace sp::routing {
 struct ArchivedMonths;
@@ -33,7 +41,15 @@ class HaCoordinator;
 class ServerTls;
 
 struct ProxyContext {
-  conf::Config config;
+  ProxyContext();  // an empty (default) configuration
+  ~ProxyContext();
+  ProxyContext(const ProxyContext&) = delete;
+  ProxyContext& operator=(const ProxyContext&) = delete;
+
+  // Read-only once the workers start; set (assigned whole) before.
+  conf::Config& config() { return *config_; }
+  const conf::Config& config() const { return *config_; }
+
   std::string server_version = "5.5.5-10.11.0-MariaDB-shardproxy";
   std::atomic<uint32_t> next_connection_id{1};
   std::atomic<uint32_t> sessions{0};
@@ -104,31 +120,20 @@ struct ProxyContext {
   WriteHold write_hold;
   MoveCoordinator* moves = nullptr;  // the admin commands MOVE ..., SHOW MOVES (set at start-up)
   HaCoordinator* ha = nullptr;       // SWITCHOVER / FAILOVER / REJOIN BACKEND (proxy/ha/, set at start-up)
+
+ private:
+  std::unique_ptr<conf::Config> config_;  // never null
 };
 
 // How to reach a backend's current primary (its pool's settings): the
 // configured server until a SWITCHOVER or FAILOVER changed it. nullopt:
 // no such backend. Every subsystem that opens its own connections to a
 // backend's primary (moves, partitions, archives) asks here.
-inline std::optional<conf::BackendConfig> currentPrimary(const ProxyContext& context, std::string_view backend) {
-  auto topology = context.topology.load();
-  if (!topology) {
-    const conf::BackendConfig* b = context.config.findBackend(backend);
-    if (b == nullptr) return std::nullopt;
-    return *b;
-  }
-  return primaryPoolConfig(context.config, *topology, backend);
-}
+std::optional<conf::BackendConfig> currentPrimary(const ProxyContext& context, std::string_view backend);
 
 // The configuration with every backend's address and account replaced by its
 // current primary's: for code that takes a whole conf::Config (the
 // schema-drift check).
-inline conf::Config configWithCurrentPrimaries(const ProxyContext& context) {
-  conf::Config out = context.config;
-  for (auto& b : out.backends) {
-    if (auto now = currentPrimary(context, b.name)) b = std::move(*now);
-  }
-  return out;
-}
+conf::Config configWithCurrentPrimaries(const ProxyContext& context);
 
 }  // namespace sp::proxy

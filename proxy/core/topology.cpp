@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "conf/config.hpp"
+
 namespace sp::proxy {
 
 const GroupTopology* Topology::find(std::string_view backend) const {

@@ -12,7 +12,11 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "conf/backend_config.hpp"
+
+namespace sp::conf {
+struct Config;
+}  // namespace sp::conf
 
 namespace sp::proxy {
 

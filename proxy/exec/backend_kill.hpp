@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "conf/config.hpp"
+#include "conf/backend_config.hpp"
 #include "proxy/exec/kill_execution.hpp"
 #include "proxy/net/net.hpp"
 

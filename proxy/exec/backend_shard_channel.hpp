@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "conf/backend_config.hpp"
 #include "proxy/backend/backend_connection.hpp"
 #include "proxy/exec/shard_channel.hpp"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "conf/backend_config.hpp"
 #include "proxy/net/net.hpp"
 #include "proxy/exec/shard_channel.hpp"
 

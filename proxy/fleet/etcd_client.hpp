@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "conf/config.hpp"
+#include "conf/fleet_config.hpp"
 #include "coord/http_codec.hpp"
 #include "coord/line_splitter.hpp"
 #include "proxy/net/net.hpp"

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "conf/config.hpp"
 #include "coord/etcd_messages.hpp"
 
 namespace sp::proxy {
@@ -34,8 +35,8 @@ std::string adminAddress(const conf::Config& config) {
 }  // namespace
 
 FleetAgent::FleetAgent(ProxyContext& context, ShardMapManager& maps)
-    : context_(context), maps_(maps), config_(*context.config.fleet), client_(config_),
-      admin_address_(adminAddress(context.config)) {
+    : context_(context), maps_(maps), config_(*context.config().fleet), client_(config_),
+      admin_address_(adminAddress(context.config())) {
   member_.name = config_.name;
   member_.admin = admin_address_;
   fences_ = std::make_unique<FleetFences>(context_, config_, client_, io_.get_executor());

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "conf/config.hpp"
 #include "proxy/fleet/fleet_agent.hpp"
 
 namespace sp::proxy {
@@ -17,7 +18,7 @@ double millisSince(Clock::time_point t) { return std::chrono::duration<double, s
 }  // namespace
 
 FleetCutover::FleetCutover(ProxyContext& context, coord::FenceKeys keys, std::string mover)
-    : context_(context), config_(*context.config.fleet), client_(config_), store_(client_),
+    : context_(context), config_(*context.config().fleet), client_(config_), store_(client_),
       coordinator_(config_.etcd_prefix), keys_(std::move(keys)), mover_(std::move(mover)) {}
 
 awaitable<void> FleetCutover::pause() {

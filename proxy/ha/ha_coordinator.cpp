@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "conf/config.hpp"
 #include "proxy/backend/backend_connection.hpp"
 #include "proxy/backend/binlog_stream.hpp"
 #include "proxy/core/gtid.hpp"
@@ -81,8 +82,8 @@ awaitable<std::expected<std::string, std::string>> scalar(Control& c, std::strin
 
 awaitable<std::string> connect(Control& c, const ProxyContext& context) {
   conf::BackendConfig login = replicationBackend(c.login);
-  login.connect_timeout_ms = std::min(login.connect_timeout_ms, context.config.ha.probe_timeout_ms);
-  auto opened = co_await BackendConnection::open(login, 0, context.config.server.max_packet_bytes);
+  login.connect_timeout_ms = std::min(login.connect_timeout_ms, context.config().ha.probe_timeout_ms);
+  auto opened = co_await BackendConnection::open(login, 0, context.config().server.max_packet_bytes);
   if (!opened) co_return fmt::format("{} ({}): {}", c.name, conf::formatHostPort(c.login.address), opened.error().message);
   c.conn = std::move(*opened);
   co_return std::string();
@@ -138,11 +139,11 @@ HaCoordinator::~HaCoordinator() { stop(); }
 
 void HaCoordinator::loadTopology() {
   std::vector<GroupTopology> saved;
-  if (!context_.config.cache_path.empty()) {
-    auto store = TopologyStore::open(context_.config.cache_path);
+  if (!context_.config().cache_path.empty()) {
+    auto store = TopologyStore::open(context_.config().cache_path);
     if (!store) {
       spdlog::error("ha: the topology cache {} cannot be opened ({}): the configuration's roles apply and role "
-                    "changes are not kept across restarts", context_.config.cache_path, store.error());
+                    "changes are not kept across restarts", context_.config().cache_path, store.error());
     } else {
       store_ = std::move(*store);
       auto rows = store_->load();
@@ -151,7 +152,7 @@ void HaCoordinator::loadTopology() {
     }
   }
   std::vector<std::string> warnings;
-  auto topology = std::make_shared<Topology>(restoreTopology(context_.config, saved, warnings));
+  auto topology = std::make_shared<Topology>(restoreTopology(context_.config(), saved, warnings));
   for (const auto& w : warnings) spdlog::warn("ha: {}", w);
   for (const auto& g : topology->groups) {
     if (g.changed_unix_ms != 0) {
@@ -169,7 +170,7 @@ void HaCoordinator::start(std::vector<PoolHost*> hosts) {
   hooks.probed = [this](const ServerHealth& server) { onProbe(server); };
   monitor_ = std::make_unique<ReplicaMonitor>(io_, context_, std::move(hooks));
   monitor_->start();
-  if (context_.config.ha.auto_failover && context_.config.fleet) {
+  if (context_.config().ha.auto_failover && context_.config().fleet) {
     spdlog::warn("ha: auto_failover is off in a fleet: role changes through etcd are not built yet "
                  "(docs/availability.md)");
   }
@@ -191,7 +192,7 @@ awaitable<AdminReply> HaCoordinator::execute(HaCommand command, std::string who)
 
 awaitable<AdminReply> HaCoordinator::run(HaCommand command, std::string who) {
   if (command.kind == HaCommandKind::kShowTopology) co_return showTopology();
-  if (context_.config.fleet) {
+  if (context_.config().fleet) {
     co_return refused("role changes in a fleet must go through etcd, which is not built yet: change roles with one "
                       "proxy running, or restart the fleet's proxies after the change (docs/availability.md)");
   }
@@ -215,7 +216,7 @@ AdminReply HaCoordinator::showTopology() const {
   if (!topology) return result;
   for (const auto& g : topology->groups) {
     std::string address;
-    if (auto primary = primaryPoolConfig(context_.config, *topology, g.backend)) {
+    if (auto primary = primaryPoolConfig(context_.config(), *topology, g.backend)) {
       address = conf::formatHostPort(primary->address);
     }
     result.rows.push_back({g.backend, g.primary, address, joinServerNames(g.replicas), joinServerNames(g.fenced),
@@ -226,7 +227,7 @@ AdminReply HaCoordinator::showTopology() const {
 }
 
 const conf::BackendConfig* HaCoordinator::groupOf(const std::string& backend, GroupTopology& group) const {
-  const conf::BackendConfig* config = context_.config.findBackend(backend);
+  const conf::BackendConfig* config = context_.config().findBackend(backend);
   auto topology = context_.topology.load();
   const GroupTopology* found = topology ? topology->find(backend) : nullptr;
   if (config == nullptr || found == nullptr) return nullptr;
@@ -256,15 +257,15 @@ std::optional<uint32_t> HaCoordinator::busyTotal(const std::string& backend) {
 
 std::string HaCoordinator::publish(GroupTopology group, bool primary_changed, bool sever) {
   auto current = context_.topology.load();
-  auto next = std::make_shared<Topology>(current ? *current : topologyFromConfig(context_.config));
+  auto next = std::make_shared<Topology>(current ? *current : topologyFromConfig(context_.config()));
   ++next->version;
   if (auto* g = next->find(group.backend)) *g = group;
   else next->groups.push_back(group);
   context_.topology.store(next);
   std::string problem;
   if (store_) problem = store_->save(group);
-  auto primary = primaryPoolConfig(context_.config, *next, group.backend);
-  auto replicas = replicaLogins(context_.config, *next, group.backend);
+  auto primary = primaryPoolConfig(context_.config(), *next, group.backend);
+  auto replicas = replicaLogins(context_.config(), *next, group.backend);
   uint32_t closed = 0;
   for (auto* h : hosts_) {
     auto n = h->repointBackend(group.backend, primary_changed && primary ? &*primary : nullptr, replicas, sever);
@@ -283,7 +284,7 @@ std::string HaCoordinator::publish(GroupTopology group, bool primary_changed, bo
 
 awaitable<AdminReply> HaCoordinator::switchover(const std::string& backend, std::string target,
                                                 const std::string& who) {
-  const auto& ha = context_.config.ha;
+  const auto& ha = context_.config().ha;
   GroupTopology group;
   const conf::BackendConfig* config = groupOf(backend, group);
   if (config == nullptr) co_return refused("SWITCHOVER: unknown backend '" + backend + "'");
@@ -460,7 +461,7 @@ awaitable<AdminReply> HaCoordinator::switchover(const std::string& backend, std:
 // ---- FAILOVER ----
 
 awaitable<AdminReply> HaCoordinator::failover(const std::string& backend, std::string target, const std::string& who) {
-  const auto& ha = context_.config.ha;
+  const auto& ha = context_.config().ha;
   GroupTopology group;
   const conf::BackendConfig* config = groupOf(backend, group);
   if (config == nullptr) co_return refused("FAILOVER: unknown backend '" + backend + "'");
@@ -606,7 +607,7 @@ awaitable<AdminReply> HaCoordinator::rejoin(const std::string& backend, const st
   if (config == nullptr) co_return refused("REJOIN: unknown backend '" + backend + "'");
   if (server == group.primary) co_return refused("REJOIN: " + server + " is the primary of backend " + backend);
   if (!isServerOf(*config, server)) co_return refused("REJOIN: '" + server + "' is not a server of backend " + backend);
-  const auto timeout = std::chrono::milliseconds(context_.config.ha.probe_timeout_ms);
+  const auto timeout = std::chrono::milliseconds(context_.config().ha.probe_timeout_ms);
   Control joining{server, *serverLogin(*config, server), nullptr};
   Control primary{group.primary, *serverLogin(*config, group.primary), nullptr};
   for (Control* c : {&joining, &primary}) {
@@ -654,8 +655,8 @@ awaitable<AdminReply> HaCoordinator::rejoin(const std::string& backend, const st
 // ---- automatic failover ----
 
 void HaCoordinator::onProbe(const ServerHealth& server) {
-  const auto& ha = context_.config.ha;
-  if (!ha.auto_failover || context_.config.fleet || !server.primary || server.state != ServerState::kDown) return;
+  const auto& ha = context_.config().ha;
+  if (!ha.auto_failover || context_.config().fleet || !server.primary || server.state != ServerState::kDown) return;
   if (busy_) return;
   const int64_t now = unixMillis();
   auto& last = auto_attempted_[server.backend];

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "conf/config.hpp"
 #include "proxy/backend/backend_connection.hpp"
 #include "proxy/backend/binlog_stream.hpp"
 #include "proxy/ha/server_probe.hpp"
@@ -26,9 +27,9 @@ int64_t unixMillis() {
 ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context, Hooks hooks)
     : io_(io), context_(context), hooks_(std::move(hooks)) {
   bool any_replica = false;
-  for (const auto& b : context_.config.backends) any_replica = any_replica || !b.replicas.empty();
+  for (const auto& b : context_.config().backends) any_replica = any_replica || !b.replicas.empty();
   if (!any_replica) return;
-  for (const auto& b : context_.config.backends) {
+  for (const auto& b : context_.config().backends) {
     ServerHealth primary;
     primary.backend = b.name;
     primary.name = b.name;
@@ -49,7 +50,7 @@ ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context, Hook
   }
   for (auto& c : configs_) {
     // A probe must not wait on a server longer than the probe may take.
-    c.connect_timeout_ms = std::min(c.connect_timeout_ms, context_.config.ha.probe_timeout_ms);
+    c.connect_timeout_ms = std::min(c.connect_timeout_ms, context_.config().ha.probe_timeout_ms);
   }
 }
 
@@ -66,7 +67,7 @@ void ReplicaMonitor::stop() {
 
 awaitable<void> ReplicaMonitor::watch(size_t index) {
   auto alive = alive_;
-  const conf::HaConfig& ha = context_.config.ha;
+  const conf::HaConfig& ha = context_.config().ha;
   const auto interval = std::chrono::milliseconds(ha.check_interval_ms);
   const auto timeout = std::chrono::milliseconds(ha.probe_timeout_ms);
   asio::steady_timer pause(io_);
@@ -79,7 +80,7 @@ awaitable<void> ReplicaMonitor::watch(size_t index) {
     ProbeRows role;
     std::optional<SlaveStatus> slave;
     if (!conn) {
-      auto opened = co_await BackendConnection::open(configs_[index], 0, context_.config.server.max_packet_bytes);
+      auto opened = co_await BackendConnection::open(configs_[index], 0, context_.config().server.max_packet_bytes);
       if (!*alive) co_return;
       if (opened) conn = std::move(*opened);
       else error = opened.error().message;
@@ -166,7 +167,7 @@ awaitable<bool> ReplicaMonitor::fenceIfWritable(size_t index, BackendConnection&
   spdlog::warn("ha: server {} ({}) of backend {} is writable but is not its primary: setting read_only=ON "
                "(never two writers)", server.name, server.address, server.backend);
   asio::steady_timer deadline(io_);
-  deadline.expires_after(std::chrono::milliseconds(context_.config.ha.probe_timeout_ms));
+  deadline.expires_after(std::chrono::milliseconds(context_.config().ha.probe_timeout_ms));
   auto done = co_await (conn.queryRows("SET GLOBAL read_only = 1") || deadline.async_wait(kNoThrow));
   if (!*alive) co_return false;
   if (done.index() == 0 && std::get<0>(done)) {

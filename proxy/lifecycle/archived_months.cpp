@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "conf/config.hpp"
 #include "proxy/lifecycle/archive_store.hpp"
 #include "proxy/core/proxy_context.hpp"
 #include "routing/archived_months.hpp"
@@ -10,8 +11,8 @@ namespace sp::proxy {
 
 std::string loadArchivedMonths(ProxyContext& context) {
   auto next = std::make_shared<routing::ArchivedMonths>();
-  if (!context.config.cache_path.empty()) {
-    auto store = ArchiveStore::open(context.config.cache_path);
+  if (!context.config().cache_path.empty()) {
+    auto store = ArchiveStore::open(context.config().cache_path);
     if (!store) return store.error();
     auto runs = (*store)->list();
     if (!runs) return runs.error();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "conf/config.hpp"
+
 namespace sp::proxy {
 
 namespace {
@@ -23,7 +25,7 @@ awaitable<std::expected<BackendConnection*, std::string>> LifecycleLinks::link(c
   // The backend's current primary (a SWITCHOVER may have changed it).
   const auto config = currentPrimary(context_, backend);
   if (!config) co_return std::unexpected(fmt::format("backend {} is not in the configuration", backend));
-  auto conn = co_await BackendConnection::open(*config, 0, context_.config.server.max_packet_bytes);
+  auto conn = co_await BackendConnection::open(*config, 0, context_.config().server.max_packet_bytes);
   if (!conn) co_return std::unexpected(fmt::format("backend {}: {}", backend, conn.error().message));
   auto* raw = conn->get();
   links_[backend] = std::move(*conn);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "conf/config.hpp"
 #include "proxy/lifecycle/archive_store.hpp"
 #include "proxy/lifecycle/lifecycle_links.hpp"
 #include "proxy/lifecycle/partition_admin.hpp"
@@ -82,7 +83,7 @@ class ShardMove {
 
   awaitable<void> run() {
     if (auto err = co_await prepare(); !err.empty()) co_return finish("failed", err);
-    const auto& cfg = context_.config.archive;
+    const auto& cfg = context_.config().archive;
     asio::steady_timer pause(co_await asio::this_coro::executor);
     for (;;) {
       auto started = Clock::now();
@@ -151,7 +152,7 @@ class ShardMove {
       context_.lifecycle.archive_retries.fetch_add(1);
       spdlog::warn("archive {} shard {}: batch after [{}] inserted {} rows but deleted {}; rolled back (attempt {})",
                    p_.table, p_.shard, p_.cursor, inserted->affected_rows, deleted->affected_rows, attempt + 1);
-      if (attempt >= context_.config.archive.max_retries) {
+      if (attempt >= context_.config().archive.max_retries) {
         co_return std::unexpected(fmt::format("the batch counts differed {} times (archive.max_retries)", attempt + 1));
       }
     }
@@ -195,7 +196,7 @@ awaitable<std::expected<LocalResult, std::string>> archiveRows(ProxyContext& con
   // same cutoff, so it resumes an unfinished run.
   std::string cutoff = command.before ? formatCutoff(*command.before)
                                       : routing::cutoffDaysBefore(lifecycleToday(command.as_of), command.days);
-  auto store = ArchiveStore::open(context.config.cache_path);
+  auto store = ArchiveStore::open(context.config().cache_path);
   if (!store) co_return std::unexpected("shardproxy admin: " + store.error());
   LifecycleLinks links(context);
   LocalResult r;
@@ -220,7 +221,7 @@ awaitable<std::expected<LocalResult, std::string>> archiveRows(ProxyContext& con
 }
 
 std::expected<LocalResult, std::string> showArchives(const ProxyContext& context) {
-  auto store = ArchiveStore::open(context.config.cache_path);
+  auto store = ArchiveStore::open(context.config().cache_path);
   if (!store) return std::unexpected("shardproxy admin: " + store.error());
   auto runs = (*store)->list();
   if (!runs) return std::unexpected("shardproxy admin: " + runs.error());

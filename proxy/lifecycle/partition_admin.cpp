@@ -7,6 +7,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "conf/config.hpp"
 #include "routing/conditions.hpp"
 #include "routing/map/partition_layout.hpp"
 
@@ -122,7 +123,7 @@ awaitable<std::expected<LocalResult, std::string>> showPartitions(ProxyContext& 
   r.columns = {"table", "shard", "backend", "physical_table", "partition", "month",
                "rows", "data_bytes", "index_bytes", "status"};
   LifecycleLinks links(context);
-  const uint32_t ahead = context.config.partitions.ahead;
+  const uint32_t ahead = context.config().partitions.ahead;
   for (const auto& t : *targets) {
     auto rows = co_await readPartitions(links, t);
     if (!rows) {

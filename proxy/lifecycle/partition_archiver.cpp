@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "conf/config.hpp"
 #include "proxy/lifecycle/archive_store.hpp"
 #include "proxy/lifecycle/archived_months.hpp"
 #include "proxy/lifecycle/lifecycle_links.hpp"
@@ -228,7 +229,7 @@ class MonthArchive {
 
   // The row of the result; `state` done / exported / refused / failed.
   awaitable<Row> run() {
-    fs::path dir = fs::path(context_.config.archive.export_dir) / t_.physical;
+    fs::path dir = fs::path(context_.config().archive.export_dir) / t_.physical;
     file_ = dir / (partition_ + ".tsv");
     fs::path manifest = dir / (partition_ + ".manifest");
     std::error_code ec;
@@ -315,7 +316,7 @@ class MonthArchive {
 };
 
 std::string recordRetention(ProxyContext& context, const std::string& table, const routing::DateTimeValue& before) {
-  auto store = ArchiveStore::open(context.config.cache_path);
+  auto store = ArchiveStore::open(context.config().cache_path);
   if (!store) return "the retention was not recorded: " + store.error();
   ArchiveProgress p;
   p.kind = "retention";
@@ -338,7 +339,7 @@ awaitable<std::expected<LocalResult, std::string>> archiveMonths(ProxyContext& c
     co_return std::unexpected(std::string("shardproxy admin: ARCHIVE ... BEFORE on a month-partitioned table takes the "
                                           "first day of a month ('2025-01-01'): whole month partitions are dropped"));
   }
-  if (context.config.archive.export_dir.empty()) {
+  if (context.config().archive.export_dir.empty()) {
     co_return std::unexpected(std::string("shardproxy admin: archive.export_dir is not set in the config: months are "
                                           "exported there before their partitions are dropped"));
   }

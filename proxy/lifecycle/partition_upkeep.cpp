@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "conf/config.hpp"
 #include "routing/map/partition_layout.hpp"
 
 namespace sp::proxy {
@@ -43,11 +44,11 @@ awaitable<std::expected<EnsureOutcome, std::string>> runPartitionUpkeep(ProxyCon
 }
 
 void PartitionUpkeep::start() {
-  if (context_.config.partitions.check_every_s == 0 || thread_.joinable()) return;
+  if (context_.config().partitions.check_every_s == 0 || thread_.joinable()) return;
   asio::co_spawn(io_, loop(), asio::detached);
   thread_ = std::thread([this] { io_.run(); });
-  spdlog::info("partition upkeep: every {} s, {} months ahead", context_.config.partitions.check_every_s,
-               context_.config.partitions.ahead);
+  spdlog::info("partition upkeep: every {} s, {} months ahead", context_.config().partitions.check_every_s,
+               context_.config().partitions.ahead);
 }
 
 void PartitionUpkeep::stop() {
@@ -60,8 +61,8 @@ awaitable<void> PartitionUpkeep::loop() {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     if (context_.shutting_down.load()) co_return;
-    co_await runPartitionUpkeep(context_, {}, context_.config.partitions.ahead, lifecycleMonth(std::nullopt), "upkeep");
-    timer.expires_after(std::chrono::seconds(context_.config.partitions.check_every_s));
+    co_await runPartitionUpkeep(context_, {}, context_.config().partitions.ahead, lifecycleMonth(std::nullopt), "upkeep");
+    timer.expires_after(std::chrono::seconds(context_.config().partitions.check_every_s));
     auto [ec] = co_await timer.async_wait(kNoThrow);
     if (ec) co_return;
   }

@@ -1,4 +1,5 @@
 #include "proxy/maps/shard_map_manager.hpp"
+#include "conf/config.hpp"
 #include "proxy/backend/pool_host.hpp"
 #include "proxy/core/replica_health.hpp"
 
@@ -117,7 +118,7 @@ BackendDiff diffBackends(const std::vector<conf::BackendConfig>& running, const 
   return diff;
 }
 
-ShardMapManager::ShardMapManager(ProxyContext& context) : context_(context), backends_(context.config.backends) {}
+ShardMapManager::ShardMapManager(ProxyContext& context) : context_(context), backends_(context.config().backends) {}
 
 std::vector<std::string> ShardMapManager::backendNames(const std::vector<conf::BackendConfig>& backends) const {
   std::vector<std::string> names;
@@ -126,7 +127,7 @@ std::vector<std::string> ShardMapManager::backendNames(const std::vector<conf::B
 }
 
 void ShardMapManager::openCache() {
-  const auto& path = context_.config.cache_path;
+  const auto& path = context_.config().cache_path;
   if (path.empty()) {
     spdlog::info("no shard-map cache configured (config key 'cache'): no fallback map and no rollback");
     return;
@@ -162,9 +163,9 @@ void ShardMapManager::record(const routing::CompiledShardMap& map, const std::st
 std::string ShardMapManager::startup() {
   std::lock_guard lock(mutex_);
   openCache();
-  const auto& path = context_.config.shard_map_path;
+  const auto& path = context_.config().shard_map_path;
   auto names = backendNames(backends_);
-  if (context_.config.fleet && store_) {
+  if (context_.config().fleet && store_) {
     // A fleet member serves the map it applied last (the fleet's), not its
     // file, until etcd says otherwise: a restart during an etcd outage must
     // not bring an older map back.
@@ -241,7 +242,7 @@ SwapOutcome ShardMapManager::reload(const std::string& who) {
   auto started = Clock::now();
   std::vector<std::string> problems;
   std::vector<conf::BackendConfig> next_backends = backends_;
-  const auto& source = context_.config.source_path;
+  const auto& source = context_.config().source_path;
   if (!source.empty()) {
     auto config = conf::loadConfig(source);
     if (!config) {
@@ -249,15 +250,15 @@ SwapOutcome ShardMapManager::reload(const std::string& who) {
       return refuse(std::move(problems), who, "RELOAD SHARD MAP", started);
     }
     next_backends = config->backends;
-    if (config->default_backend != context_.config.default_backend) {
+    if (config->default_backend != context_.config().default_backend) {
       spdlog::warn("config default_backend changed to '{}': ignored until restart (running '{}')",
-                   config->default_backend, context_.config.default_backend);
+                   config->default_backend, context_.config().default_backend);
     }
   }
-  BackendDiff diff = diffBackends(backends_, next_backends, context_.config.default_backend);
+  BackendDiff diff = diffBackends(backends_, next_backends, context_.config().default_backend);
   problems = diff.problems;
   for (auto& p : checkResolvable(diff.added)) problems.push_back(std::move(p));
-  const auto& path = context_.config.shard_map_path;
+  const auto& path = context_.config().shard_map_path;
   std::shared_ptr<const routing::CompiledShardMap> candidate;
   if (!path.empty()) {
     auto map = routing::loadShardMap(path, backendNames(next_backends));
@@ -312,7 +313,7 @@ SwapOutcome ShardMapManager::publishGenerated(const std::string& yaml_text, cons
 
 std::string ShardMapManager::writeMapFile(const routing::CompiledShardMap& map) {
   namespace fs = std::filesystem;
-  const auto& path = context_.config.shard_map_path;
+  const auto& path = context_.config().shard_map_path;
   if (path.empty()) return {};
   std::error_code ec;
   if (fs::exists(path, ec)) {

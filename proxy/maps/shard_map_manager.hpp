@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "conf/backend_config.hpp"
 #include "coord/etcd_messages.hpp"
 #include "proxy/core/proxy_context.hpp"
 #include "proxy/maps/shard_map_store.hpp"

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "conf/config.hpp"
 #include "proxy/move/move_steps.hpp"
 #include "proxy/maps/shard_map_manager.hpp"
 
@@ -36,12 +37,12 @@ MoveCoordinator::~MoveCoordinator() { stop(); }
 
 std::vector<std::string> MoveCoordinator::backendNames() const {
   std::vector<std::string> names;
-  for (const auto& b : context_.config.backends) names.push_back(b.name);
+  for (const auto& b : context_.config().backends) names.push_back(b.name);
   return names;
 }
 
 MoveSettings MoveCoordinator::settings() const {
-  const auto& m = context_.config.moves;
+  const auto& m = context_.config().moves;
   MoveSettings s;
   s.drain_timeout = std::chrono::milliseconds(m.drain_timeout_ms);
   s.cutover_attempts = m.cutover_attempts;
@@ -51,11 +52,11 @@ MoveSettings MoveCoordinator::settings() const {
 }
 
 void MoveCoordinator::start() {
-  const auto& m = context_.config.moves;
+  const auto& m = context_.config().moves;
   context_.write_hold.setLimits({std::chrono::milliseconds(m.hold_timeout_ms), m.hold_max_waiting});
   {
     std::lock_guard lock(mutex_);
-    auto store = MoveStore::open(context_.config.cache_path);
+    auto store = MoveStore::open(context_.config().cache_path);
     if (store) store_ = std::move(*store);
     else store_problem_ = store.error();
   }
@@ -120,7 +121,7 @@ AdminReply MoveCoordinator::execute(const MoveCommand& command, const std::strin
 AdminReply MoveCoordinator::startMove(const routing::MoveRequest& request, const std::string& who) {
   auto map = context_.shard_map.load();
   if (!map) return moveError(routing::move_error::kInvalid, "no shard map in force");
-  if (context_.config.fleet && !context_.fleet_session.load()) {
+  if (context_.config().fleet && !context_.fleet_session.load()) {
     // Its cut-over could not fence the fleet, nor publish the map: refused before any copy.
     return moveError(routing::move_error::kFleetUnsynchronised,
                      "shardproxy admin: this proxy has no session with the coordination store (etcd); a move's "

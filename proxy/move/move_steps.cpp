@@ -7,6 +7,7 @@
 #include <charconv>
 #include <chrono>
 
+#include "conf/config.hpp"
 #include "proxy/backend/binlog_stream.hpp"
 #include "proxy/fleet/fleet_cutover.hpp"
 #include "proxy/fleet/fleet_fences.hpp"
@@ -126,7 +127,7 @@ struct ChunkSum {
 class BackendMoveSteps final : public MoveSteps {
  public:
   BackendMoveSteps(ProxyContext& context, ShardMapManager& maps, routing::MovePlan plan, int64_t id)
-      : context_(context), maps_(maps), plan_(std::move(plan)), id_(id), settings_(context.config.moves) {}
+      : context_(context), maps_(maps), plan_(std::move(plan)), id_(id), settings_(context.config().moves) {}
   ~BackendMoveSteps() override { closeAll(); }
 
   awaitable<Unit> prepareTarget() override;
@@ -201,7 +202,7 @@ awaitable<std::expected<BackendMoveSteps::Conn, std::string>> BackendMoveSteps::
   const auto config = backend(name);
   if (!config) co_return std::unexpected(fmt::format("backend {} is not in the configuration", name));
   conf::BackendConfig use = replication ? replicationBackend(*config) : *config;
-  auto conn = co_await BackendConnection::open(use, flavour, context_.config.server.max_packet_bytes);
+  auto conn = co_await BackendConnection::open(use, flavour, context_.config().server.max_packet_bytes);
   if (!conn) co_return std::unexpected(fmt::format("backend {}: {}", name, conn.error().message));
   co_return std::move(*conn);
 }
@@ -495,7 +496,7 @@ awaitable<std::expected<uint64_t, std::string>> BackendMoveSteps::publish() {
   auto map = context_.shard_map.load();
   if (!map) co_return std::unexpected(std::string("no shard map in force"));
   std::vector<std::string> names;
-  for (const auto& b : context_.config.backends) names.push_back(b.name);
+  for (const auto& b : context_.config().backends) names.push_back(b.name);
   auto again = routing::planMove(*map, plan_.request, names);
   if (!again) co_return std::unexpected("the map in force no longer allows the move: " + again.error().message);
   if (again->source_table != plan_.source_table || again->source_backend != plan_.source_backend ||
@@ -514,9 +515,9 @@ awaitable<std::expected<uint64_t, std::string>> BackendMoveSteps::publish() {
 }
 
 awaitable<Unit> BackendMoveSteps::fenceFleet() {
-  if (!context_.config.fleet) co_return Unit{};
+  if (!context_.config().fleet) co_return Unit{};
   fleet_ = std::make_unique<FleetCutover>(context_, fenceKeysOf(plan_.keys, plan_.source_table),
-                                          fmt::format("{} move {}", context_.config.fleet->name, id_));
+                                          fmt::format("{} move {}", context_.config().fleet->name, id_));
   co_return co_await fleet_->fence();
 }
 

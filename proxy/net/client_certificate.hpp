@@ -8,7 +8,7 @@
 #pragma once
 #include <string>
 
-#include "conf/config.hpp"
+#include "conf/user_account.hpp"
 #include "proxy/net/packet_stream.hpp"
 
 namespace sp::proxy {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "conf/config.hpp"
+#include "conf/host_port.hpp"
 #include "proxy/net/net.hpp"
 
 namespace sp::proxy {

@@ -9,7 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "conf/config.hpp"
+#include "conf/backend_config.hpp"
+#include "conf/server_config.hpp"
 
 namespace boost::asio::ssl {
 class context;

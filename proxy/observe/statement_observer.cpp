@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "conf/config.hpp"
 #include "proxy/core/proxy_context.hpp"
 #include "routing/plan_cache.hpp"
 
@@ -30,7 +31,7 @@ int64_t unixMillis() {
 }  // namespace
 
 ObserverSettings observerSettings(const ProxyContext& context, unsigned worker_count) {
-  const auto& cfg = context.config;
+  const auto& cfg = context.config();
   ObserverSettings s;
   const size_t max_entries = cfg.digests.max_entries;
   s.digest_capacity = max_entries == 0 ? 0 : std::max<size_t>(1, max_entries / std::max(1u, worker_count));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "conf/config.hpp"
 #include "protocol/constants.hpp"
 #include "proxy/backend/backend_pool.hpp"
 #include "proxy/net/client_errors.hpp"
@@ -38,7 +39,7 @@ std::optional<routing::CatalogPlan> ClientSession::catalogPlan(std::string_view 
   if (!usesLogicalCatalog()) return std::nullopt;
   auto map = mapSnapshot();
   if (!map) return std::nullopt;
-  return routing::planCatalog(sql, *map, worker_.context().config.default_backend, dialect_);
+  return routing::planCatalog(sql, *map, worker_.context().config().default_backend, dialect_);
 }
 
 std::optional<protocol::ErrPacket> ClientSession::catalogPrepareRefusal(std::string_view sql) {
@@ -53,7 +54,7 @@ std::optional<protocol::ErrPacket> ClientSession::catalogPrepareRefusal(std::str
 }
 
 bool ClientSession::usesLogicalCatalog() const {
-  const conf::UserAccount* account = worker_.context().config.findUser(user_);
+  const conf::UserAccount* account = worker_.context().config().findUser(user_);
   return account && !account->privileged && !account->physical_tables;
 }
 
@@ -96,7 +97,7 @@ awaitable<std::expected<BackendConnection::TextResult, protocol::ErrPacket>> Cli
 
 awaitable<bool> ClientSession::runCatalog(const routing::CatalogPlan& plan, bool binary_rows) {
   auto map = mapSnapshot();
-  const conf::UserAccount* account = worker_.context().config.findUser(user_);
+  const conf::UserAccount* account = worker_.context().config().findUser(user_);
   routing::AllowLists lists;
   if (account && account->allow_schemas) lists.schemas = &*account->allow_schemas;
   if (account && account->allow_tables) lists.tables = &*account->allow_tables;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "conf/config.hpp"
 #include "parser/statement_policy.hpp"
 #include "proxy/net/client_errors.hpp"
 #include "proxy/session/client_session.hpp"
@@ -66,7 +67,7 @@ protocol::ErrPacket privilegeError(const parser::PrivilegeNeed& need, std::strin
 std::string_view ClientSession::peerHost() const { return std::string_view(peer_).substr(0, peer_.rfind(':')); }
 
 std::optional<protocol::ErrPacket> ClientSession::schemaRefusal(std::string_view database) {
-  const routing::AllowLists lists = allowListsOf(worker_.context().config.findUser(user_));
+  const routing::AllowLists lists = allowListsOf(worker_.context().config().findUser(user_));
   if (database.empty() || routing::schemaAllowed(lists, database)) return std::nullopt;
   spdlog::info("session {}: user {}: schema refused by allow_schemas", connection_id_, user_);
   return protocol::ErrPacket{1044, "42000", fmt::format("Access denied for user '{}'@'{}' to database '{}'", user_,
@@ -75,7 +76,7 @@ std::optional<protocol::ErrPacket> ClientSession::schemaRefusal(std::string_view
 
 std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view sql,
                                                                std::span<const parser::Token> tokens) {
-  const auto& config = worker_.context().config;
+  const auto& config = worker_.context().config();
   const conf::UserAccount* account = config.findUser(user_);
   const routing::AccessRights rights = rightsOf(account);
   auto map = mapSnapshot();

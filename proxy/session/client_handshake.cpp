@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "conf/config.hpp"
 #include "protocol/auth.hpp"
 #include "protocol/constants.hpp"
 #include "protocol/handshake.hpp"
@@ -39,11 +40,11 @@ constexpr uint16_t kCarriedStatus = protocol::status::kAutocommit | protocol::st
 
 awaitable<bool> ClientSession::handshake() {
   auto& ctx = worker_.context();
-  const auto& server = ctx.config.server;
+  const auto& server = ctx.config().server;
   LoginDeadline deadline(client_, std::chrono::milliseconds(server.handshake_timeout_ms));
   // Nobody is authenticated yet: accept only packets a login needs.
   client_.setMaxMessageBytes(std::min(server.max_handshake_packet_bytes, server.max_packet_bytes));
-  LoginRequest request{connection_id_, ctx.server_version, &ctx.config.users, peer_, ctx.tls ? ctx.tls->current() : nullptr};
+  LoginRequest request{connection_id_, ctx.server_version, &ctx.config().users, peer_, ctx.tls ? ctx.tls->current() : nullptr};
   auto login = co_await acceptLogin(client_, request);
   if (deadline.expired()) {
     ctx.handshake_timeouts.fetch_add(1, std::memory_order_relaxed);
@@ -99,7 +100,7 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
   desired_.database = std::move(database);
   initial_ = desired_;
   initial_status_ = TransactionState::kDefaultStatus;
-  idle_timeout_.onLogin(worker_.context().config.server, capabilities_ & protocol::cap::kInteractive);
+  idle_timeout_.onLogin(worker_.context().config().server, capabilities_ & protocol::cap::kInteractive);
   if (auto refused = schemaRefusal(desired_.database)) co_return refused;
   // A backend connection brought to the session's state tells the status
   // flags the session starts with (autocommit and NO_BACKSLASH_ESCAPES follow
@@ -154,7 +155,7 @@ awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   auto& ctx = worker_.context();
-  LoginRequest request{connection_id_, ctx.server_version, &ctx.config.users, peer_, nullptr};
+  LoginRequest request{connection_id_, ctx.server_version, &ctx.config().users, peer_, nullptr};
   uint8_t seq = reply_seq_;
   auto account = co_await acceptChangeUser(client_, request, *change, scramble_, seq);
   if (!account) {

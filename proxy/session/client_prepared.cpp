@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "conf/config.hpp"
 #include "protocol/binary_value.hpp"
 #include "protocol/constants.hpp"
 #include "protocol/prepared.hpp"
@@ -179,7 +180,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   std::string sql(request->query);
-  if (auto refused = tokenBudgetRefusal(sql, worker_.context().config, dialect_)) {
+  if (auto refused = tokenBudgetRefusal(sql, worker_.context().config().limits, dialect_)) {
     queueError(reply_seq_, *refused);
     co_return co_await client_.flush();
   }
@@ -206,10 +207,10 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
     plan.kind = routing::PlanKind::kRoute;
     plan.targets.push_back({catalog->parts.front().backend, {}, {}, catalog->parts.front().sql});
   } else if (map) {
-    routing::PlannerInput input{*map, worker_.context().config.default_backend};
+    routing::PlannerInput input{*map, worker_.context().config().default_backend};
     input.dialect = dialect_;
     input.names = nameScope();
-    input.limits = parseLimits(worker_.context().config);
+    input.limits = parseLimits(worker_.context().config().limits);
     // Inside a transaction, on the transaction's backend when the table has a
     // shard there; elsewhere on a connection of its own (a prepare reads
     // metadata only: the transaction is not touched).
@@ -264,7 +265,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
       statement.logical_catalog = catalog.has_value();
       statement.intercepted = intercepted;
       statement.connection_id_column = connection_id_column;
-      const uint32_t max_statements = worker_.context().config.limits.max_prepared_statements_per_session;
+      const uint32_t max_statements = worker_.context().config().limits.max_prepared_statements_per_session;
       if (!statements_.add(std::move(statement), client_id, max_statements)) {
         // Too many statements (limits.max_prepared_statements_per_session):
         // the server's own error (ER_MAX_PREPARED_STMT_COUNT_REACHED).
@@ -331,7 +332,7 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   if (stmt->reads_setting) co_return co_await executeReadsSetting(*stmt);
   LongDataConsumed consumed(statements_, id);
   if (stmt->long_data_too_large) {
-    queueError(reply_seq_, longDataTooLarge(worker_.context().config));
+    queueError(reply_seq_, longDataTooLarge(worker_.context().config()));
     co_return co_await client_.flush();
   }
   auto exec = protocol::decodeStmtExecute(payload, stmt->params);
@@ -472,7 +473,7 @@ void ClientSession::onStmtSendLongData(protocol::ByteView payload) {
   if (!m) return;
   ClientStatement* stmt = statements_.find(m->statement_id);
   if (!stmt || !stmt->params.noteLongData(m->param_id)) return;
-  const auto& config = worker_.context().config;
+  const auto& config = worker_.context().config();
   statements_.appendLongData(*stmt, m->param_id, m->data, config.server.max_packet_bytes,
                              config.limits.max_long_data_bytes_per_session);
 }

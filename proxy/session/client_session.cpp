@@ -1,5 +1,6 @@
 #include "proxy/session/client_session.hpp"
 
+#include "conf/config.hpp"
 #include "routing/archived_months.hpp"
 
 #include <fmt/format.h>
@@ -40,7 +41,7 @@ namespace status = protocol::status;
 
 ClientSession::ClientSession(Worker& worker, tcp::socket socket, uint32_t connection_id)
     : worker_(worker),
-      client_(std::move(socket), worker.context().config.server.max_packet_bytes),
+      client_(std::move(socket), worker.context().config().server.max_packet_bytes),
       connection_id_(connection_id),
       write_gate_(worker.context().write_hold) {
   error_code ec;
@@ -251,7 +252,7 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
   }
   const auto settings = info.kind == StatementKind::kSet ? std::span<const parser::SessionSetting>(info.settings)
                                                          : std::span<const parser::SessionSetting>();
-  idle_timeout_.onStatement(settings, changes, tracked && !changes_unreadable, worker_.context().config.server);
+  idle_timeout_.onStatement(settings, changes, tracked && !changes_unreadable, worker_.context().config().server);
   if (info.kind == StatementKind::kSet) {
     for (const auto& s : info.settings) {
       // A variable the server reported is carried as reported (above); one
@@ -343,7 +344,7 @@ routing::Plan ClientSession::planFor(std::string_view sql, const parser::Stateme
   routing::Plan plan = choosePlan(sql, info, params, tokens);
   if (record_.active) {
     if (record_.sql.empty()) record_.sql = sql;  // a prepared statement's text (kept by statements_)
-    record_.onPlan(plan, worker_.context().config.default_backend);
+    record_.onPlan(plan, worker_.context().config().default_backend);
   }
   return plan;
 }
@@ -357,11 +358,11 @@ routing::Plan ClientSession::choosePlan(std::string_view sql, const parser::Stat
   auto map = mapSnapshot();
   if (!map) return passthrough;
   planned_map_version_ = map->version();
-  routing::PlannerInput input{*map, worker_.context().config.default_backend, params};
+  routing::PlannerInput input{*map, worker_.context().config().default_backend, params};
   input.dialect = dialect_;
   input.names = nameScope();
-  input.multi_shard_writes = multiShardWrites(worker_.context().config);
-  input.limits = parseLimits(worker_.context().config);
+  input.multi_shard_writes = multiShardWrites(worker_.context().config());
+  input.limits = parseLimits(worker_.context().config().limits);
   if (info.kind == parser::StatementKind::kPrepareSql) return routing::planSqlPrepare(sql, input);
   routing::Plan plan =
       worker_.planCache().plan(sql, tokens, input, record_.active ? &record_.normalized : nullptr);
@@ -422,7 +423,7 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
 awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   const std::string_view sql = protocol::decodeComQuery(payload)->query;  // dispatch() saw its command byte
   // Before anything holds its tokens: a 20 MB statement is measured in O(1) memory.
-  if (auto refused = tokenBudgetRefusal(sql, worker_.context().config, dialect_)) {
+  if (auto refused = tokenBudgetRefusal(sql, worker_.context().config().limits, dialect_)) {
     queueError(reply_seq_, *refused);
     co_return co_await client_.flush();
   }
@@ -543,15 +544,15 @@ awaitable<bool> ClientSession::onExplainShards(std::string_view statement) {
   LocalResult result;
   for (auto column : routing::kExplainColumns) result.columns.emplace_back(column);
   auto map = mapSnapshot();
-  const auto& default_backend = worker_.context().config.default_backend;
+  const auto& default_backend = worker_.context().config().default_backend;
   if (!map) {
     result.rows.push_back({"-", default_backend, "-", std::string(statement)});
   } else {
     routing::PlannerInput input{*map, default_backend};
     input.dialect = dialect_;
     input.names = nameScope();
-    input.multi_shard_writes = multiShardWrites(worker_.context().config);
-    input.limits = parseLimits(worker_.context().config);
+    input.multi_shard_writes = multiShardWrites(worker_.context().config());
+    input.limits = parseLimits(worker_.context().config().limits);
     for (auto& row : routing::explainRows(routing::planQuery(statement, input))) {
       result.rows.push_back({std::move(row.shard), std::move(row.backend), std::move(row.table), std::move(row.sql)});
     }
@@ -569,7 +570,7 @@ awaitable<bool> ClientSession::onResetConnection() {
   last_insert_id_.reset();
   desired_ = initial_;
   reads_override_.reset();  // like any session variable (read-your-writes marks stay: the writes happened)
-  idle_timeout_.onReset(worker_.context().config.server);
+  idle_timeout_.onReset(worker_.context().config().server);
   syncPinSlot();
   co_return co_await sendOk(reply_seq_);
 }

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <span>
 
-#include "conf/config.hpp"
+#include "conf/server_config.hpp"
 #include "parser/classify.hpp"
 #include "protocol/session_track.hpp"
 

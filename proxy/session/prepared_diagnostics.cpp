@@ -7,6 +7,7 @@
 // columns (their definitions come with each execute's result), that of SHOW
 // COUNT(*) ... (a SELECT @@session.warning_count inside) its one column; the
 // execute answers with binary rows.
+#include "conf/config.hpp"
 #include "parser/local_queries.hpp"
 #include "protocol/constants.hpp"
 #include "proxy/net/client_errors.hpp"
@@ -31,7 +32,7 @@ awaitable<bool> ClientSession::prepareDiagnostics(std::string sql) {
 
 awaitable<bool> ClientSession::prepareLocally(ClientStatement statement, const LocalResult& announced) {
   uint32_t id = 0;
-  const uint32_t max_statements = worker_.context().config.limits.max_prepared_statements_per_session;
+  const uint32_t max_statements = worker_.context().config().limits.max_prepared_statements_per_session;
   if (!statements_.add(std::move(statement), id, max_statements)) {
     queueError(reply_seq_, client_error::tooManyStatements(max_statements));
     co_return co_await client_.flush();

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "conf/user_account.hpp"
 #include "protocol/change_user.hpp"
 #include "proxy/net/net.hpp"
 #include "proxy/net/packet_stream.hpp"

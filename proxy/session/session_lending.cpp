@@ -5,6 +5,7 @@
 // connection's state afterwards (status flags, the diagnostics area).
 #include <spdlog/spdlog.h>
 
+#include "conf/config.hpp"
 #include "protocol/constants.hpp"
 #include "proxy/observe/abuse_log.hpp"
 #include "proxy/backend/backend_pool.hpp"
@@ -203,7 +204,7 @@ bool willPin(const parser::StatementInfo& info, const TransactionState& txn) {
 std::optional<protocol::ErrPacket> ClientSession::reservePin(const parser::StatementInfo& info) {
   if (pinned_ || pin_slot_ || !willPin(info, txn_)) return std::nullopt;
   auto& ctx = worker_.context();
-  const uint32_t limit = ctx.config.pinnedConnectionLimit(user_);
+  const uint32_t limit = ctx.config().pinnedConnectionLimit(user_);
   if (auto slot = ctx.pinned_by_user.tryAcquire(user_, limit)) {
     pin_slot_.emplace(std::move(*slot));
     return std::nullopt;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "conf/config.hpp"
 #include "parser/local_queries.hpp"
 #include "protocol/constants.hpp"
 #include "proxy/net/client_errors.hpp"
@@ -126,7 +127,7 @@ std::vector<ProcessRow> Worker::processRows(std::string_view user, bool full) co
 bool ClientSession::showsLogicalProcesslist(std::string_view sql, const parser::StatementInfo& info) const {
   if (info.kind != parser::StatementKind::kShow || info.multiple_statements) return false;
   if (!parser::processlistQuery(sql)) return false;
-  const conf::UserAccount* account = worker_.context().config.findUser(user_);
+  const conf::UserAccount* account = worker_.context().config().findUser(user_);
   return account == nullptr || !account->privileged;
 }
 

@@ -4,6 +4,7 @@
 // monitor's last snapshot (proxy/ha/replica_monitor.hpp).
 #include <fmt/format.h>
 
+#include "conf/config.hpp"
 #include "protocol/constants.hpp"
 #include "proxy/backend/backend_pool.hpp"
 #include "proxy/net/client_errors.hpp"
@@ -91,7 +92,7 @@ ClientSession::ReplicaChoice ClientSession::chooseReplica(BackendPool& primary, 
     conf::ReadTarget target = conf::ReadTarget::kPrimary;
     if (reads_override_) {
       target = *reads_override_;
-    } else if (const auto* account = worker_.context().config.findUser(user_)) {
+    } else if (const auto* account = worker_.context().config().findUser(user_)) {
       target = account->reads;
     }
     if (target != conf::ReadTarget::kReplica) return {};
@@ -157,7 +158,7 @@ awaitable<bool> ClientSession::waitForGtid(BackendPool& replica, const Gtid& gti
   auto borrowed = co_await replica.acquire(poolFlavour(), connection_id_);
   if (!borrowed) co_return false;
   auto conn = std::move(*borrowed);
-  const auto timeout_ms = worker_.context().config.ha.causal_read_timeout_ms;
+  const auto timeout_ms = worker_.context().config().ha.causal_read_timeout_ms;
   auto rows = co_await conn->queryRows(fmt::format("SELECT MASTER_GTID_WAIT('{}-{}-{}', {}.{:03})", gtid.domain,
                                                    gtid.server, gtid.seq, timeout_ms / 1000, timeout_ms % 1000));
   replica.release(std::move(conn));

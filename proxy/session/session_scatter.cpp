@@ -4,6 +4,7 @@
 // (scatter_execution.hpp), and gives them back.
 #include <fmt/format.h>
 
+#include "conf/config.hpp"
 #include "proxy/observe/abuse_log.hpp"
 #include "proxy/backend/backend_pool.hpp"
 #include "proxy/exec/backend_shard_channel.hpp"
@@ -76,7 +77,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, cons
     queueError(reply_seq_, *shortfall);
     co_return co_await client_.flush();
   }
-  const auto& scatter_config = worker_.context().config.scatter;
+  const auto& scatter_config = worker_.context().config().scatter;
   const std::chrono::milliseconds timeout(scatter_config.shard_timeout_ms);
   // Each shard query is one autocommitted read: with the session's
   // autocommit=0 it would open a transaction on every shard that nothing

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "conf/config.hpp"
 #include "proxy/backend/backend_pool.hpp"
 #include "proxy/exec/backend_shard_channel.hpp"
 #include "proxy/net/client_errors.hpp"
@@ -75,7 +76,7 @@ awaitable<bool> ClientSession::runMultiWriteParallel(const routing::Plan& plan, 
     queueError(reply_seq_, *shortfall);
     co_return co_await client_.flush();
   }
-  const std::chrono::milliseconds timeout(worker_.context().config.scatter.shard_timeout_ms);
+  const std::chrono::milliseconds timeout(worker_.context().config().scatter.shard_timeout_ms);
   std::vector<LentShard> lent(plan.targets.size());
   // Every connection borrowed and in the session's state before anything
   // is sent, one multi-shard statement at a time per worker (async_gate.hpp).

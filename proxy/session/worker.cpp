@@ -7,6 +7,7 @@
 
 #include <future>
 
+#include "conf/config.hpp"
 #include "protocol/generic_packets.hpp"
 #include "protocol/handshake.hpp"
 #include "proxy/observe/abuse_log.hpp"
@@ -26,7 +27,7 @@ uint32_t share(uint32_t total, unsigned workers) {
 Worker::Worker(ProxyContext& context, unsigned index, unsigned worker_count)
     : context_(context), index_(index), worker_count_(worker_count),
       observer_(observerSettings(context, worker_count)) {
-  const auto& cfg = context_.config;
+  const auto& cfg = context_.config();
   // The roles in force (a switchover before a restart is remembered), else the config's.
   const auto topology = context_.topology.load();
   for (const auto& b : cfg.backends) {
@@ -79,7 +80,7 @@ void Worker::addPool(const conf::BackendConfig& b) {
   if (pools_.contains(b.name)) return;
   auto pool = std::make_unique<BackendPool>(io_.get_executor(), b, share(b.max_connections, worker_count_),
                                             share(b.min_connections, worker_count_),
-                                            context_.config.server.max_packet_bytes);
+                                            context_.config().server.max_packet_bytes);
   pool->start();
   pools_.emplace(b.name, std::move(pool));
 }
@@ -183,7 +184,7 @@ std::optional<uint32_t> Worker::repointBackend(const std::string& backend, const
           retired_pools_.push_back(std::move(old));
         }
         group.clear();
-        const auto& cfg = context_.config;
+        const auto& cfg = context_.config();
         for (const auto& server : replicas) {
           auto replica = std::make_unique<BackendPool>(io_.get_executor(), server,
                                                        share(server.max_connections, worker_count_), 0,
@@ -316,7 +317,7 @@ awaitable<void> Worker::acceptLoop() {
       }
       continue;
     }
-    const auto& server = context_.config.server;
+    const auto& server = context_.config().server;
     if (context_.sessions.load() >= server.max_connections) {
       context_.refused_max_connections.fetch_add(1, std::memory_order_relaxed);
       noteAbuse(AbuseKind::kMaxConnections, fmt::format("{} sessions open", context_.sessions.load()));
@@ -371,7 +372,7 @@ awaitable<void> Worker::idleSweep() {
     // after server.net_write_timeout_s, as MariaDB aborts a write that
     // waits longer than net_write_timeout. The execution sees its client
     // gone and closes the backend connections it left mid-answer.
-    const std::chrono::seconds write_limit(context_.config.server.net_write_timeout_s);
+    const std::chrono::seconds write_limit(context_.config().server.net_write_timeout_s);
     std::vector<ClientSession*> stalled;
     for (auto* s : sessions_) {
       auto since = s->writeWaitingSince();

@@ -2,6 +2,7 @@
 // SQLite cache only when the saved servers still exist, and the settings of
 // a backend's pool after a switch (the new primary's address and account
 // under the backend's name, the current replicas).
+#include "conf/config.hpp"
 #include "proxy/core/topology.hpp"
 
 #include <gtest/gtest.h>

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "conf/config.hpp"
 #include "proxy/maps/shard_map_manager.hpp"
 
 namespace sp::proxy {
@@ -56,11 +57,11 @@ class FleetManagerTest : public ::testing::Test {
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    ctx_.config.backends = {backend("db0", 3307), backend("db1", 3308)};
-    ctx_.config.default_backend = "db0";
-    ctx_.config.shard_map_path = (dir_ / "map.yaml").string();
-    ctx_.config.cache_path = (dir_ / "cache.sqlite").string();
-    ctx_.config.fleet = conf::FleetConfig{};
+    ctx_.config().backends = {backend("db0", 3307), backend("db1", 3308)};
+    ctx_.config().default_backend = "db0";
+    ctx_.config().shard_map_path = (dir_ / "map.yaml").string();
+    ctx_.config().cache_path = (dir_ / "cache.sqlite").string();
+    ctx_.config().fleet = conf::FleetConfig{};
   }
   void TearDown() override { fs::remove_all(dir_); }
   void writeMap(const std::string& text) { std::ofstream(dir_ / "map.yaml", std::ios::trunc) << text; }
@@ -141,11 +142,11 @@ TEST_F(FleetManagerTest, AFleetMemberStartsFromItsCacheNotItsFile) {
   }
   writeMap(mapText(9));
   ProxyContext again;
-  again.config = ctx_.config;
+  again.config() = ctx_.config();
   ShardMapManager maps(again);
   ASSERT_EQ(maps.startup(), "");
   EXPECT_EQ(again.shard_map.load()->version(), 4u);
-  again.config.fleet.reset();  // alone, the file wins as before
+  again.config().fleet.reset();  // alone, the file wins as before
   ShardMapManager alone(again);
   ASSERT_EQ(alone.startup(), "");
   EXPECT_EQ(again.shard_map.load()->version(), 9u);

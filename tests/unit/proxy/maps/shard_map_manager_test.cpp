@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "conf/config.hpp"
 #include "proxy/maps/shard_map_manager.hpp"
 
 namespace sp::proxy {
@@ -122,10 +123,10 @@ class ManagerTest : public ::testing::Test {
   // A context as Server builds it; source_path empty: reloads keep the backends.
   std::unique_ptr<ProxyContext> context() {
     auto ctx = std::make_unique<ProxyContext>();
-    ctx->config.backends = {backend("db0", "127.0.0.1", 3307), backend("db1", "127.0.0.1", 3308)};
-    ctx->config.default_backend = "db0";
-    ctx->config.shard_map_path = mapPath();
-    ctx->config.cache_path = cachePath();
+    ctx->config().backends = {backend("db0", "127.0.0.1", 3307), backend("db1", "127.0.0.1", 3308)};
+    ctx->config().default_backend = "db0";
+    ctx->config().shard_map_path = mapPath();
+    ctx->config().cache_path = cachePath();
     return ctx;
   }
   fs::path dir_;
@@ -292,7 +293,7 @@ TEST_F(ManagerConfigTest, ReloadFollowsTheConfigBackends) {
   auto config = conf::loadConfig(configPath());
   ASSERT_TRUE(config.has_value()) << conf::formatIssues(config.error(), "cfg");
   ProxyContext ctx;
-  ctx.config = *config;
+  ctx.config() = *config;
   ShardMapManager maps(ctx);
   ASSERT_EQ(maps.startup(), "");
 
