@@ -12,7 +12,7 @@ namespace {
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+bool dialectWordEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (lower(a[i]) != lower(b[i])) return false;
@@ -89,17 +89,17 @@ size_t twoByte(bool lead, const unsigned char* p, const unsigned char* end, bool
 
 CharsetLookup charsetByName(std::string_view name) {
   for (const NamedCharset& c : kCharsets) {
-    if (equalsIgnoreCase(name, c.name)) return {c.charset, c.status, c.name};
+    if (dialectWordEquals(name, c.name)) return {c.charset, c.status, c.name};
   }
   for (std::string_view foreign : kKnownForeign) {
-    if (equalsIgnoreCase(name, foreign)) return {Charset::kUtf8mb4, CharsetStatus::kUnsupported, {}};
+    if (dialectWordEquals(name, foreign)) return {Charset::kUtf8mb4, CharsetStatus::kUnsupported, {}};
   }
   // A collation name: its charset is the longest known prefix before '_'
   // ("utf8mb4_general_ci", "utf8_bin", "binary" handled above).
   for (size_t underscore = name.rfind('_'); underscore != std::string_view::npos && underscore > 0;
        underscore = name.rfind('_', underscore - 1)) {
     for (const NamedCharset& c : kCharsets) {
-      if (equalsIgnoreCase(name.substr(0, underscore), c.name)) return {c.charset, c.status, c.name};
+      if (dialectWordEquals(name.substr(0, underscore), c.name)) return {c.charset, c.status, c.name};
     }
   }
   return {Charset::kUtf8mb4, CharsetStatus::kUnknown, {}};
@@ -153,16 +153,16 @@ Dialect fromSqlMode(std::string_view sql_mode) {
     sql_mode.remove_prefix(comma == std::string_view::npos ? sql_mode.size() : comma + 1);
     while (!mode.empty() && (mode.front() == ' ' || mode.front() == '\'')) mode.remove_prefix(1);
     while (!mode.empty() && (mode.back() == ' ' || mode.back() == '\'')) mode.remove_suffix(1);
-    if (equalsIgnoreCase(mode, "ANSI_QUOTES")) d.ansi_quotes = true;
-    else if (equalsIgnoreCase(mode, "NO_BACKSLASH_ESCAPES")) d.no_backslash_escapes = true;
-    else if (equalsIgnoreCase(mode, "PIPES_AS_CONCAT")) d.pipes_as_concat = true;
-    else if (equalsIgnoreCase(mode, "IGNORE_SPACE")) d.ignore_space = true;
-    else if (equalsIgnoreCase(mode, "HIGH_NOT_PRECEDENCE")) d.high_not_precedence = true;
-    else if (equalsIgnoreCase(mode, "ANSI") || equalsIgnoreCase(mode, "DB2") ||
-             equalsIgnoreCase(mode, "POSTGRESQL") || equalsIgnoreCase(mode, "MAXDB")) combination();
-    else if (equalsIgnoreCase(mode, "MSSQL")) combination(), d.mssql_brackets = true;
-    else if (equalsIgnoreCase(mode, "ORACLE")) combination(), d.oracle = true;
-    else if (equalsIgnoreCase(mode, "MYSQL323") || equalsIgnoreCase(mode, "MYSQL40")) {
+    if (dialectWordEquals(mode, "ANSI_QUOTES")) d.ansi_quotes = true;
+    else if (dialectWordEquals(mode, "NO_BACKSLASH_ESCAPES")) d.no_backslash_escapes = true;
+    else if (dialectWordEquals(mode, "PIPES_AS_CONCAT")) d.pipes_as_concat = true;
+    else if (dialectWordEquals(mode, "IGNORE_SPACE")) d.ignore_space = true;
+    else if (dialectWordEquals(mode, "HIGH_NOT_PRECEDENCE")) d.high_not_precedence = true;
+    else if (dialectWordEquals(mode, "ANSI") || dialectWordEquals(mode, "DB2") ||
+             dialectWordEquals(mode, "POSTGRESQL") || dialectWordEquals(mode, "MAXDB")) combination();
+    else if (dialectWordEquals(mode, "MSSQL")) combination(), d.mssql_brackets = true;
+    else if (dialectWordEquals(mode, "ORACLE")) combination(), d.oracle = true;
+    else if (dialectWordEquals(mode, "MYSQL323") || dialectWordEquals(mode, "MYSQL40")) {
       d.high_not_precedence = true;
     }
   }

@@ -17,7 +17,7 @@ using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
-int64_t unixMillis() {
+int64_t probeUnixMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
@@ -120,7 +120,7 @@ awaitable<void> ReplicaMonitor::watch(size_t index) {
     ServerHealth& server = servers_[index];
     refreshRole(server);
     const ServerState before = server.state;
-    const int64_t now = unixMillis();
+    const int64_t now = probeUnixMillis();
     if (error.empty()) {
       applyProbe(server, role, slave, ha, now);
       if (!server.primary && !server.read_only && conn) {

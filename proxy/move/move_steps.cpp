@@ -20,7 +20,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using Unit = std::expected<void, std::string>;
-using Row = std::vector<std::optional<std::string>>;
+using TextRow = std::vector<std::optional<std::string>>;
 using protocol::ColumnType;
 
 constexpr uint16_t kBinaryCharset = 63;
@@ -448,10 +448,10 @@ awaitable<std::expected<VerifyOutcome, std::string>> BackendMoveSteps::compare(
     if (!ra || !rb) co_return std::unexpected(ra ? rb.error() : ra.error());
     size_t shown = 0;
     for (size_t r = 0; r < std::max(ra->rows.size(), rb->rows.size()) && shown < 3; ++r) {
-      const Row* x = r < ra->rows.size() ? &ra->rows[r] : nullptr;
-      const Row* y = r < rb->rows.size() ? &rb->rows[r] : nullptr;
+      const TextRow* x = r < ra->rows.size() ? &ra->rows[r] : nullptr;
+      const TextRow* y = r < rb->rows.size() ? &rb->rows[r] : nullptr;
       if (x && y && *x == *y) continue;
-      const Row* any = x ? x : y;
+      const TextRow* any = x ? x : y;
       std::string key;
       for (size_t c = 0; c < pk_.size(); ++c) {
         size_t idx = static_cast<size_t>(std::find(columns_.begin(), columns_.end(), pk_[c]) - columns_.begin());

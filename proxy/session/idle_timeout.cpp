@@ -10,7 +10,7 @@ namespace sp::proxy {
 
 namespace {
 
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+bool sameSettingWord(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
          });
@@ -34,14 +34,14 @@ std::optional<uint32_t> clampedSeconds(std::string_view text) {
   return static_cast<uint32_t>(std::clamp<uint64_t>(n, IdleTimeout::kMin, IdleTimeout::kMax));
 }
 
-bool isWaitTimeout(std::string_view name) { return equalsIgnoreCase(name, "wait_timeout"); }
+bool isWaitTimeout(std::string_view name) { return sameSettingWord(name, "wait_timeout"); }
 
 // `SET wait_timeout = DEFAULT` and `= @@global.wait_timeout`: the global,
 // which for the proxy's sessions is server.wait_timeout_s (the backend
 // would report its own).
 bool meansGlobal(std::string_view value) {
   value = trimmed(value);
-  return equalsIgnoreCase(value, "DEFAULT") || equalsIgnoreCase(value, "@@global.wait_timeout");
+  return sameSettingWord(value, "DEFAULT") || sameSettingWord(value, "@@global.wait_timeout");
 }
 
 }  // namespace

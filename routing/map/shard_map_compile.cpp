@@ -415,11 +415,11 @@ void Compiler::compileHotKeys(const conf::ShardMapFile::Table& table, const std:
   std::sort(rule.hot_keys.begin(), rule.hot_keys.end());
 }
 
-char lowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
+char lowerAsciiChar(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
 
 std::string lowered(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = lowerAscii(c);
+  for (char& c : out) c = lowerAsciiChar(c);
   return out;
 }
 

@@ -65,7 +65,7 @@ std::string fold(std::string_view s) {
   return out;
 }
 
-double toDouble(std::string_view s) {
+double compareAsDouble(std::string_view s) {
   std::string copy(s);
   return std::strtod(copy.c_str(), nullptr);
 }
@@ -103,7 +103,7 @@ int compareValues(ValueClass cls, const std::optional<std::string_view>& a, cons
     case ValueClass::kExact:
       return decimal::compare(*a, *b);  // not a number (cannot happen for these types): bytes
     case ValueClass::kFloat: {
-      double x = toDouble(*a), y = toDouble(*b);
+      double x = compareAsDouble(*a), y = compareAsDouble(*b);
       return x < y ? -1 : x > y ? 1 : 0;
     }
     case ValueClass::kText: {
@@ -130,7 +130,7 @@ std::string groupKey(ValueClass cls, const std::optional<std::string_view>& valu
     case ValueClass::kExact: key += decimal::canonical(*value); break;
     case ValueClass::kFloat: {
       char buf[32];
-      auto r = std::to_chars(buf, buf + sizeof buf, toDouble(*value));
+      auto r = std::to_chars(buf, buf + sizeof buf, compareAsDouble(*value));
       key.append(buf, r.ptr);
       break;
     }
@@ -212,7 +212,7 @@ void appendSortKey(ValueClass cls, const std::optional<std::string_view>& value,
         if (decimal::isDecimal(*value)) appendExact(*value, key);
         else appendEscaped(*value, key);
         break;
-      case ValueClass::kFloat: appendDouble(toDouble(*value), key); break;
+      case ValueClass::kFloat: appendDouble(compareAsDouble(*value), key); break;
       case ValueClass::kText: appendEscaped(fold(trimTrailingSpaces(*value)), key); break;
       case ValueClass::kDatetime:
       case ValueClass::kTime:

@@ -12,7 +12,7 @@ using Result = std::expected<Value, std::string>;
 using Kind = ComputedNode::Kind;
 
 constexpr int kNoDivision = -1;
-constexpr uint32_t kDivPrecisionIncrement = 4;  // MariaDB's div_precision_increment default
+constexpr uint32_t kAvgPrecisionIncrement = 4;  // MariaDB's div_precision_increment default
 
 class Evaluator {
  public:
@@ -63,7 +63,7 @@ class Evaluator {
         if (decimal::compare(**b, "0") == 0) return Value();  // the server's SELECT: NULL (and a warning)
         if (n.avg_rounded_first) {
           // The grouped AVG as MariaDB's temporary table holds it, then rounded again if asked.
-          auto avg = decimal::divideBy(**a, **b, decimal::scaleOf(**a) + kDivPrecisionIncrement);
+          auto avg = decimal::divideBy(**a, **b, decimal::scaleOf(**a) + kAvgPrecisionIncrement);
           if (!avg) return fail("a divisor has more than 19 digits");
           if (decimal::scaleOf(*avg) <= static_cast<uint32_t>(div_scale)) return Value(*avg);
           return wrap(decimal::rescale(*avg, static_cast<uint32_t>(div_scale)));

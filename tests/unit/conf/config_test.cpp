@@ -8,11 +8,13 @@
 #include <fstream>
 
 #include "conf/config.hpp"
+#include "tests/unit/conf/minimal_config.hpp"
 
 namespace sp::conf {
 namespace {
 
-constexpr const char* kBase = "/etc/shardproxy";
+using fixture::kBase;
+using fixture::minimalWith;
 
 const char* kGood = R"(server:
   listen: 0.0.0.0:6033
@@ -67,13 +69,6 @@ ConfigIssue onlyIssue(std::string_view yaml) {
 
 bool mentions(const ConfigIssue& issue, std::string_view text) {
   return issue.message.find(text) != std::string::npos;
-}
-
-// A minimal valid config with one extra chunk of text appended at the end.
-std::string minimalWith(std::string_view extra) {
-  return std::string("users:\n  - {name: app, password: pw}\n"
-                     "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n") +
-         std::string(extra);
 }
 
 TEST(ConfigGood, ParsesEveryKey) {

@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "conf/config.hpp"
+#include "tests/unit/conf/minimal_config.hpp"
 
 namespace sp::conf {
 namespace {
 
-constexpr const char* kBase = "/etc/shardproxy";
+using fixture::kBase;
 // PASSWORD('app_pw') in MariaDB.
 constexpr const char* kAppPwHash = "*95BE1A04B76EE9AB97CEE8436421F2D15539B738";
 

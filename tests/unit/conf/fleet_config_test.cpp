@@ -3,13 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "conf/config.hpp"
+#include "tests/unit/conf/minimal_config.hpp"
 
 namespace sp::conf {
 namespace {
 
-constexpr const char* kBase = "/etc/shardproxy";
+using fixture::kBase;
 
-std::string minimalWith(std::string_view extra) {
+// The fixture's minimal config plus the `cache:` a fleet needs.
+std::string fleetMinimalWith(std::string_view extra) {
   return std::string("users:\n  - {name: app, password: pw}\n"
                      "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n"
                      "cache: cache.sqlite\n") +
@@ -23,16 +25,16 @@ std::string issuesText(std::string_view yaml) {
 }
 
 TEST(FleetConfig, AbsentMeansAlone) {
-  auto config = parseConfig(minimalWith(""), kBase);
+  auto config = parseConfig(fleetMinimalWith(""), kBase);
   ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
   EXPECT_FALSE(config->fleet);
-  auto null = parseConfig(minimalWith("fleet: ~\n"), kBase);
+  auto null = parseConfig(fleetMinimalWith("fleet: ~\n"), kBase);
   ASSERT_TRUE(null);
   EXPECT_FALSE(null->fleet);
 }
 
 TEST(FleetConfig, ParsesEveryKeyWithDefaults) {
-  auto config = parseConfig(minimalWith("fleet:\n  name: p1\n  etcd:\n    endpoints: [\"http://127.0.0.1:2379\", "
+  auto config = parseConfig(fleetMinimalWith("fleet:\n  name: p1\n  etcd:\n    endpoints: [\"http://127.0.0.1:2379\", "
                                         "\"http://10.0.0.2:2379/\"]\n    prefix: /shardproxy/prod/\n"),
                             kBase);
   ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
@@ -48,7 +50,7 @@ TEST(FleetConfig, ParsesEveryKeyWithDefaults) {
   EXPECT_EQ(f.max_response_bytes, 16u << 20);
   EXPECT_EQ(f.fence_ack_timeout_ms, 2000u);
   EXPECT_EQ(f.fence_serve_timeout_ms, 5000u);
-  auto tuned = parseConfig(minimalWith("fleet: {name: p2, lease_ttl_s: 10, retry_max_ms: 500, fence_ack_timeout_ms: 300, "
+  auto tuned = parseConfig(fleetMinimalWith("fleet: {name: p2, lease_ttl_s: 10, retry_max_ms: 500, fence_ack_timeout_ms: 300, "
                                        "fence_serve_timeout_ms: 800, etcd: {endpoints: "
                                        "[\"http://h:1\"], prefix: /x, request_timeout_ms: 300, max_response_bytes: 65536}}\n"),
                            kBase);
@@ -62,7 +64,7 @@ TEST(FleetConfig, ParsesEveryKeyWithDefaults) {
 }
 
 TEST(FleetConfig, BadValuesNamePathAndLine) {
-  std::string text = issuesText(minimalWith("fleet:\n  name: \"p 1\"\n  etcd:\n    endpoints: [\"https://h:2379\", "
+  std::string text = issuesText(fleetMinimalWith("fleet:\n  name: \"p 1\"\n  etcd:\n    endpoints: [\"https://h:2379\", "
                                             "\"127.0.0.1:2379\", \"http://h:0\"]\n    prefix: shardproxy\n"
                                             "  lease_ttl_s: 1\n"));
   EXPECT_NE(text.find("t.yaml:7: fleet.name: 'p 1' may only contain"), std::string::npos) << text;
@@ -74,7 +76,7 @@ TEST(FleetConfig, BadValuesNamePathAndLine) {
 }
 
 TEST(FleetConfig, RequiredKeysAndTheCache) {
-  std::string missing = issuesText(minimalWith("fleet: {etcd: {endpoints: []}}\n"));
+  std::string missing = issuesText(fleetMinimalWith("fleet: {etcd: {endpoints: []}}\n"));
   EXPECT_NE(missing.find("t.yaml:6: fleet.name: missing required key 'name'"), std::string::npos) << missing;
   EXPECT_NE(missing.find("fleet.etcd.prefix: missing required key 'prefix'"), std::string::npos) << missing;
   EXPECT_NE(missing.find("fleet.etcd.endpoints: needs at least one endpoint"), std::string::npos) << missing;

@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "conf/config.hpp"
+#include "tests/unit/conf/minimal_config.hpp"
 
 namespace sp::conf {
 namespace {
 
-constexpr const char* kBase = "/etc/shardproxy";
+using fixture::kBase;
 
 std::string config(std::string_view server, std::string_view user_extra = "", std::string_view backend_extra = "") {
   return "server:\n  listen: 127.0.0.1:6033\n" + std::string(server) + "users:\n  - {name: app, password: pw" +

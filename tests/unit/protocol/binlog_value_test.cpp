@@ -12,9 +12,9 @@ namespace sp::protocol {
 namespace {
 
 using test::hex;
-using Kind = BinlogValue::Kind;
+using ValueKind = BinlogValue::Kind;
 
-BinlogValue text(Kind kind, std::string t) {
+BinlogValue text(ValueKind kind, std::string t) {
   BinlogValue v;
   v.kind = kind;
   v.text = std::move(t);
@@ -22,11 +22,11 @@ BinlogValue text(Kind kind, std::string t) {
 }
 BinlogValue signedValue(int64_t i) {
   BinlogValue v;
-  v.kind = Kind::kInt;
+  v.kind = ValueKind::kInt;
   v.i = i;
   return v;
 }
-BinlogValue unsignedValue(uint64_t u, Kind kind = Kind::kUInt) {
+BinlogValue unsignedValue(uint64_t u, ValueKind kind = ValueKind::kUInt) {
   BinlogValue v;
   v.kind = kind;
   v.u = u;
@@ -50,33 +50,33 @@ const ValueCase kCases[] = {
     {"longlong signed", ColumnType::kLongLong, 0, false, "fbffffffffffffff", signedValue(-5)},
     {"longlong unsigned max", ColumnType::kLongLong, 0, true, "ffffffffffffffff", unsignedValue(UINT64_MAX)},
     // DECIMAL(14,4): the server's documented example and its negative.
-    {"decimal", ColumnType::kNewDecimal, 14 << 8 | 4, false, "810dfb38d204d2", text(Kind::kDecimal, "1234567890.1234")},
+    {"decimal", ColumnType::kNewDecimal, 14 << 8 | 4, false, "810dfb38d204d2", text(ValueKind::kDecimal, "1234567890.1234")},
     {"decimal negative", ColumnType::kNewDecimal, 14 << 8 | 4, false, "7ef204c72dfb2d",
-     text(Kind::kDecimal, "-1234567890.1234")},
-    {"decimal zero", ColumnType::kNewDecimal, 5 << 8 | 2, false, "800000", text(Kind::kDecimal, "0.00")},
-    {"decimal integer", ColumnType::kNewDecimal, 3 << 8 | 0, false, "83e7", text(Kind::kDecimal, "999")},
-    {"varchar short", ColumnType::kVarchar, 20, false, "026869", text(Kind::kBytes, "hi")},
-    {"varchar long length", ColumnType::kVarchar, 1200, false, "02006869", text(Kind::kBytes, "hi")},
+     text(ValueKind::kDecimal, "-1234567890.1234")},
+    {"decimal zero", ColumnType::kNewDecimal, 5 << 8 | 2, false, "800000", text(ValueKind::kDecimal, "0.00")},
+    {"decimal integer", ColumnType::kNewDecimal, 3 << 8 | 0, false, "83e7", text(ValueKind::kDecimal, "999")},
+    {"varchar short", ColumnType::kVarchar, 20, false, "026869", text(ValueKind::kBytes, "hi")},
+    {"varchar long length", ColumnType::kVarchar, 1200, false, "02006869", text(ValueKind::kBytes, "hi")},
     // CHAR(255) in utf8mb4: 1020 bytes; the two high length bits live in the type byte.
-    {"char over 255 bytes", ColumnType::kString, 0xcefc, false, "02006869", text(Kind::kBytes, "hi")},
-    {"char", ColumnType::kString, 0xfe14, false, "026869", text(Kind::kBytes, "hi")},
+    {"char over 255 bytes", ColumnType::kString, 0xcefc, false, "02006869", text(ValueKind::kBytes, "hi")},
+    {"char", ColumnType::kString, 0xfe14, false, "026869", text(ValueKind::kBytes, "hi")},
     {"enum in string", ColumnType::kString, 0xf701, false, "02", unsignedValue(2)},
     {"set in string", ColumnType::kString, 0xf801, false, "05", unsignedValue(5)},
-    {"blob", ColumnType::kBlob, 2, false, "030000275c", text(Kind::kBytes, std::string("\0'\\", 3))},
-    {"year", ColumnType::kYear, 0, true, "7c", text(Kind::kTemporal, "2024")},
-    {"year zero", ColumnType::kYear, 0, true, "00", text(Kind::kTemporal, "0000")},
-    {"date", ColumnType::kDate, 0, false, "5d550f", text(Kind::kTemporal, "1962-10-29")},
-    {"time2", ColumnType::kTime2, 0, false, "800000", text(Kind::kTemporal, "00:00:00")},
-    {"time2 negative second", ColumnType::kTime2, 0, false, "7fffff", text(Kind::kTemporal, "-00:00:01")},
+    {"blob", ColumnType::kBlob, 2, false, "030000275c", text(ValueKind::kBytes, std::string("\0'\\", 3))},
+    {"year", ColumnType::kYear, 0, true, "7c", text(ValueKind::kTemporal, "2024")},
+    {"year zero", ColumnType::kYear, 0, true, "00", text(ValueKind::kTemporal, "0000")},
+    {"date", ColumnType::kDate, 0, false, "5d550f", text(ValueKind::kTemporal, "1962-10-29")},
+    {"time2", ColumnType::kTime2, 0, false, "800000", text(ValueKind::kTemporal, "00:00:00")},
+    {"time2 negative second", ColumnType::kTime2, 0, false, "7fffff", text(ValueKind::kTemporal, "-00:00:01")},
     // -0.5 s at TIME(1): integer part -1, fraction 0x100 - 50.
-    {"time2 negative fraction", ColumnType::kTime2, 1, false, "7fffffce", text(Kind::kTemporal, "-00:00:00.5")},
-    {"time2 max", ColumnType::kTime2, 0, false, "b46efb", text(Kind::kTemporal, "838:59:59")},
-    {"time2 micro", ColumnType::kTime2, 6, false, "800000000001", text(Kind::kTemporal, "00:00:00.000001")},
-    {"timestamp2 zero", ColumnType::kTimestamp2, 0, false, "00000000", text(Kind::kTemporal, "0000-00-00 00:00:00")},
-    {"timestamp2", ColumnType::kTimestamp2, 2, false, "6592008019", text(Kind::kTemporal, "2024-01-01 00:00:00.25")},
-    {"timestamp", ColumnType::kTimestamp, 0, false, "01000000", text(Kind::kTemporal, "1970-01-01 00:00:01")},
-    {"bit 10", ColumnType::kBit, 1 << 8 | 2, false, "02aa", unsignedValue(682, Kind::kBit)},
-    {"bit 64", ColumnType::kBit, 8 << 8 | 0, false, "ffffffffffffffff", unsignedValue(UINT64_MAX, Kind::kBit)},
+    {"time2 negative fraction", ColumnType::kTime2, 1, false, "7fffffce", text(ValueKind::kTemporal, "-00:00:00.5")},
+    {"time2 max", ColumnType::kTime2, 0, false, "b46efb", text(ValueKind::kTemporal, "838:59:59")},
+    {"time2 micro", ColumnType::kTime2, 6, false, "800000000001", text(ValueKind::kTemporal, "00:00:00.000001")},
+    {"timestamp2 zero", ColumnType::kTimestamp2, 0, false, "00000000", text(ValueKind::kTemporal, "0000-00-00 00:00:00")},
+    {"timestamp2", ColumnType::kTimestamp2, 2, false, "6592008019", text(ValueKind::kTemporal, "2024-01-01 00:00:00.25")},
+    {"timestamp", ColumnType::kTimestamp, 0, false, "01000000", text(ValueKind::kTemporal, "1970-01-01 00:00:01")},
+    {"bit 10", ColumnType::kBit, 1 << 8 | 2, false, "02aa", unsignedValue(682, ValueKind::kBit)},
+    {"bit 64", ColumnType::kBit, 8 << 8 | 0, false, "ffffffffffffffff", unsignedValue(UINT64_MAX, ValueKind::kBit)},
 };
 
 TEST(BinlogValue, DecodesEachTypeFromExactBytes) {
@@ -120,19 +120,19 @@ TEST(BinlogValue, LiteralsReadBackAsTheSameValue) {
   EXPECT_EQ(binlogValueLiteral(BinlogValue{}), "NULL");
   EXPECT_EQ(binlogValueLiteral(signedValue(INT64_MIN)), "-9223372036854775808");
   EXPECT_EQ(binlogValueLiteral(unsignedValue(UINT64_MAX)), "18446744073709551615");
-  EXPECT_EQ(binlogValueLiteral(unsignedValue(682, Kind::kBit)), "682");
+  EXPECT_EQ(binlogValueLiteral(unsignedValue(682, ValueKind::kBit)), "682");
   BinlogValue d;
-  d.kind = Kind::kDouble;
+  d.kind = ValueKind::kDouble;
   d.d = 0.1;
   EXPECT_EQ(binlogValueLiteral(d), "1e-01");  // exponent form: a DOUBLE, not a DECIMAL
   d.d = 0.1f;                                 // a FLOAT column's value, widened
   EXPECT_EQ(binlogValueLiteral(d), "1.0000000149011612e-01");
   d.d = -1.7976931348623157e308;
   EXPECT_EQ(binlogValueLiteral(d), "-1.7976931348623157e+308");
-  EXPECT_EQ(binlogValueLiteral(text(Kind::kDecimal, "-12.340")), "-12.340");
-  EXPECT_EQ(binlogValueLiteral(text(Kind::kTemporal, "-838:59:59")), "'-838:59:59'");
-  EXPECT_EQ(binlogValueLiteral(text(Kind::kBytes, std::string("\0'\\\xff", 4))), "X'00275CFF'");
-  EXPECT_EQ(binlogValueLiteral(text(Kind::kBytes, "")), "X''");
+  EXPECT_EQ(binlogValueLiteral(text(ValueKind::kDecimal, "-12.340")), "-12.340");
+  EXPECT_EQ(binlogValueLiteral(text(ValueKind::kTemporal, "-838:59:59")), "'-838:59:59'");
+  EXPECT_EQ(binlogValueLiteral(text(ValueKind::kBytes, std::string("\0'\\\xff", 4))), "X'00275CFF'");
+  EXPECT_EQ(binlogValueLiteral(text(ValueKind::kBytes, "")), "X''");
 }
 
 TEST(BinlogPosition, OrdersFilesThenOffsets) {

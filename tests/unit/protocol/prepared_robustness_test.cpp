@@ -19,7 +19,7 @@ namespace {
 
 using CT = ColumnType;
 
-std::vector<Bytes> seeds() {
+std::vector<Bytes> preparedSeeds() {
   std::vector<Bytes> out;
   for (auto session : {std::span<const test::CapturedPacket>(test::kPreparedClassicEof),
                               std::span<const test::CapturedPacket>(test::kPreparedDeprecateEof),
@@ -32,7 +32,7 @@ std::vector<Bytes> seeds() {
   return out;
 }
 
-Bytes mutate(Bytes b, std::mt19937& rng) {
+Bytes mutatePrepared(Bytes b, std::mt19937& rng) {
   static const uint8_t kInteresting[] = {0x00, 0x01, 0x04, 0x07, 0x08, 0x0b, 0x0c, 0xfb, 0xfc, 0xfe, 0xff};
   int edits = 1 + static_cast<int>(rng() % 3);
   for (int e = 0; e < edits; ++e) {
@@ -131,13 +131,13 @@ size_t decodeAll(ByteView in, const std::vector<std::vector<BinaryType>>& types,
 }
 
 TEST(PreparedRobustness, MutatedCapturedPackets) {
-  const std::vector<Bytes> base = seeds();
+  const std::vector<Bytes> base = preparedSeeds();
   const auto types = rowTypes();
   std::mt19937 rng(20261130);
   size_t accepted = 0;
   std::vector<std::string> failures;
   for (int i = 0; i < 200000; ++i) {
-    Bytes input = mutate(base[rng() % base.size()], rng);
+    Bytes input = mutatePrepared(base[rng() % base.size()], rng);
     test::ExactBuffer buf(input);
     accepted += decodeAll(buf.view(), types, failures);
     ASSERT_TRUE(failures.empty()) << failures.front() << " on " << test::toHex(input);

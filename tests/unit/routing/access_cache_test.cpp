@@ -9,11 +9,11 @@
 
 #include "parser/lexer.hpp"
 #include "routing/access_cache.hpp"
+#include "tests/unit/routing/test_backends.hpp"
 
 namespace sp::routing {
 namespace {
 
-const std::vector<std::string> kBackends = {"db0", "db1"};
 
 std::shared_ptr<const CompiledShardMap> mapOf(std::string_view yaml) {
   auto m = compileShardMap(yaml, kBackends);

@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "routing/access_check.hpp"
+#include "tests/unit/routing/test_backends.hpp"
 
 namespace sp::routing {
 namespace {
 
-const std::vector<std::string> kBackends = {"db0", "db1"};
 
-const CompiledShardMap& testMap() {
+const CompiledShardMap& accessTestMap() {
   static auto map = [] {
     auto m = loadShardMap(std::string(SP_SOURCE_DIR) + "/tests/unit/routing/golden/shard_map.yaml", kBackends);
     EXPECT_TRUE(m.has_value());
@@ -21,14 +21,14 @@ const CompiledShardMap& testMap() {
   return *map;
 }
 
-constexpr AccessRights kApp{};
-constexpr AccessRights kDdl{false, true, false};
-constexpr AccessRights kTooling{false, false, true};
-constexpr AccessRights kDba{true, false, false};
+constexpr AccessRights kAppUser{};
+constexpr AccessRights kDdlUser{false, true, false};
+constexpr AccessRights kToolingUser{false, false, true};
+constexpr AccessRights kDbaUser{true, false, false};
 
 // "ok", "need <statement>", or "<errno> <name>" for the proxy's refusals.
 std::string verdict(std::string_view sql, const AccessRights& rights, bool backslash_escapes = true) {
-  auto denial = checkAccess(sql, rights, &testMap(), backslash_escapes);
+  auto denial = checkAccess(sql, rights, &accessTestMap(), backslash_escapes);
   if (!denial) return "ok";
   if (const auto* need = std::get_if<parser::PrivilegeNeed>(&*denial)) return "need " + need->statement;
   const auto& refusal = std::get<Refusal>(*denial);
@@ -66,26 +66,26 @@ const Case kCases[] = {
 
 TEST(AccessCheck, Table) {
   for (const auto& c : kCases) {
-    EXPECT_EQ(verdict(c.sql, kApp), c.app) << c.sql;
-    EXPECT_EQ(verdict(c.sql, kDdl), c.ddl) << c.sql;
-    EXPECT_EQ(verdict(c.sql, kTooling), c.tooling) << c.sql;
-    EXPECT_EQ(verdict(c.sql, kDba), "ok") << c.sql;
+    EXPECT_EQ(verdict(c.sql, kAppUser), c.app) << c.sql;
+    EXPECT_EQ(verdict(c.sql, kDdlUser), c.ddl) << c.sql;
+    EXPECT_EQ(verdict(c.sql, kToolingUser), c.tooling) << c.sql;
+    EXPECT_EQ(verdict(c.sql, kDbaUser), "ok") << c.sql;
   }
 }
 
 TEST(AccessCheck, NoBackslashEscapes) {
   const char* sql = "SELECT '\\'; INSERT INTO msg_05 (conv_id) VALUES (7); -- '";
-  EXPECT_EQ(verdict(sql, kApp, true), "ok");
-  EXPECT_EQ(verdict(sql, kApp, false), "9116 private_table");
+  EXPECT_EQ(verdict(sql, kAppUser, true), "ok");
+  EXPECT_EQ(verdict(sql, kAppUser, false), "9116 private_table");
 }
 
 TEST(AccessCheck, WithoutAShardMapThereAreNoPhysicalTables) {
-  EXPECT_FALSE(checkAccess("SELECT * FROM msg_05", kApp, nullptr));
-  EXPECT_TRUE(checkAccess("SHUTDOWN", kApp, nullptr));
+  EXPECT_FALSE(checkAccess("SELECT * FROM msg_05", kAppUser, nullptr));
+  EXPECT_TRUE(checkAccess("SHUTDOWN", kAppUser, nullptr));
 }
 
 TEST(AccessCheck, RefusalNamesTheLogicalTable) {
-  auto denial = checkAccess("INSERT INTO msg_05 (conv_id) VALUES (7)", kApp, &testMap());
+  auto denial = checkAccess("INSERT INTO msg_05 (conv_id) VALUES (7)", kAppUser, &accessTestMap());
   ASSERT_TRUE(denial);
   const auto& refusal = std::get<Refusal>(*denial);
   EXPECT_NE(refusal.message.find("msg_05 is a physical shard table of msg"), std::string::npos) << refusal.message;

@@ -8,11 +8,11 @@
 
 #include "routing/plan.hpp"
 #include "routing/plan_cache.hpp"
+#include "tests/unit/routing/test_backends.hpp"
 
 namespace sp::routing {
 namespace {
 
-const std::vector<std::string> kBackends = {"db0", "db1"};
 
 std::string mapText(std::string_view archive) {
   return "version: 1\n"

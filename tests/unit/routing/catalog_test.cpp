@@ -14,7 +14,7 @@
 namespace sp::routing {
 namespace {
 
-const CompiledShardMap& testMap() {
+const CompiledShardMap& catalogTestMap() {
   static auto map = [] {
     auto m = loadShardMap(std::string(SP_SOURCE_DIR) + "/tests/unit/routing/golden/shard_map.yaml",
                           std::vector<std::string>{"db0", "db1"});
@@ -25,7 +25,7 @@ const CompiledShardMap& testMap() {
 }
 
 std::string planText(std::string_view sql) {
-  auto plan = planCatalog(sql, testMap(), "db0");
+  auto plan = planCatalog(sql, catalogTestMap(), "db0");
   if (!plan) return "-";
   std::string out;
   for (const auto& p : plan->parts) out += (out.empty() ? "" : " | ") + p.backend + ": " + p.sql;
@@ -63,7 +63,7 @@ TEST(Catalog, ListingsRunOnTheDefaultBackendWithLiteralsPointedAtPhysicalTables)
 }
 
 TEST(Catalog, ALogicalTableWithoutAShardOnTheDefaultBackendAddsAPart) {
-  auto plan = planCatalog("SHOW TABLES LIKE 'msg'", testMap(), "db1");
+  auto plan = planCatalog("SHOW TABLES LIKE 'msg'", catalogTestMap(), "db1");
   ASSERT_TRUE(plan);
   ASSERT_EQ(plan->parts.size(), 1u);  // every table of the golden map has shards on db1 too
   EXPECT_EQ(plan->parts[0].sql, "SHOW TABLES LIKE 'msg_08'");
@@ -88,7 +88,7 @@ std::vector<Row> filtered(CatalogRowFilter& filter, std::vector<Row> rows, bool 
 }
 
 TEST(Catalog, RowsShowEachLogicalTableFromOnePhysicalTable) {
-  CatalogRowFilter filter(testMap(), {}, "im");
+  CatalogRowFilter filter(catalogTestMap(), {}, "im");
   filter.setColumns({column("Tables_in_im", "TABLE_NAME"), column("Table_type")});
   EXPECT_EQ(filtered(filter, {{"msg_00", "BASE TABLE"}, {"msg_01", "BASE TABLE"}, {"users", "BASE TABLE"},
                               {"msg", "BASE TABLE"}, {"tg_channel_message_s01", "BASE TABLE"}}),
@@ -100,11 +100,11 @@ TEST(Catalog, RowsShowEachLogicalTableFromOnePhysicalTable) {
 }
 
 TEST(Catalog, ShowLikeAppliesToTheLogicalName) {
-  auto plan = planCatalog("SHOW TABLES LIKE 'msg\\_0%'", testMap(), "db0");
+  auto plan = planCatalog("SHOW TABLES LIKE 'msg\\_0%'", catalogTestMap(), "db0");
   ASSERT_TRUE(plan);
   ASSERT_TRUE(plan->like);
   EXPECT_EQ(*plan->like, "msg\\_0%");
-  CatalogRowFilter filter(testMap(), {}, "im", plan->like);
+  CatalogRowFilter filter(catalogTestMap(), {}, "im", plan->like);
   filter.setColumns({column("Tables_in_im (msg\\_0%)", "TABLE_NAME")});
   EXPECT_EQ(filtered(filter, {{"msg_00"}, {"msg_01"}}), std::vector<Row>{});
   EXPECT_TRUE(likeMatches("m_g", "MSG"));
@@ -114,12 +114,12 @@ TEST(Catalog, ShowLikeAppliesToTheLogicalName) {
 }
 
 TEST(Catalog, AliasedInformationSchemaColumnsAndDdl) {
-  CatalogRowFilter filter(testMap(), {}, "im");
+  CatalogRowFilter filter(catalogTestMap(), {}, "im");
   filter.setColumns({column("t", "TABLE_NAME"), column("c", "COLUMN_NAME"), column("r", "REFERENCED_TABLE_NAME")});
   EXPECT_EQ(filtered(filter, {{"msg_03", "seq", "user_read_cursor_03"}, {"msg_04", "seq", std::nullopt},
                               {"msg_03", "conv_id", std::nullopt}}),
             (std::vector<Row>{{"msg", "seq", "user_read_cursor"}, {"msg", "conv_id", std::nullopt}}));
-  CatalogRowFilter ddl(testMap(), {}, "im");
+  CatalogRowFilter ddl(catalogTestMap(), {}, "im");
   ddl.setColumns({column("Table"), column("Create Table")});
   EXPECT_EQ(filtered(ddl, {{"msg_00", "CREATE TABLE `msg_00` (\n  `id` bigint NOT NULL AUTO_INCREMENT\n) "
                                       "ENGINE=InnoDB AUTO_INCREMENT=42 DEFAULT CHARSET=utf8mb4"}}),
@@ -129,14 +129,14 @@ TEST(Catalog, AliasedInformationSchemaColumnsAndDdl) {
 
 TEST(Catalog, AllowListsFilterRows) {
   const std::vector<std::string> tables = {"msg", "it_*"};
-  CatalogRowFilter filter(testMap(), AllowLists{nullptr, &tables}, "im");
+  CatalogRowFilter filter(catalogTestMap(), AllowLists{nullptr, &tables}, "im");
   filter.setColumns({column("TABLE_SCHEMA", "TABLE_SCHEMA"), column("TABLE_NAME", "TABLE_NAME")});
   EXPECT_EQ(filtered(filter, {{"im", "msg_00"}, {"im", "users"}, {"im", "it_x"}, {"im", "user_read_cursor_00"}}),
             (std::vector<Row>{{"im", "msg"}, {"im", "it_x"}}));
 }
 
 std::string allowVerdict(std::string_view sql, const AllowLists& lists, std::string_view db = "im") {
-  auto d = checkAllowLists(sql, lists, db, &testMap());
+  auto d = checkAllowLists(sql, lists, db, &catalogTestMap());
   if (!d) return "ok";
   if (d->schema) return "1044 " + d->database;
   return "1142 " + d->command + " " + d->database + "." + d->table;
@@ -198,7 +198,7 @@ TEST(SchemaDrift, ShapesAndDifferences) {
   EXPECT_EQ(shapes["msg_00"].indexes["k"], "(body(10),id)");
   EXPECT_EQ(shapes["msg_00"].indexes["PRIMARY"], "UNIQUE (id)");
   std::map<std::string, BackendShapes> by_backend{{"db0", shapes}};
-  auto rows = findSchemaDrift(testMap(), by_backend, {{"db1", "connection refused"}});
+  auto rows = findSchemaDrift(catalogTestMap(), by_backend, {{"db1", "connection refused"}});
   std::vector<std::string> msg01;
   size_t missing = 0, unreadable = 0;
   for (const auto& r : rows) {

@@ -11,13 +11,13 @@
 
 #include "routing/plan.hpp"
 #include "routing/plan_cache.hpp"
+#include "tests/unit/routing/test_backends.hpp"
 
 namespace sp::routing {
 namespace {
 
-const std::vector<std::string> kBackends = {"db0", "db1"};
 
-std::shared_ptr<const CompiledShardMap> testMap() {
+std::shared_ptr<const CompiledShardMap> deepTestMap() {
   auto map = loadShardMap(std::string(SP_SOURCE_DIR) + "/tests/unit/routing/golden/shard_map.yaml", kBackends);
   EXPECT_TRUE(map.has_value());
   return map ? *map : nullptr;
@@ -62,7 +62,7 @@ void runWithStack(size_t stack_bytes, std::function<void()> body) {
 }
 
 TEST(DeepStatement, MillionTermChainIsRefusedWith9115) {
-  auto map = testMap();
+  auto map = deepTestMap();
   ASSERT_TRUE(map);
   PlannerInput input{*map, "db0"};
   const std::string sql = chain("SELECT conv_id FROM msg WHERE conv_id = 5", " AND 1", 999'999);
@@ -78,7 +78,7 @@ TEST(DeepStatement, MillionTermChainIsRefusedWith9115) {
 }
 
 TEST(DeepStatement, UnshardedTablesAreRefusedTooNotPassedOn) {
-  auto map = testMap();
+  auto map = deepTestMap();
   ASSERT_TRUE(map);
   PlannerInput input{*map, "db0"};
   Plan plan = planQuery(chain("SELECT * FROM users WHERE id = 1", " OR 1", 1'000'000), input);
@@ -87,7 +87,7 @@ TEST(DeepStatement, UnshardedTablesAreRefusedTooNotPassedOn) {
 }
 
 TEST(DeepStatement, ConfiguredLimitsApply) {
-  auto map = testMap();
+  auto map = deepTestMap();
   ASSERT_TRUE(map);
   PlannerInput input{*map, "db0"};
   input.limits.max_depth = 100;
@@ -110,7 +110,7 @@ std::vector<std::string> deepestAdmitted(size_t depth) {
 }
 
 void planAll(const std::vector<std::string>& statements, const parser::ParseLimits& limits) {
-  auto map = testMap();
+  auto map = deepTestMap();
   ASSERT_TRUE(map);
   for (const auto& sql : statements) {
     PlannerInput input{*map, "db0"};

@@ -8,7 +8,7 @@
 namespace sp::routing {
 namespace {
 
-const std::vector<std::string> kBackends = {"db0", "db1", "db2"};
+const std::vector<std::string> kThreeBackends = {"db0", "db1", "db2"};
 
 constexpr std::string_view kMap = R"(
 version: 7
@@ -36,19 +36,19 @@ tables:
 )";
 
 std::shared_ptr<const CompiledShardMap> compiled(std::string_view text) {
-  auto m = compileShardMap(text, kBackends);
+  auto m = compileShardMap(text, kThreeBackends);
   EXPECT_TRUE(m.has_value()) << (m ? "" : formatShardMapIssues(m.error(), "map"));
   return m ? *m : nullptr;
 }
 
 MovePlan planned(const CompiledShardMap& map, MoveRequest request) {
-  auto p = planMove(map, request, kBackends);
+  auto p = planMove(map, request, kThreeBackends);
   EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().message);
   return p.value_or(MovePlan{});
 }
 
 MoveRefusal refused(const CompiledShardMap& map, MoveRequest request) {
-  auto p = planMove(map, request, kBackends);
+  auto p = planMove(map, request, kThreeBackends);
   EXPECT_FALSE(p.has_value());
   return p ? MoveRefusal{} : p.error();
 }

@@ -12,16 +12,16 @@
 namespace sp::routing {
 namespace {
 
-const std::string kGoldenDir = std::string(SP_SOURCE_DIR) + "/tests/unit/routing/golden";
+const std::string kCacheGoldenDir = std::string(SP_SOURCE_DIR) + "/tests/unit/routing/golden";
 
-std::shared_ptr<const CompiledShardMap> testMap() {
+std::shared_ptr<const CompiledShardMap> cacheTestMap() {
   static const std::vector<std::string> kBackends = {"db0", "db1"};
-  auto map = loadShardMap(kGoldenDir + "/shard_map.yaml", kBackends);
+  auto map = loadShardMap(kCacheGoldenDir + "/shard_map.yaml", kBackends);
   EXPECT_TRUE(map.has_value());
   return map ? *map : nullptr;
 }
 
-std::string unescape(const std::string& text) {
+std::string unescapeGoldenCell(const std::string& text) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == 'n') {
@@ -36,12 +36,12 @@ std::string unescape(const std::string& text) {
 
 std::vector<std::string> goldenQueries() {
   std::vector<std::string> out;
-  for (const auto& entry : std::filesystem::directory_iterator(kGoldenDir)) {
+  for (const auto& entry : std::filesystem::directory_iterator(kCacheGoldenDir)) {
     if (entry.path().extension() != ".txt") continue;
     std::ifstream in(entry.path());
     std::string line;
     while (std::getline(in, line)) {
-      if (line.starts_with("sql> ")) out.push_back(unescape(line.substr(5)));
+      if (line.starts_with("sql> ")) out.push_back(unescapeGoldenCell(line.substr(5)));
     }
   }
   return out;
@@ -72,7 +72,7 @@ void expectSamePlan(const Plan& a, const Plan& b, const std::string& sql) {
 }
 
 TEST(PlanCache, MatchesPlanQueryOnTheGoldenCorpus) {
-  auto map = testMap();
+  auto map = cacheTestMap();
   ASSERT_TRUE(map);
   PlannerInput input{*map, "db0", {}};
   PlanCache cache(1024);
@@ -86,7 +86,7 @@ TEST(PlanCache, MatchesPlanQueryOnTheGoldenCorpus) {
 }
 
 TEST(PlanCache, OneShapeServesDifferentLiterals) {
-  auto map = testMap();
+  auto map = cacheTestMap();
   ASSERT_TRUE(map);
   PlannerInput input{*map, "db0", {}};
   PlanCache cache;
@@ -102,7 +102,7 @@ TEST(PlanCache, OneShapeServesDifferentLiterals) {
 }
 
 TEST(PlanCache, PassthroughShapeSkipsThePlannerUnderTheSameSettingsOnly) {
-  auto map = testMap();
+  auto map = cacheTestMap();
   ASSERT_TRUE(map);
   PlannerInput input{*map, "db0", {}};
   PlanCache cache;
@@ -139,7 +139,7 @@ Plan planTwiceThenUnder(PlanCache& cache, const std::string& sql, const PlannerI
 }
 
 TEST(PlanCache, PassthroughFastPathHonoursTheCurrentDatabase) {
-  auto map = testMap();
+  auto map = cacheTestMap();
   ASSERT_TRUE(map);
   // `msg` unqualified, while the session uses another database, is that database's own table.
   PlannerInput elsewhere{*map, "db0", {}};
@@ -163,7 +163,7 @@ TEST(PlanCache, PassthroughFastPathHonoursTheCurrentDatabase) {
 }
 
 TEST(PlanCache, PassthroughFastPathHonoursTheSqlMode) {
-  auto map = testMap();
+  auto map = cacheTestMap();
   ASSERT_TRUE(map);
   PlannerInput plain{*map, "db0", {}};
   PlannerInput no_escapes{*map, "db0", {}};
@@ -178,7 +178,7 @@ TEST(PlanCache, PassthroughFastPathHonoursTheSqlMode) {
 }
 
 TEST(PlanCache, PassthroughFastPathHonoursAReloadedShardMap) {
-  auto before = testMap();
+  auto before = cacheTestMap();
   ASSERT_TRUE(before);
   static const std::vector<std::string> kBackends = {"db0", "db1"};
   // The reloaded map shards sbtest1, which the first one did not name.
@@ -201,7 +201,7 @@ TEST(PlanCache, PassthroughFastPathHonoursAReloadedShardMap) {
 }
 
 TEST(PlanCache, PassthroughFastPathHonoursThePlannerSettings) {
-  auto map = testMap();
+  auto map = cacheTestMap();
   ASSERT_TRUE(map);
   PlannerInput roomy{*map, "db0", {}};
   PlannerInput tight{*map, "db0", {}};
@@ -214,7 +214,7 @@ TEST(PlanCache, PassthroughFastPathHonoursThePlannerSettings) {
 }
 
 TEST(PlanCache, MonthPredicateIsMappedOntoTheOriginalText) {
-  auto map = testMap();
+  auto map = cacheTestMap();
   ASSERT_TRUE(map);
   PlannerInput input{*map, "db0", {}};
   PlanCache cache;
@@ -233,7 +233,7 @@ TEST(PlanCache, MonthPredicateIsMappedOntoTheOriginalText) {
 }
 
 TEST(PlanCache, BoundParametersAndEviction) {
-  auto map = testMap();
+  auto map = cacheTestMap();
   ASSERT_TRUE(map);
   PlanCache cache(2);
   std::vector<ParamValue> params(1);
@@ -254,7 +254,7 @@ TEST(PlanCache, BoundParametersAndEviction) {
 }
 
 TEST(PlanCache, HandsOutTheNormalizedText) {
-  auto map = testMap();
+  auto map = cacheTestMap();
   ASSERT_TRUE(map);
   PlanCache cache;
   PlannerInput input{*map, "db0", {}};
@@ -276,7 +276,7 @@ TEST(MaskLiterals, KeepsTheTextAndHidesValues) {
 // limits.max_plan_cache_bytes: entries are counted by their estimated size and
 // the least recently used ones leave to stay under the budget.
 TEST(PlanCache, BoundedInBytes) {
-  auto map = testMap();
+  auto map = cacheTestMap();
   ASSERT_TRUE(map);
   PlannerInput plain{*map, "db0", {}};
   // Ten shapes (the column name differs) of exactly the same size: three fit.

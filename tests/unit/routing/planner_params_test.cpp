@@ -8,13 +8,13 @@
 #include "parser/parse.hpp"
 #include "routing/plan.hpp"
 #include "routing/rewrite.hpp"
+#include "tests/unit/routing/test_backends.hpp"
 
 namespace sp::routing {
 namespace {
 
-const std::vector<std::string> kBackends = {"db0", "db1"};
 
-std::shared_ptr<const CompiledShardMap> testMap() {
+std::shared_ptr<const CompiledShardMap> paramsTestMap() {
   auto map = loadShardMap(std::string(SP_SOURCE_DIR) + "/tests/unit/routing/golden/shard_map.yaml", kBackends);
   EXPECT_TRUE(map.has_value());
   return map ? *map : nullptr;
@@ -56,7 +56,7 @@ ParamValue doubleParam(double d) {
 }
 
 TEST(PlannerParams, SeedsRangeQueryRoutesWithBoundValues) {
-  auto map = testMap();
+  auto map = paramsTestMap();
   ASSERT_TRUE(map);
   const std::string sql =
       "SELECT seq, msg_id FROM msg WHERE conv_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?";
@@ -73,7 +73,7 @@ TEST(PlannerParams, SeedsRangeQueryRoutesWithBoundValues) {
 // Found by fuzz_sql: a `?` inside a skipped window frame (or CAST type) was
 // not counted, so the key took the frame's value and went to the wrong shard.
 TEST(PlannerParams, PlaceholderInsideWindowFrameKeepsNumbering) {
-  auto map = testMap();
+  auto map = paramsTestMap();
   ASSERT_TRUE(map);
   const std::string sql =
       "SELECT SUM(seq) OVER (ORDER BY seq ROWS BETWEEN ? PRECEDING AND CURRENT ROW) FROM msg WHERE conv_id = ?";
@@ -87,7 +87,7 @@ TEST(PlannerParams, PlaceholderInsideWindowFrameKeepsNumbering) {
 }
 
 TEST(PlannerParams, ParameterKinds) {
-  auto map = testMap();
+  auto map = paramsTestMap();
   ASSERT_TRUE(map);
   const std::string sql = "SELECT * FROM msg WHERE conv_id = ?";
   struct Case {
@@ -131,7 +131,7 @@ TEST(PlannerParams, ParameterKinds) {
 // Float literals (how a DOUBLE parameter is written when a prepared statement
 // runs as text) route when they hold an exact integer below 2^53, like DOUBLE parameters.
 TEST(PlannerParams, FloatLiteralKeys) {
-  auto map = testMap();
+  auto map = paramsTestMap();
   ASSERT_TRUE(map);
   struct Case {
     const char* literal;
@@ -157,7 +157,7 @@ TEST(PlannerParams, FloatLiteralKeys) {
 }
 
 TEST(PlannerParams, MissingParameterValuesGiveNoKey) {
-  auto map = testMap();
+  auto map = paramsTestMap();
   ASSERT_TRUE(map);
   Plan plan = planQuery("SELECT * FROM msg WHERE conv_id = ?", PlannerInput{*map, "db0", {}});
   ASSERT_EQ(plan.kind, PlanKind::kRefused);
@@ -165,7 +165,7 @@ TEST(PlannerParams, MissingParameterValuesGiveNoKey) {
 }
 
 TEST(PlannerParams, MonthBoundsFromParameters) {
-  auto map = testMap();
+  auto map = paramsTestMap();
   ASSERT_TRUE(map);
   const std::string sql =
       "SELECT * FROM tg_channel_message WHERE peer_id = ? AND message_time >= ? AND message_time < ?";
@@ -187,7 +187,7 @@ TEST(PlannerParams, MonthBoundsFromParameters) {
 }
 
 TEST(PlannerParams, InsertWithParameters) {
-  auto map = testMap();
+  auto map = paramsTestMap();
   ASSERT_TRUE(map);
   const std::string sql =
       "INSERT INTO tg_channel_message (peer_id, message_id, message_month, message_time, ingested_at) "

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "routing/map/shard_map.hpp"
+#include "tests/unit/routing/test_backends.hpp"
 
 namespace sp::routing {
 namespace {
 
-const std::vector<std::string> kBackends = {"db0", "db1"};
 
 // Line numbers in the validation cases below count from this text's line 1.
 constexpr const char* kGoodMap = R"(version: 3

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "routing/map/shard_map.hpp"
+#include "tests/unit/routing/test_backends.hpp"
 
 namespace sp::routing {
 namespace {
 
-const std::vector<std::string> kBackends = {"db0", "db1"};
 
 struct BadMapCase {
   const char* name;

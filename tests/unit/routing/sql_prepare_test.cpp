@@ -7,20 +7,20 @@
 
 #include "routing/plan.hpp"
 #include "routing/prepare_target.hpp"
+#include "tests/unit/routing/test_backends.hpp"
 
 namespace sp::routing {
 namespace {
 
-const std::vector<std::string> kBackends = {"db0", "db1"};
 
-std::shared_ptr<const CompiledShardMap> testMap() {
+std::shared_ptr<const CompiledShardMap> prepareTestMap() {
   auto map = loadShardMap(std::string(SP_SOURCE_DIR) + "/tests/unit/routing/golden/shard_map.yaml", kBackends);
   EXPECT_TRUE(map.has_value());
   return map ? *map : nullptr;
 }
 
 Plan plan(std::string_view sql) {
-  static auto map = testMap();
+  static auto map = prepareTestMap();
   PlannerInput input{*map, "db0"};
   return planSqlPrepare(sql, input);
 }

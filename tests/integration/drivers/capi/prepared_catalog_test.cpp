@@ -14,7 +14,6 @@
 namespace sp::drivers {
 namespace {
 
-const unsigned kProxyPort = envPort("SP_PROXY_PORT", 16033);
 
 bool names(const Rows& rows, const std::string& table) {
   return std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return !r.empty() && r[0] == table; });

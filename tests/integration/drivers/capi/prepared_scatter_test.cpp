@@ -18,7 +18,6 @@
 namespace sp::drivers {
 namespace {
 
-const unsigned kProxyPort = envPort("SP_PROXY_PORT", 16033);
 const unsigned kDb0Port = envPort("SP_DB0_PORT", 3307);
 
 class PreparedScatter : public ::testing::Test {

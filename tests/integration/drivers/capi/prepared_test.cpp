@@ -20,7 +20,6 @@
 namespace sp::drivers {
 namespace {
 
-const unsigned kProxyPort = envPort("SP_PROXY_PORT", 16033);
 const unsigned kBackendPorts[2] = {envPort("SP_DB0_PORT", 3307), envPort("SP_DB1_PORT", 3308)};
 constexpr uint64_t kMaxKey = std::numeric_limits<uint64_t>::max();
 

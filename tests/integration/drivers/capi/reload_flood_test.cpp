@@ -25,7 +25,6 @@ namespace sp::drivers {
 namespace {
 
 namespace fs = std::filesystem;
-const unsigned kProxyPort = envPort("SP_PROXY_PORT", 16033);
 const unsigned kDbPorts[2] = {envPort("SP_DB0_PORT", 3307), envPort("SP_DB1_PORT", 3308)};
 const unsigned kReloadPort = envPort("SP_RELOAD_PROXY_PORT", 16043);
 const unsigned kReloadAdminPort = envPort("SP_RELOAD_ADMIN_PORT", 16044);

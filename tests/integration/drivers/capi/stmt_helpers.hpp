@@ -21,6 +21,9 @@ inline unsigned envPort(const char* name, unsigned fallback) {
   return value && *value ? static_cast<unsigned>(std::strtoul(value, nullptr, 10)) : fallback;
 }
 
+// The proxy under test (one definition for every test file of a program).
+inline const unsigned kProxyPort = envPort("SP_PROXY_PORT", 16033);
+
 struct MysqlCloser {
   void operator()(MYSQL* m) const { mysql_close(m); }
 };

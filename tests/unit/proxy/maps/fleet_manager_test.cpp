@@ -15,14 +15,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string mapText(uint64_t version, std::string_view s1_buckets = "2-3") {
+std::string fleetMapText(uint64_t version, std::string_view s1_buckets = "2-3") {
   return "version: " + std::to_string(version) +
          "\ntables:\n  chan:\n    key: peer_id\n    method: bucket\n    buckets: 4\n    table: \"chan_{shard}\"\n"
          "    shards:\n      s0: {buckets: \"0-1\", backend: db0}\n      s1: {buckets: \"" +
          std::string(s1_buckets) + "\", backend: db1}\n";
 }
 
-conf::BackendConfig backend(const std::string& name, uint16_t port) {
+conf::BackendConfig fleetBackend(const std::string& name, uint16_t port) {
   conf::BackendConfig b;
   b.name = name;
   b.address = {"127.0.0.1", port};
@@ -57,7 +57,7 @@ class FleetManagerTest : public ::testing::Test {
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    ctx_.config().backends = {backend("db0", 3307), backend("db1", 3308)};
+    ctx_.config().backends = {fleetBackend("db0", 3307), fleetBackend("db1", 3308)};
     ctx_.config().default_backend = "db0";
     ctx_.config().shard_map_path = (dir_ / "map.yaml").string();
     ctx_.config().cache_path = (dir_ / "cache.sqlite").string();
@@ -71,19 +71,19 @@ class FleetManagerTest : public ::testing::Test {
 };
 
 TEST_F(FleetManagerTest, ReloadIsPublishedWithTheRevisionLastAppliedThenApplied) {
-  writeMap(mapText(1));
+  writeMap(fleetMapText(1));
   ShardMapManager maps(ctx_);
   ASSERT_EQ(maps.startup(), "");
   FakeFleet fleet;
   maps.attachFleet(&fleet);
-  ASSERT_EQ(maps.applyFromFleet({mapText(1), "p2 startup", "first map of the fleet", 7}).verdict, SwapVerdict::kUnchanged);
+  ASSERT_EQ(maps.applyFromFleet({fleetMapText(1), "p2 startup", "first map of the fleet", 7}).verdict, SwapVerdict::kUnchanged);
   EXPECT_EQ(maps.fleetRevision(), 7);
-  writeMap(mapText(2, "1-3"));  // invalid: bucket 1 twice
+  writeMap(fleetMapText(2, "1-3"));  // invalid: bucket 1 twice
   EXPECT_EQ(maps.reload("admin:a").verdict, SwapVerdict::kRefused);
   EXPECT_TRUE(fleet.published.empty()) << "a refused map is never published";
-  writeMap(mapText(2, "2"));  // bucket 3 unmapped
+  writeMap(fleetMapText(2, "2"));  // bucket 3 unmapped
   EXPECT_EQ(maps.reload("admin:a").verdict, SwapVerdict::kRefused);
-  writeMap(mapText(2));
+  writeMap(fleetMapText(2));
   auto out = maps.reload("admin:a");
   ASSERT_EQ(out.verdict, SwapVerdict::kApply) << out.message;
   ASSERT_EQ(fleet.published.size(), 1u);
@@ -97,14 +97,14 @@ TEST_F(FleetManagerTest, ReloadIsPublishedWithTheRevisionLastAppliedThenApplied)
 }
 
 TEST_F(FleetManagerTest, AFailedPublicationChangesNothing) {
-  writeMap(mapText(1));
+  writeMap(fleetMapText(1));
   ShardMapManager maps(ctx_);
   ASSERT_EQ(maps.startup(), "");
   FakeFleet fleet;
   fleet.fail_with = "the coordination store (etcd) is unreachable, nothing was published: ...";
   maps.attachFleet(&fleet);
   auto running = ctx_.shard_map.load();
-  writeMap(mapText(2));
+  writeMap(fleetMapText(2));
   auto out = maps.reload("admin:a");
   ASSERT_EQ(out.verdict, SwapVerdict::kRefused);
   ASSERT_EQ(out.problems.size(), 1u);
@@ -115,12 +115,12 @@ TEST_F(FleetManagerTest, AFailedPublicationChangesNothing) {
 }
 
 TEST_F(FleetManagerTest, FleetMapsApplyWhateverTheirVersionAndRefuseWhatDoesNotValidate) {
-  writeMap(mapText(5));
+  writeMap(fleetMapText(5));
   ShardMapManager maps(ctx_);
   ASSERT_EQ(maps.startup(), "");
   FakeFleet fleet;
   maps.attachFleet(&fleet);
-  auto lower = maps.applyFromFleet({mapText(3), "p1 admin:a", "rollback to 3", 20});
+  auto lower = maps.applyFromFleet({fleetMapText(3), "p1 admin:a", "rollback to 3", 20});
   EXPECT_EQ(lower.verdict, SwapVerdict::kApply);
   EXPECT_EQ(ctx_.shard_map.load()->version(), 3u);
   EXPECT_TRUE(fleet.published.empty()) << "a map from the fleet is not published again";
@@ -134,13 +134,13 @@ TEST_F(FleetManagerTest, FleetMapsApplyWhateverTheirVersionAndRefuseWhatDoesNotV
 }
 
 TEST_F(FleetManagerTest, AFleetMemberStartsFromItsCacheNotItsFile) {
-  writeMap(mapText(1));
+  writeMap(fleetMapText(1));
   {
     ShardMapManager maps(ctx_);
     ASSERT_EQ(maps.startup(), "");
-    ASSERT_EQ(maps.applyFromFleet({mapText(4), "p2 admin:a", "reload", 30}).verdict, SwapVerdict::kApply);
+    ASSERT_EQ(maps.applyFromFleet({fleetMapText(4), "p2 admin:a", "reload", 30}).verdict, SwapVerdict::kApply);
   }
-  writeMap(mapText(9));
+  writeMap(fleetMapText(9));
   ProxyContext again;
   again.config() = ctx_.config();
   ShardMapManager maps(again);
