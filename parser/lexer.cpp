@@ -18,7 +18,7 @@ bool isWordChar(char c) { return isWordStart(c) || isDigit(c); }
 bool isSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+bool lexerWordEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     char x = a[i], y = b[i];
@@ -302,8 +302,8 @@ Token Lexer::lexVariable(size_t begin) {
       return make(TokenKind::kErrorBadCharacter, begin);
     }
     const std::string_view word = sql_.substr(pos_ + 2, i - pos_ - 2);
-    if (at(i) == '.' && (equalsIgnoreCase(word, "session") || equalsIgnoreCase(word, "global") ||
-                         equalsIgnoreCase(word, "local"))) {
+    if (at(i) == '.' && (lexerWordEquals(word, "session") || lexerWordEquals(word, "global") ||
+                         lexerWordEquals(word, "local"))) {
       const size_t j = skipWordChars(i + 1);
       if (j > i + 1) i = j;
     }

@@ -8,7 +8,7 @@
 namespace sp::parser {
 
 namespace {
-bool wordIs(const Token& t, std::string_view sql, std::string_view word) {
+bool localWordIs(const Token& t, std::string_view sql, std::string_view word) {
   if (t.kind != TokenKind::kIdentifier) return false;
   std::string_view text = t.text(sql);
   if (text.size() != word.size()) return false;
@@ -33,7 +33,7 @@ std::optional<std::string> connectionIdQuery(std::string_view sql, std::span<con
     tokens.push_back(t);
   }
   if (!tokens.empty() && tokens.back().kind == TokenKind::kSemicolon) tokens.pop_back();
-  if (tokens.size() < 4 || !wordIs(tokens[0], sql, "SELECT") || !wordIs(tokens[1], sql, "CONNECTION_ID") ||
+  if (tokens.size() < 4 || !localWordIs(tokens[0], sql, "SELECT") || !localWordIs(tokens[1], sql, "CONNECTION_ID") ||
       tokens[2].kind != TokenKind::kLeftParen || tokens[3].kind != TokenKind::kRightParen) {
     return std::nullopt;
   }
@@ -41,7 +41,7 @@ std::optional<std::string> connectionIdQuery(std::string_view sql, std::span<con
   if (i == tokens.size()) {
     return std::string(sql.substr(tokens[1].begin, tokens[3].end - tokens[1].begin));
   }
-  const bool as = wordIs(tokens[i], sql, "AS");
+  const bool as = localWordIs(tokens[i], sql, "AS");
   if (as) ++i;
   if (i + 1 != tokens.size()) return std::nullopt;
   const Token& alias = tokens[i];
@@ -82,9 +82,9 @@ std::optional<uint64_t> integerAt(const std::vector<Token>& tokens, size_t i, st
 
 std::optional<bool> processlistQuery(std::string_view sql) {
   const std::vector<Token> tokens = significant(sql);
-  if (tokens.size() == 2 && wordIs(tokens[0], sql, "SHOW") && wordIs(tokens[1], sql, "PROCESSLIST")) return false;
-  if (tokens.size() == 3 && wordIs(tokens[0], sql, "SHOW") && wordIs(tokens[1], sql, "FULL") &&
-      wordIs(tokens[2], sql, "PROCESSLIST")) {
+  if (tokens.size() == 2 && localWordIs(tokens[0], sql, "SHOW") && localWordIs(tokens[1], sql, "PROCESSLIST")) return false;
+  if (tokens.size() == 3 && localWordIs(tokens[0], sql, "SHOW") && localWordIs(tokens[1], sql, "FULL") &&
+      localWordIs(tokens[2], sql, "PROCESSLIST")) {
     return true;
   }
   return std::nullopt;
@@ -92,10 +92,10 @@ std::optional<bool> processlistQuery(std::string_view sql) {
 
 std::optional<uint64_t> diagnosticsConditionNumber(std::string_view sql) {
   const std::vector<Token> tokens = significant(sql);
-  if (tokens.size() < 5 || !wordIs(tokens[0], sql, "GET")) return std::nullopt;
+  if (tokens.size() < 5 || !localWordIs(tokens[0], sql, "GET")) return std::nullopt;
   size_t i = 1;
-  if (wordIs(tokens[i], sql, "CURRENT")) ++i;
-  if (i + 2 >= tokens.size() || !wordIs(tokens[i], sql, "DIAGNOSTICS") || !wordIs(tokens[i + 1], sql, "CONDITION")) {
+  if (localWordIs(tokens[i], sql, "CURRENT")) ++i;
+  if (i + 2 >= tokens.size() || !localWordIs(tokens[i], sql, "DIAGNOSTICS") || !localWordIs(tokens[i + 1], sql, "CONDITION")) {
     return std::nullopt;
   }
   return integerAt(tokens, i + 2, sql);
@@ -103,10 +103,10 @@ std::optional<uint64_t> diagnosticsConditionNumber(std::string_view sql) {
 
 std::optional<DiagnosticsQuery> diagnosticsQuery(std::string_view sql) {
   const std::vector<Token> tokens = significant(sql);
-  if (tokens.size() < 2 || !wordIs(tokens[0], sql, "SHOW")) return std::nullopt;
+  if (tokens.size() < 2 || !localWordIs(tokens[0], sql, "SHOW")) return std::nullopt;
   DiagnosticsQuery q;
   size_t i = 1;
-  if (wordIs(tokens[1], sql, "COUNT")) {
+  if (localWordIs(tokens[1], sql, "COUNT")) {
     if (tokens.size() != 6 || tokens[2].kind != TokenKind::kLeftParen || tokens[3].kind != TokenKind::kStar ||
         tokens[4].kind != TokenKind::kRightParen) {
       return std::nullopt;
@@ -114,11 +114,11 @@ std::optional<DiagnosticsQuery> diagnosticsQuery(std::string_view sql) {
     q.count = true;
     i = 5;
   }
-  if (wordIs(tokens[i], sql, "ERRORS")) q.errors_only = true;
-  else if (!wordIs(tokens[i], sql, "WARNINGS")) return std::nullopt;
+  if (localWordIs(tokens[i], sql, "ERRORS")) q.errors_only = true;
+  else if (!localWordIs(tokens[i], sql, "WARNINGS")) return std::nullopt;
   ++i;
   if (i == tokens.size()) return q;
-  if (q.count || !wordIs(tokens[i], sql, "LIMIT")) return std::nullopt;
+  if (q.count || !localWordIs(tokens[i], sql, "LIMIT")) return std::nullopt;
   auto first = integerAt(tokens, i + 1, sql);
   if (!first) return std::nullopt;
   if (i + 2 == tokens.size()) {

@@ -40,13 +40,13 @@ struct KeyValues {
 };
 
 // Folds one value into `out`; false when the conjunct cannot pin the key.
-bool isPlaceholder(const Expr& e) {
+bool isPlaceholderExpr(const Expr& e) {
   return e.kind == ExprKind::kLiteral && e.literal_kind == parser::LiteralKind::kPlaceholder;
 }
 
 bool addKeyValue(const Expr& value_expr, std::string_view sql, std::span<const ParamValue> params,
                  std::string_view table, const ColumnMatcher& key, KeyValues& out) {
-  out.depends_on_params |= isPlaceholder(value_expr);
+  out.depends_on_params |= isPlaceholderExpr(value_expr);
   KeyValue v = keyValueOf(value_expr, sql, params);
   switch (v.status) {
     case ValueStatus::kValue: out.values.push_back(v.value); return true;
@@ -221,7 +221,7 @@ struct MonthScan {
   }
 
   std::optional<MonthRange> rangeOf(bool is_month, CompareOp op, const Expr& value) {
-    out.depends_on_params |= isPlaceholder(value);
+    out.depends_on_params |= isPlaceholderExpr(value);
     DateBound d = dateValueOf(value, sql, params);
     switch (d.status) {
       case ValueStatus::kValue:

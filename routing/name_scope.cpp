@@ -5,13 +5,13 @@
 namespace sp::routing {
 
 namespace {
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+char lowerNameChar(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 }  // namespace
 
 bool sameName(std::string_view written, std::string_view mapped, const NameScope& scope) {
   if (scope.case_sensitive) return written == mapped;
   return written.size() == mapped.size() &&
-         std::equal(written.begin(), written.end(), mapped.begin(), [](char a, char b) { return lower(a) == lower(b); });
+         std::equal(written.begin(), written.end(), mapped.begin(), [](char a, char b) { return lowerNameChar(a) == lowerNameChar(b); });
 }
 
 bool resolvesTo(const parser::TableName& name, std::string_view mapped, const NameScope& scope) {

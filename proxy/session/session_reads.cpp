@@ -19,7 +19,7 @@ namespace {
 
 using routing::equalsIgnoreCase;
 
-std::string_view unquoted(std::string_view v) {
+std::string_view unquotedValue(std::string_view v) {
   while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
   while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
   if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) {
@@ -62,7 +62,7 @@ std::optional<protocol::ErrPacket> ClientSession::readsSetting(const parser::Sta
                               "shardproxy: set shardproxy_reads in a SET statement of its own "
                               "(SET @@session.shardproxy_reads = 'replica')");
   }
-  std::string_view value = unquoted(info.settings.front().value);
+  std::string_view value = unquotedValue(info.settings.front().value);
   if (equalsIgnoreCase(value, "replica")) {
     if (apply) reads_override_ = conf::ReadTarget::kReplica;
   } else if (equalsIgnoreCase(value, "primary")) {

@@ -16,7 +16,7 @@ std::string config(std::string_view server, std::string_view user_extra = "", st
          "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy" + std::string(backend_extra) + "}\n";
 }
 
-ConfigIssue oneIssue(const std::string& yaml) {
+ConfigIssue oneTlsIssue(const std::string& yaml) {
   auto parsed = parseConfig(yaml, kBase);
   EXPECT_FALSE(parsed.has_value()) << "expected the config to be rejected";
   if (parsed) return {};
@@ -43,19 +43,19 @@ TEST(TlsConfig, ServerPairAndRequireTls) {
 }
 
 TEST(TlsConfig, CertWithoutKeyAndTheReverse) {
-  ConfigIssue no_key = oneIssue(config("  tls_cert: proxy.pem\n"));
+  ConfigIssue no_key = oneTlsIssue(config("  tls_cert: proxy.pem\n"));
   EXPECT_EQ(no_key.path, "server.tls_key");
   EXPECT_EQ(no_key.message, "'tls_cert' needs 'tls_key' too");
-  ConfigIssue no_cert = oneIssue(config("  tls_key: proxy-key.pem\n"));
+  ConfigIssue no_cert = oneTlsIssue(config("  tls_key: proxy-key.pem\n"));
   EXPECT_EQ(no_cert.path, "server.tls_cert");
   EXPECT_EQ(no_cert.message, "'tls_key' needs 'tls_cert' too");
 }
 
 TEST(TlsConfig, RequireTlsWithoutServerTlsIsRefused) {
-  ConfigIssue issue = oneIssue(config("", ", require_tls: true"));
+  ConfigIssue issue = oneTlsIssue(config("", ", require_tls: true"));
   EXPECT_EQ(issue.path, "users[0].require_tls");
   EXPECT_NE(issue.message.find("needs server.tls_cert"), std::string::npos) << issue.message;
-  ConfigIssue not_bool = oneIssue(config("", ", require_tls: yes"));
+  ConfigIssue not_bool = oneTlsIssue(config("", ", require_tls: yes"));
   EXPECT_EQ(not_bool.path, "users[0].require_tls");
 }
 
@@ -83,12 +83,12 @@ TEST(TlsConfig, BackendTls) {
 }
 
 TEST(TlsConfig, BackendTlsMistakes) {
-  ConfigIssue unknown = oneIssue(config("", "", ", tls: {cafile: ca.pem}"));
+  ConfigIssue unknown = oneTlsIssue(config("", "", ", tls: {cafile: ca.pem}"));
   EXPECT_EQ(unknown.path, "backends[0].tls.cafile");
-  ConfigIssue half = oneIssue(config("", "", ", tls: {cert: c.pem}"));
+  ConfigIssue half = oneTlsIssue(config("", "", ", tls: {cert: c.pem}"));
   EXPECT_EQ(half.path, "backends[0].tls.key");
   EXPECT_EQ(half.message, "'cert' needs 'key' too");
-  ConfigIssue scalar = oneIssue(config("", "", ", tls: true"));
+  ConfigIssue scalar = oneTlsIssue(config("", "", ", tls: true"));
   EXPECT_EQ(scalar.path, "backends[0].tls");
 }
 
@@ -115,12 +115,12 @@ TEST(TlsConfig, ClientCertificateKeys) {
 // certificate, so the account could never log in.
 TEST(TlsConfig, CertificateRequirementWithoutTlsCaIsRefused) {
   for (std::string key : {"require_x509: true", "require_subject: \"/CN=app\"", "require_issuer: \"/CN=CA\""}) {
-    ConfigIssue issue = oneIssue(config(kServerTls, ", " + key));
+    ConfigIssue issue = oneTlsIssue(config(kServerTls, ", " + key));
     EXPECT_EQ(issue.path, "users[0]." + key.substr(0, key.find(':')));
     EXPECT_EQ(issue.line, 6) << key;  // the user's line
     EXPECT_NE(issue.message.find("needs server.tls_ca"), std::string::npos) << issue.message;
   }
-  ConfigIssue admin = oneIssue("server:\n  listen: 127.0.0.1:6033\n" + std::string(kServerTls) +
+  ConfigIssue admin = oneTlsIssue("server:\n  listen: 127.0.0.1:6033\n" + std::string(kServerTls) +
                                "users:\n  - {name: app, password: pw}\nadmin_users:\n"
                                "  - {name: admin, password: a, require_x509: true}\n"
                                "backends:\n  - {name: db0, address: 127.0.0.1:3307, user: proxy}\n");
@@ -128,13 +128,13 @@ TEST(TlsConfig, CertificateRequirementWithoutTlsCaIsRefused) {
 }
 
 TEST(TlsConfig, TlsCaWithoutServerCertificateAndBadValues) {
-  ConfigIssue no_cert = oneIssue(config("  tls_ca: ca.pem\n"));
+  ConfigIssue no_cert = oneTlsIssue(config("  tls_ca: ca.pem\n"));
   EXPECT_EQ(no_cert.path, "server.tls_ca");
   EXPECT_NE(no_cert.message.find("needs server.tls_cert"), std::string::npos) << no_cert.message;
-  ConfigIssue not_bool = oneIssue(config(std::string(kServerTls) + "  tls_ca: ca.pem\n", ", require_x509: yes"));
+  ConfigIssue not_bool = oneTlsIssue(config(std::string(kServerTls) + "  tls_ca: ca.pem\n", ", require_x509: yes"));
   EXPECT_EQ(not_bool.path, "users[0].require_x509");
   ConfigIssue empty_subject =
-      oneIssue(config(std::string(kServerTls) + "  tls_ca: ca.pem\n", ", require_subject: \"\""));
+      oneTlsIssue(config(std::string(kServerTls) + "  tls_ca: ca.pem\n", ", require_subject: \"\""));
   EXPECT_EQ(empty_subject.path, "users[0].require_subject");
 }
 

@@ -31,7 +31,7 @@ struct Case {
   const char* expected;
 };
 
-const Case kCases[] = {
+const Case kPolicyCases[] = {
     // Nothing beyond rows.
     {"SELECT * FROM msg WHERE conv_id = 1", ""},
     {"INSERT INTO t (a) VALUES ('SHUTDOWN'), ('GRANT ALL')", ""},
@@ -166,7 +166,7 @@ const Case kCases[] = {
 };
 
 TEST(StatementPolicy, Table) {
-  for (const auto& c : kCases) {
+  for (const auto& c : kPolicyCases) {
     EXPECT_EQ(describe(privilegesNeeded(c.sql)), c.expected) << c.sql;
   }
 }

@@ -22,7 +22,7 @@ namespace {
 
 const std::string kDir = std::string(SP_SOURCE_DIR) + "/tests/unit/routing";
 
-std::shared_ptr<const CompiledShardMap> goldenMap() {
+std::shared_ptr<const CompiledShardMap> splitGoldenMap() {
   static const std::vector<std::string> kBackends = {"db0", "db1"};
   auto map = loadShardMap(kDir + "/golden/shard_map.yaml", kBackends);
   if (!map) ADD_FAILURE() << formatShardMapIssues(map.error(), "shard_map.yaml");
@@ -55,23 +55,23 @@ std::string render(const Plan& plan) {
   return out.str();
 }
 
-struct Case {
+struct SplitCase {
   std::vector<std::string> comments;
   std::string sql;
   std::string expected;
   int line = 0;
 };
 
-std::vector<Case> readCases(const std::string& path) {
+std::vector<SplitCase> readCases(const std::string& path) {
   std::ifstream in(path);
   EXPECT_TRUE(in) << "cannot open " << path;
-  std::vector<Case> cases;
-  Case current;
+  std::vector<SplitCase> cases;
+  SplitCase current;
   std::string line;
   int number = 0;
   auto flush = [&] {
     if (!current.sql.empty() || !current.comments.empty()) cases.push_back(std::move(current));
-    current = Case{};
+    current = SplitCase{};
   };
   while (std::getline(in, line)) {
     ++number;
@@ -92,7 +92,7 @@ std::vector<Case> readCases(const std::string& path) {
   return cases;
 }
 
-void writeCases(const std::string& path, const std::vector<Case>& cases) {
+void writeCases(const std::string& path, const std::vector<SplitCase>& cases) {
   std::ofstream out(path);
   for (size_t i = 0; i < cases.size(); ++i) {
     if (i) out << "\n";
@@ -106,7 +106,7 @@ void writeCases(const std::string& path, const std::vector<Case>& cases) {
 }
 
 TEST(InsertSplit, Golden) {
-  auto map = goldenMap();
+  auto map = splitGoldenMap();
   ASSERT_TRUE(map);
   const std::string path = kDir + "/insert_split_golden.txt";
   auto cases = readCases(path);
@@ -132,7 +132,7 @@ TEST(InsertSplit, Golden) {
 
 // Every part's rows, put back together, are exactly the original rows: none lost, none doubled.
 TEST(InsertSplit, PartsPartitionTheRows) {
-  auto map = goldenMap();
+  auto map = splitGoldenMap();
   ASSERT_TRUE(map);
   std::string sql = "INSERT INTO msg (conv_id, seq) VALUES ";
   for (int i = 0; i < 100; ++i) sql += (i ? ", " : "") + std::string("(") + std::to_string(i * 7 + 3) + ", " + std::to_string(i) + ")";
@@ -160,7 +160,7 @@ TEST(InsertSplit, PartsPartitionTheRows) {
 }
 
 TEST(InsertSplit, RefusePolicyKeepsTheShardList) {
-  auto map = goldenMap();
+  auto map = splitGoldenMap();
   ASSERT_TRUE(map);
   PlannerInput input{*map, "db0", {}};  // default: refuse
   Plan plan = planQuery("INSERT INTO msg (conv_id, seq) VALUES (1, 1), (2, 1), (17, 2)", input);
@@ -174,7 +174,7 @@ TEST(InsertSplit, RefusePolicyKeepsTheShardList) {
 }
 
 TEST(InsertSplit, OneShardStaysARoute) {
-  auto map = goldenMap();
+  auto map = splitGoldenMap();
   ASSERT_TRUE(map);
   Plan plan = planQuery("INSERT INTO msg (conv_id, seq) VALUES (1, 1), (17, 1)", bestEffort(*map));
   ASSERT_EQ(plan.kind, PlanKind::kRoute);
