@@ -148,11 +148,15 @@ class Proxy:
 class Load:
     """Writers through every proxy insert (writer, n) and remember what was acknowledged."""
 
+    runs = 0  # each load writes under writer ids of its own: (writer, n) is unique in the table
+
     def __init__(self, proxies, per_proxy=2):
+        Load.runs += 1
+        base = Load.runs * 100
         self.stop = threading.Event()
         self.acked, self.errors = [], []
         self.lock = threading.Lock()
-        self.threads = [threading.Thread(target=self.write, args=(p, i * 10 + w))
+        self.threads = [threading.Thread(target=self.write, args=(p, base + i * 10 + w))
                         for i, p in enumerate(proxies) for w in range(per_proxy)]
 
     def write(self, proxy, writer):
