@@ -429,6 +429,8 @@ std::string HaCoordinator::publish(GroupTopology group, bool primary_changed, bo
     auto n = h->repointBackend(group.backend, primary_changed && primary ? &*primary : nullptr, replicas, sever);
     if (n) closed += *n;
   }
+  // New pools (a replica's) start unmarked: servers still down are marked again.
+  for (const auto& mark : down_marks_.marked()) sendMark(mark);
   if (closed > 0) {
     spdlog::warn("ha: backend {}: {} sessions idle on a pinned connection to the old primary were closed (their "
                  "connection-bound state lived there)", group.backend, closed);
@@ -812,10 +814,28 @@ awaitable<AdminReply> HaCoordinator::rejoin(const std::string& backend, const st
 
 // ---- automatic failover ----
 
+void HaCoordinator::sendMark(const DownMark& mark) {
+  for (auto* h : hosts_) h->markServer(mark.address, mark.reason);
+}
+
 void HaCoordinator::onProbe(const ServerHealth& server) {
   const auto& ha = context_.config.ha;
+  // First the pools: statements stuck on a server that stopped answering
+  // fail now; a failover (below) then holds the new ones and repoints.
+  if (auto mark = down_marks_.observe(server, ha)) {
+    if (mark->reason.empty()) {
+      spdlog::info("ha: server {} ({}) answers again: its pools lend again", server.name, server.address);
+    } else {
+      spdlog::warn("ha: server {} ({}) of backend {} is down ({}): its statements in flight are cut and new ones "
+                   "refused with 9001", server.name, server.address, server.backend, mark->reason);
+    }
+    sendMark(*mark);
+  }
   if (!ha.auto_failover || !server.primary || server.state != ServerState::kDown) return;
   if (busy_) return;
+  if (GroupTopology group; groupOf(server.backend, group) == nullptr || group.replicas.empty()) {
+    return;  // nothing to promote: the server's return ends the outage
+  }
   // In a fleet only the proxy holding ha/leader decides (an election, not a race).
   HaFleetLink* fleet = fleet_.load();
   if (context_.config.fleet && (fleet == nullptr || !fleet->leads())) return;

@@ -21,6 +21,7 @@
 #include "proxy/backend/pool_host.hpp"
 #include "proxy/core/admin_reply.hpp"
 #include "proxy/core/proxy_context.hpp"
+#include "proxy/ha/down_marks.hpp"
 #include "proxy/ha/ha_command.hpp"
 #include "proxy/ha/ha_fleet_link.hpp"
 #include "proxy/net/net.hpp"
@@ -75,6 +76,8 @@ class HaCoordinator final : public HaFleetFollower {
   // The backend's settings and its roles now (into `group`); null: no such backend.
   const conf::BackendConfig* groupOf(const std::string& backend, GroupTopology& group) const;
   void onProbe(const ServerHealth& server);
+  // Marks (or unmarks) the pools lending to `mark.address` on every worker.
+  void sendMark(const DownMark& mark);
   // Publishes `group` (version bumped), saves it, repoints the pools.
   // `primary_changed`: the backend's pool moves to the new primary.
   // `sever`: connections lent to the old primary are cut (FAILOVER).
@@ -89,6 +92,7 @@ class HaCoordinator final : public HaFleetFollower {
   std::unique_ptr<ReplicaMonitor> monitor_;
   std::set<std::string> switching_;  // backends whose roles are changing (this thread only)
   bool busy_ = false;                // one role change at a time (this thread only)
+  DownMarks down_marks_;  // servers whose pools are marked down now (this thread only)
   std::map<std::string, int64_t> auto_attempted_;  // backend -> last automatic failover attempt (unix ms)
   std::atomic<HaFleetLink*> fleet_{nullptr};
   std::map<std::string, int64_t> fleet_held_;  // backend -> the other proxy's change this proxy holds it for

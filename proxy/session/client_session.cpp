@@ -212,14 +212,21 @@ awaitable<std::optional<bool>> ClientSession::answerWhileLost(parser::StatementK
 
 void ClientSession::reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement) {
   const auto& cfg = pool.config();
-  std::string msg = fmt::format("shardproxy: lost connection to backend {} ({}:{}){}", cfg.name, cfg.address.host,
-                                cfg.address.port, during_statement ? " during query" : "");
+  // Cut by the proxy because the server stopped answering its probes
+  // (BackendPool::markDown), not lost by chance: said so, under its own code.
+  const bool stopped = !pool.probeDown().empty();
+  std::string msg = stopped ? fmt::format("shardproxy: backend {} ({}:{}) stopped answering ({}): the statement was "
+                                          "abandoned and may or may not have taken effect",
+                                          cfg.name, cfg.address.host, cfg.address.port, pool.probeDown())
+                            : fmt::format("shardproxy: lost connection to backend {} ({}:{}){}", cfg.name,
+                                          cfg.address.host, cfg.address.port, during_statement ? " during query" : "");
   if (txn_.inTransaction()) {
     msg += "; the transaction was rolled back by the loss: every statement is refused until ROLLBACK";
   }
   else if (bound_.any() || tables_locked_) msg += "; session state held on that connection (temporary tables, user variables, locks) is lost";
   protocol::Bytes out;
-  protocol::encode(client_error::make(client_error::kBackendLost, msg), out);
+  protocol::encode(client_error::make(stopped ? client_error::kBackendStoppedAnswering : client_error::kBackendLost, msg),
+                   out);
   client_.append(out, seq);
 }
 
