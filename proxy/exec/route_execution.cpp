@@ -78,6 +78,7 @@ awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, 
     }
     if (!*packet) {
       result.backend_failed = true;
+      result.timed_out = packet->error() == ChannelError::kTimeout;
       break;
     }
     const auto ev = (*packet)->event;

@@ -20,6 +20,7 @@ namespace sp::proxy {
 
 struct ForwardResult {
   bool backend_failed = false;  // the backend connection broke or sent garbage mid-response
+  bool timed_out = false;       // ... because no packet came within the channel's timeout (its query was killed)
   bool client_failed = false;   // the client went away
   bool server_error = false;    // the (last) result was an ERR packet
   uint16_t error_code = 0;      // its error code

@@ -34,6 +34,8 @@ inline constexpr Code kBackendLost{9002, "HY000"};        // backend connection 
 // ha.failure_timeout_ms (a hung server): the proxy cut the statement's
 // connection. Unlike 9001 the statement was sent: it may have taken effect.
 inline constexpr Code kBackendStoppedAnswering{9143, "HY000"};
+// backends[].query_timeout_ms passed: MariaDB's own code for max_statement_time (the server's query is killed)
+inline constexpr Code kStatementTimeout{1969, "70100"};
 inline constexpr Code kShardTimeout{9003, "HY000"};       // a shard did not answer within scatter.shard_timeout_ms
 // 40001 (serialization failure, as for a deadlock): drivers and frameworks
 // treat it as "the transaction was rolled back, retry it".

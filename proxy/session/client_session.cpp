@@ -210,8 +210,23 @@ awaitable<std::optional<bool>> ClientSession::answerWhileLost(parser::StatementK
   co_return std::nullopt;
 }
 
-void ClientSession::reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement) {
+void ClientSession::reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement,
+                                         bool timed_out) {
   const auto& cfg = pool.config();
+  if (timed_out) {
+    std::string msg = fmt::format("Query execution was interrupted (shardproxy: backends[].query_timeout_ms, {} ms, "
+                                  "exceeded on backend {}; the server's query was killed)",
+                                  cfg.query_timeout_ms, cfg.name);
+    if (txn_.inTransaction()) {
+      msg += "; its connection was closed, so the transaction was rolled back: every statement is refused until ROLLBACK";
+    } else if (bound_.any() || tables_locked_) {
+      msg += "; session state held on that connection (temporary tables, user variables, locks) is lost";
+    }
+    protocol::Bytes out;
+    protocol::encode(client_error::make(client_error::kStatementTimeout, msg), out);
+    client_.append(out, seq);
+    return;
+  }
   // Cut by the proxy because the server stopped answering its probes
   // (BackendPool::markDown), not lost by chance: said so, under its own code.
   const bool stopped = !pool.probeDown().empty();

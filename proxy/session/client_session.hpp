@@ -306,7 +306,8 @@ class ClientSession {
   // The server status after a forwarded response: its own flags, or for an
   // ERR inside a transaction those of a `DO 0` (nullopt: unchanged).
   awaitable<std::optional<uint16_t>> statusAfter(const ForwardResult& result, BackendConnection& conn);
-  void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement);
+  // `timed_out`: backends[].query_timeout_ms passed (1969, as the server's max_statement_time says it).
+  void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement, bool timed_out = false);
   // A failure while preparing a connection for the statement (state sync, a
   // deferred BEGIN): the server's own ERR, or the lost backend, queued.
   void queuePreparationFailure(const BackendPool& pool, const BackendError& error);

@@ -95,7 +95,9 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     giveBack(std::move(conn), pool, std::nullopt);
     co_return co_await refusePacketTooLarge();
   }
-  BackendShardChannel channel(*conn, pool.config());
+  // backends[].query_timeout_ms (0: none): a statement whose answer stops
+  // coming for that long is ended and the server's query killed.
+  BackendShardChannel channel(*conn, pool.config(), std::chrono::milliseconds(pool.config().query_timeout_ms));
   PacketStreamSink client(client_);
   ForwardResult result;
   const uint16_t more = out.more_results ? status::kMoreResultsExist : 0;
@@ -145,7 +147,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     co_return false;
   }
   if (result.backend_failed) {
-    reportBackendFailure(pool, result.next_client_seq, true);
+    reportBackendFailure(pool, result.next_client_seq, true, result.timed_out);
     giveBack(std::move(conn), pool, std::nullopt);
     co_return co_await client_.flush();
   }

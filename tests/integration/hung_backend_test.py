@@ -36,6 +36,7 @@ DETECT_BOUND_S = (CHECK_MS + PROBE_MS + FAILURE_MS) / 1000 + 1.3
 RECOVER_BOUND_S = 3.0
 DB0_SESSIONS = 4   # db0's pool holds 2 (1 per worker): the others wait for one
 STOPPED_FOR_S = 5.0
+QUERY_TIMEOUT_MS = 800
 HA = f"""ha:
   check_interval_ms: {CHECK_MS}
   probe_timeout_ms: {PROBE_MS}
@@ -91,6 +92,11 @@ class HungBackend(unittest.TestCase):
                                         "max_connections: 2}\n  - {name: db1", 1)
         if "max_connections: 2}" not in text:
             raise SystemExit("could not shrink db0's pool: admin_proxy.config_text changed")
+        # db1 bounds its statements (test_b): a wait for its answer longer than this ends with 1969.
+        text = text.replace("database: im, max_connections: 32}", f"database: im, max_connections: 32, "
+                            f"query_timeout_ms: {QUERY_TIMEOUT_MS}}}", 1)
+        if f"query_timeout_ms: {QUERY_TIMEOUT_MS}" not in text:
+            raise SystemExit("could not set db1's query_timeout_ms: admin_proxy.config_text changed")
         with open(cls.run_.config_path, "w") as f:
             f.write(text + HA)
         cls.run_.write_map(ap.map_text(1))
@@ -191,6 +197,34 @@ class HungBackend(unittest.TestCase):
         self.assertLessEqual(max(recovered), RECOVER_BOUND_S)
         for s in db0 + [db1]:
             s.conn.close()
+
+
+    def test_b_query_timeout_ends_a_slow_statement_and_kills_its_query(self):
+        """backends[].query_timeout_ms on db1: SLEEP(5) there ends with 1969 after
+        about 0.8 s, the session carries on, and the server's query is killed
+        (it is gone from db1's process list well before its 5 s)."""
+        app = ap.app()
+        try:
+            started = time.monotonic()
+            with self.assertRaises(pymysql.err.MySQLError) as ended:
+                rows(app, f"SELECT SLEEP(5) FROM {ap.TABLE} WHERE peer_id = {self.key1}")
+            elapsed = time.monotonic() - started
+            self.assertEqual(error_code(ended.exception), 1969, ended.exception.args)
+            self.assertIn("query_timeout_ms", ended.exception.args[1])
+            self.assertGreaterEqual(elapsed, QUERY_TIMEOUT_MS / 1000 - 0.05)
+            self.assertLess(elapsed, 4.0, "the statement ran to its end: the timeout did not apply")
+            print(f"query_timeout_ms {QUERY_TIMEOUT_MS}: 1969 after {elapsed:.3f} s", flush=True)
+            self.assertEqual(rows(app, f"SELECT peer_id FROM {ap.TABLE} WHERE peer_id = {self.key1}"), ((self.key1,),))
+            deadline = time.monotonic() + 3.0
+            with ap.root(ap.DB1_PORT) as c:
+                while True:
+                    sleeping = rows(c, "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(5)%'")
+                    if not sleeping:
+                        break
+                    self.assertLess(time.monotonic(), deadline, f"db1 still runs the query: {sleeping}")
+                    time.sleep(0.05)
+        finally:
+            app.close()
 
 
 if __name__ == "__main__":
