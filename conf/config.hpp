@@ -29,6 +29,7 @@ struct ServerConfig {
   uint32_t wait_timeout_s = 28800;             // an idle logged-in session is closed after this
   uint32_t interactive_timeout_s = 28800;      // the same, for clients that log in with CLIENT_INTERACTIVE
   uint32_t net_write_timeout_s = 60;           // a client that takes no bytes for this long while we write is closed
+  uint32_t net_read_timeout_s = 30;            // a client sending a LOAD DATA LOCAL file that stalls this long is cut
   std::string log_level = "info";         // trace|debug|info|warn|error|critical|off
   // TLS for clients (application and admin ports): PEM files, absolute after
   // loading; both or neither. Re-read on SIGHUP (docs/security.md, "TLS").
@@ -72,6 +73,7 @@ struct UserAccount {
   bool privileged = false;       // DBA account: no statement policy, physical tables allowed
   bool allow_ddl = false;        // CREATE / ALTER / DROP / TRUNCATE / RENAME of tables, views, routines, ...
   bool physical_tables = false;  // may name physical shard tables (msg_05) directly
+  bool local_infile = false;     // may LOAD DATA LOCAL INFILE (the client sends a file through the proxy)
   // Allow lists (docs/security.md): absent = no restriction. Schemas by
   // name; tables as `table` or `schema.table`; `*` matches any characters.
   std::optional<std::vector<std::string>> allow_schemas;
@@ -132,6 +134,7 @@ struct LimitsConfig {
   // Per session (issue 12): what one client may make the proxy hold.
   uint32_t max_prepared_statements_per_session = 16382;  // MariaDB's max_prepared_stmt_count default
   uint64_t max_long_data_bytes_per_session = 64ull << 20;  // COM_STMT_SEND_LONG_DATA bytes held
+  uint64_t local_infile_max_bytes = 1ull << 30;  // one LOAD DATA LOCAL file (relayed, never held); 0 = no limit
   // All worker threads' plan caches together (each gets an equal share).
   uint64_t max_plan_cache_bytes = 64ull << 20;
   // Backend connections one user's pinned sessions (transactions, user
