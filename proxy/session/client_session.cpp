@@ -490,9 +490,18 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   if (info.multiple_statements && (capabilities_ & protocol::cap::kMultiStatements)) {
     co_return co_await onMultiStatement(payload, sql);
   }
+  if (readsLogicalProcesslist(sql, info)) {
+    // The proxy's sessions, not a backend's threads (session_processlist_select.cpp).
+    if (auto refused = processlistSelectRefusal(sql, info)) {
+      queueError(reply_seq_, *refused);
+      co_return co_await client_.flush();
+    }
+    co_return co_await runProcesslistSelect(sql, info, nullptr);
+  }
   if (auto catalog = catalogPlan(sql, info)) co_return co_await runCatalog(*catalog);
   if (info.kind == K::kPrepareSql) {
     auto refused = catalogPrepareRefusal(sql);
+    if (!refused) refused = processlistSqlPrepareRefusal(sql);
     if (!refused) refused = co_await sqlPrepareRefusal(sql);
     if (refused) {
       queueError(reply_seq_, *refused);

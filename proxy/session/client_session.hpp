@@ -230,6 +230,19 @@ class ClientSession {
   awaitable<bool> onShowProcesslist(bool full, bool binary_rows);
   awaitable<bool> prepareProcesslist(std::string sql);
   awaitable<LocalResult> processList(bool full);
+  // The rows this session's user may see (its own sessions), on every worker.
+  awaitable<std::vector<ProcessRow>> visibleProcesses(bool full);
+  // Not `privileged`: the proxy's sessions rather than the servers' threads.
+  bool usesLogicalProcesslist() const;
+  // session_processlist_select.cpp: SELECT ... FROM information_schema.PROCESSLIST
+  // for the same users, run on a backend against a temporary table holding
+  // the proxy's sessions. `exec`: a prepared statement's execute (binary rows).
+  bool readsLogicalProcesslist(std::string_view sql, const parser::StatementInfo& info) const;
+  std::optional<protocol::ErrPacket> processlistSelectRefusal(std::string_view sql, const parser::StatementInfo& info);
+  // `PREPARE s FROM '<such a SELECT>'`: EXECUTE would run on a backend as written.
+  std::optional<protocol::ErrPacket> processlistSqlPrepareRefusal(std::string_view sql);
+  awaitable<bool> runProcesslistSelect(std::string_view sql, const parser::StatementInfo& info,
+                                       const protocol::StmtExecute* exec);
   // GET DIAGNOSTICS CONDITION n outside the area (text and prepared): OK, 1758 added.
   awaitable<bool> sendInvalidConditionOk();
   awaitable<bool> executeDiagnostics(const ClientStatement& statement);
