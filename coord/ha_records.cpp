@@ -1,6 +1,6 @@
 #include "coord/ha_records.hpp"
 
-#include <boost/json.hpp>
+#include "coord/json_fields.hpp"
 
 namespace sp::coord {
 
@@ -13,42 +13,8 @@ std::string base(std::string_view prefix) {
   return std::string(prefix);
 }
 
-std::expected<json::object, std::string> parseObject(std::string_view text, std::string_view what) {
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec || !v.is_object()) return std::unexpected("malformed " + std::string(what) + " record in etcd");
-  return std::move(v.as_object());
-}
-
-// Reads one field into `out`; absent keeps the default. False: wrong type.
-bool read(const json::object& o, std::string_view name, std::string& out) {
-  auto it = o.find(name);
-  if (it == o.end()) return true;
-  if (!it->value().is_string()) return false;
-  out = it->value().as_string();
-  return true;
-}
-
-template <class Int>
-bool read(const json::object& o, std::string_view name, Int& out) {
-  auto it = o.find(name);
-  if (it == o.end()) return true;
-  if (it->value().is_uint64()) out = static_cast<Int>(it->value().as_uint64());
-  else if (it->value().is_int64() && it->value().as_int64() >= 0) out = static_cast<Int>(it->value().as_int64());
-  else return false;
-  return true;
-}
-
-bool read(const json::object& o, std::string_view name, std::vector<std::string>& out) {
-  auto it = o.find(name);
-  if (it == o.end()) return true;
-  if (!it->value().is_array()) return false;
-  for (const auto& v : it->value().as_array()) {
-    if (!v.is_string()) return false;
-    out.emplace_back(v.as_string());
-  }
-  return true;
-}
+using json_fields::parseObject;
+using json_fields::read;
 
 json::array names(const std::vector<std::string>& list) {
   json::array a;
