@@ -15,6 +15,7 @@ struct LimitsConfig {
   // Per session (issue 12): what one client may make the proxy hold.
   uint32_t max_prepared_statements_per_session = 16382;  // MariaDB's max_prepared_stmt_count default
   uint64_t max_long_data_bytes_per_session = 64ull << 20;  // COM_STMT_SEND_LONG_DATA bytes held
+  uint64_t local_infile_max_bytes = 1ull << 30;  // one LOAD DATA LOCAL file (relayed, never held); 0 = no limit
   // All worker threads' plan caches together (each gets an equal share).
   uint64_t max_plan_cache_bytes = 64ull << 20;
   // Backend connections one user's pinned sessions (transactions, user

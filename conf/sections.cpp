@@ -93,6 +93,10 @@ const FieldSpec<ServerConfig> kServerFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
        assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.net_write_timeout_s);
      }},
+    {"net_read_timeout_s", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
+       assign(w.readUInt(v, p, 1, kMaxWaitTimeoutS), s.net_read_timeout_s);
+     }},
     // Paths are made absolute by resolveTlsPaths (tls_fields.cpp), which has the base directory.
     {"tls_cert", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, ServerConfig& s) {
@@ -148,6 +152,7 @@ constexpr uint64_t kMaxExpressionDepth = 10'000;
 constexpr uint64_t kMaxPreparedStatements = 1'048'576;  // MariaDB's ceiling for max_prepared_stmt_count
 constexpr uint64_t kMinLongDataBytes = 1024;
 constexpr uint64_t kMaxLongDataBytes = 64ull << 30;
+constexpr uint64_t kMaxLocalInfileBytes = 1ull << 50;  // 1 PiB: a typo, not a file
 constexpr uint64_t kMaxPlanCacheBytes = 64ull << 30;
 
 const FieldSpec<LimitsConfig> kLimitsFields[] = {
@@ -170,6 +175,10 @@ const FieldSpec<LimitsConfig> kLimitsFields[] = {
     {"max_long_data_bytes_per_session", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
        assign(w.readUInt(v, p, kMinLongDataBytes, kMaxLongDataBytes), l.max_long_data_bytes_per_session);
+     }},
+    {"local_infile_max_bytes", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {
+       assign(w.readUInt(v, p, 0, kMaxLocalInfileBytes), l.local_infile_max_bytes);
      }},
     {"max_plan_cache_bytes", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, LimitsConfig& l) {

@@ -28,6 +28,7 @@ struct ServerConfig {
   uint32_t wait_timeout_s = 28800;             // an idle logged-in session is closed after this
   uint32_t interactive_timeout_s = 28800;      // the same, for clients that log in with CLIENT_INTERACTIVE
   uint32_t net_write_timeout_s = 60;           // a client that takes no bytes for this long while we write is closed
+  uint32_t net_read_timeout_s = 30;            // a client sending a LOAD DATA LOCAL file that stalls this long is cut
   std::string log_level = "info";         // trace|debug|info|warn|error|critical|off
   // TLS for clients (application and admin ports): PEM files, absolute after
   // loading; both or neither. Re-read on SIGHUP (docs/security.md, "TLS").

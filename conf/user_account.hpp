@@ -37,6 +37,7 @@ struct UserAccount {
   bool privileged = false;       // DBA account: no statement policy, physical tables allowed
   bool allow_ddl = false;        // CREATE / ALTER / DROP / TRUNCATE / RENAME of tables, views, routines, ...
   bool physical_tables = false;  // may name physical shard tables (msg_05) directly
+  bool local_infile = false;     // may LOAD DATA LOCAL INFILE (the client sends a file through the proxy)
   // Allow lists (docs/security.md): absent = no restriction. Schemas by
   // name; tables as `table` or `schema.table`; `*` matches any characters.
   std::optional<std::vector<std::string>> allow_schemas;

@@ -133,6 +133,10 @@ const FieldSpec<UserEntry> kPolicyFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        readBool(w, v, p, u.account.physical_tables);
      }},
+    {"local_infile", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
+       readBool(w, v, p, u.account.local_infile);
+     }},
     {"allow_schemas", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, UserEntry& u) {
        readPatternList(w, v, p, false, u.account.allow_schemas);

@@ -197,7 +197,7 @@ std::string etcdPutRequest(std::string_view key, std::string_view value, int64_t
 std::string etcdDeleteRequest(std::string_view key, bool prefix) { return toText(keyRange(key, prefix)); }
 
 std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revision, std::string_view value,
-                              const EtcdGuard* guard) {
+                              const EtcdGuard* guard, int64_t lease) {
   json::object compare;
   compare["key"] = b64(key);
   compare["result"] = "EQUAL";
@@ -211,6 +211,7 @@ std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revisio
   json::object put;
   put["key"] = b64(key);
   put["value"] = b64(value);
+  if (lease != 0) put["lease"] = std::to_string(lease);
   json::object success_op;
   success_op["request_put"] = std::move(put);
   json::object failure_op;
@@ -228,6 +229,20 @@ std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revisio
   o["compare"] = std::move(compares);
   o["success"] = json::array{std::move(success_op)};
   o["failure"] = json::array{std::move(failure_op)};
+  return toText(o);
+}
+
+std::string etcdGuardedDeleteRequest(std::string_view key, int64_t create_revision) {
+  json::object compare;
+  compare["key"] = b64(key);
+  compare["result"] = "EQUAL";
+  compare["target"] = "CREATE";
+  compare["create_revision"] = std::to_string(create_revision);
+  json::object remove;
+  remove["request_delete_range"] = keyRange(key, false);
+  json::object o;
+  o["compare"] = json::array{std::move(compare)};
+  o["success"] = json::array{std::move(remove)};
   return toText(o);
 }
 

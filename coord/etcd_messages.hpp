@@ -77,9 +77,13 @@ struct EtcdGuard {
 
 // Put `value` only if `key` was last modified at `expected_mod_revision`
 // (0: only if the key does not exist) and, with a guard, only while the
-// guard's key stands; on failure the txn reads `key`.
+// guard's key stands; on failure the txn reads `key`. `lease`: the put's
+// lease (0: none).
 std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revision, std::string_view value,
-                              const EtcdGuard* guard = nullptr);
+                              const EtcdGuard* guard = nullptr, int64_t lease = 0);
+// Deletes `key` only while it is the one created at `create_revision` (a
+// lock released by its holder never removes a successor's).
+std::string etcdGuardedDeleteRequest(std::string_view key, int64_t create_revision);
 std::string etcdLeaseGrantRequest(int64_t ttl_seconds);
 std::string etcdLeaseKeepAliveRequest(int64_t id);
 std::string etcdLeaseRevokeRequest(int64_t id);

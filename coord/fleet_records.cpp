@@ -1,6 +1,6 @@
 #include "coord/fleet_records.hpp"
 
-#include <boost/json.hpp>
+#include "coord/json_fields.hpp"
 
 #include <type_traits>
 #include <variant>
@@ -11,29 +11,15 @@ namespace json = boost::json;
 
 namespace {
 
-std::expected<json::object, std::string> parseObject(std::string_view text, std::string_view what) {
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec || !v.is_object()) return std::unexpected("malformed " + std::string(what) + " record in etcd");
-  return std::move(v.as_object());
-}
+using json_fields::parseObject;
 
 bool readString(const json::object& o, std::string_view name, std::string& out) {
-  auto it = o.find(name);
-  if (it == o.end()) return true;
-  if (!it->value().is_string()) return false;
-  out = it->value().as_string();
-  return true;
+  return json_fields::read(o, name, out);
 }
 
 template <class Int>
 bool readInt(const json::object& o, std::string_view name, Int& out) {
-  auto it = o.find(name);
-  if (it == o.end()) return true;
-  if (it->value().is_uint64()) out = static_cast<Int>(it->value().as_uint64());
-  else if (it->value().is_int64()) out = static_cast<Int>(it->value().as_int64());
-  else return false;
-  return true;
+  return json_fields::read(o, name, out);
 }
 
 // One JSON field of a record: its name and the member it holds.

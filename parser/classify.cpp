@@ -440,6 +440,15 @@ void scanPinFlags(std::string_view sql, Tokens tokens, StatementInfo& info) {
   }
 }
 
+// LOAD DATA | XML [LOW_PRIORITY | CONCURRENT] LOCAL INFILE ...
+bool loadsLocalFile(std::string_view sql, Tokens tokens) {
+  auto word = [&](size_t i, std::string_view w) { return i < tokens.size() && wordIs(tokens[i], sql, w); };
+  if (!word(0, "load") || !(word(1, "data") || word(1, "xml"))) return false;
+  size_t i = 2;
+  if (word(i, "low_priority") || word(i, "concurrent")) ++i;
+  return word(i, "local");
+}
+
 // SHOW [COUNT(*)] WARNINGS|ERRORS [LIMIT ...], GET [CURRENT|STACKED] DIAGNOSTICS.
 bool readsDiagnostics(std::string_view sql, Tokens tokens) {
   if (tokens.size() < 2) return false;
@@ -480,6 +489,7 @@ StatementInfo classify(std::string_view sql, std::span<const Token> all, const D
   }
   classifyStatement(sql, first_statement, info);
   if (readsDiagnostics(sql, first_statement)) info.reads_diagnostics = true;
+  info.load_data_local = loadsLocalFile(sql, first_statement);
   // A ';' inside a compound statement (CREATE PROCEDURE ... BEGIN ... END,
   // BEGIN NOT ATOMIC, IF ... END IF) does not split it: count statements as
   // the server does, only when there is a ';' between tokens at all.

@@ -106,6 +106,9 @@ struct StatementInfo {
   // a statement resets the diagnostics area even when it has no warnings,
   // while `SELECT 1`, `SET @x = 1`, `DO 0` leave the previous warnings.
   bool names_table = false;
+  // LOAD DATA | XML [LOW_PRIORITY | CONCURRENT] LOCAL INFILE: the server asks
+  // the client for the file (users[].local_infile).
+  bool load_data_local = false;
 };
 
 StatementInfo classify(std::string_view sql, const Dialect& dialect = {});

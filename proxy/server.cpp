@@ -144,6 +144,9 @@ std::string Server::start() {
     fleet_ = std::make_unique<FleetAgent>(context_, *maps_);
     context_.fleet = fleet_.get();
     maps_->attachFleet(fleet_.get());
+    // Role changes of replication groups go through the fleet (docs/availability.md, "In a fleet").
+    fleet_->attachHa(ha_.get());
+    ha_->attachFleet(fleet_->roles());
     fleet_->start();
   }
   if (cfg.server.admin_listen) {
@@ -213,6 +216,7 @@ void Server::shutdown() {
   if (fleet_) {
     fleet_->stop();  // revokes the lease: the proxy leaves SHOW FLEET at once
     maps_->attachFleet(nullptr);
+    if (ha_) ha_->attachFleet(nullptr);
   }
   for (auto& w : workers_) w->beginShutdown();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(context_.config().server.shutdown_grace_ms);

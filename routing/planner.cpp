@@ -154,6 +154,26 @@ std::optional<Plan> detail::applyMonthRule(const RoutingContext& ctx, const pars
 
 namespace {
 
+// LOAD DATA | XML ...: a file's rows, which the planner cannot route by key.
+bool startsWithLoadData(std::string_view sql, const parser::Dialect& dialect) {
+  const std::vector<parser::Token> tokens = parser::tokenize(sql, dialect);
+  auto word = [&](size_t i, std::string_view w) {
+    if (i >= tokens.size()) return false;
+    std::string_view text = tokens[i].text(sql);
+    return text.size() == w.size() && std::equal(text.begin(), text.end(), w.begin(), [](char a, char b) {
+             return (a >= 'A' && a <= 'Z' ? static_cast<char>(a + 32) : a) == b;
+           });
+  };
+  return word(0, "load") && (word(1, "data") || word(1, "xml"));
+}
+
+Plan refuseLoadData(const std::string& table) {
+  return refuse(RouteErrorCode::kUnsupported,
+                "shardproxy: LOAD DATA into sharded table " + table +
+                    " is not supported: the proxy does not route a file's rows by their shard key; load multi-row "
+                    "INSERTs through the proxy, or each physical table directly (users[].physical_tables)");
+}
+
 Plan planFiltered(const RoutingContext& ctx) {
   if (ctx.statement.update) {
     if (auto refusal = checkUpdateSet(ctx)) return *refusal;
@@ -375,6 +395,7 @@ Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_vie
                                     std::vector<TextEdit>* edits_out) {
   if (!st.select && !st.insert && !st.update && !st.del) {
     if (auto name = shardedNameIn(sql, input.map, input.dialect)) {
+      if (startsWithLoadData(sql, input.dialect)) return refuseLoadData(*name);
       return refuse(RouteErrorCode::kUnsupported,
                     "shardproxy: this statement names sharded table " + *name +
                         "; only SELECT, INSERT, REPLACE, UPDATE and DELETE are routed (create or alter the "
@@ -483,6 +504,7 @@ Plan planQuery(std::string_view sql, const PlannerInput& input) {
     return refuse(RouteErrorCode::kTooComplex, "shardproxy: " + parsed.error().message);
   }
   if (auto name = shardedNameIn(sql, input.map, input.dialect)) {
+    if (startsWithLoadData(sql, input.dialect)) return refuseLoadData(*name);
     return refuse(RouteErrorCode::kParseError, "shardproxy: cannot parse a statement that names sharded table " +
                                                    *name + " (" + parsed.error().message + ")");
   }

@@ -26,14 +26,18 @@ namespace cap = protocol::cap;
 namespace {
 
 // What the proxy asks of every backend connection. No DEPRECATE_EOF (the proxy
-// translates for clients that want it), no LOCAL_FILES. SESSION_TRACK: the
+// translates for clients that want it). LOCAL_FILES: the server may ask for a
+// LOAD DATA LOCAL file; the route execution relays the client's only for
+// users[].local_infile and answers any other request with an empty file
+// (route_execution.cpp). SESSION_TRACK: the
 // server reports every change of session state a statement made
 // (session_state.hpp, adoptTrackedChanges); OK packets carrying it are
 // re-encoded for clients (route_execution.cpp).
 constexpr uint32_t kBackendCapabilities =
     cap::kLongPassword | cap::kLongFlag | cap::kConnectWithDb | cap::kProtocol41 |
     cap::kTransactions | cap::kSecureConnection | cap::kMultiResults | cap::kPsMultiResults |
-    cap::kPluginAuth | cap::kPluginAuthLenencClientData | cap::kConnectAttrs | cap::kSessionTrack;
+    cap::kPluginAuth | cap::kPluginAuthLenencClientData | cap::kConnectAttrs | cap::kSessionTrack |
+    cap::kLocalFiles;
 
 BackendError makeError(BackendError::Kind kind, std::string message) {
   BackendError e;

@@ -1,5 +1,6 @@
 #include "proxy/backend/backend_pool.hpp"
 
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -40,6 +41,56 @@ BackendPool::BackendPool(asio::any_io_executor executor, conf::BackendConfig con
 }
 
 BackendPool::~BackendPool() { *alive_ = false; }
+
+template <class T>
+awaitable<std::optional<T>> BackendPool::unlessMarkedDown(awaitable<T> op) {
+  using namespace boost::asio::experimental::awaitable_operators;
+  asio::steady_timer watcher(executor_, asio::steady_timer::time_point::max());
+  down_watchers_.push_back(&watcher);
+  auto alive = alive_;
+  auto result = co_await (std::move(op) || watcher.async_wait(kNoThrow));
+  if (*alive) std::erase(down_watchers_, &watcher);
+  if (result.index() == 1) co_return std::nullopt;
+  co_return std::move(std::get<0>(result));
+}
+
+BackendError BackendPool::downError() const {
+  return BackendError{BackendError::Kind::kDown, 0, "",
+                      "the server does not answer its health probes (" + probe_down_ + ")"};
+}
+
+void BackendPool::markDown(std::string reason) {
+  if (reason.empty()) reason = "down";
+  const bool was_up = probe_down_.empty();
+  probe_down_ = std::move(reason);
+  if (!was_up) return;
+  ++counters_.down_transitions;
+  // Only the connections to the server the pool lends to now: older
+  // generations went to a previous server (a failover already cut those).
+  size_t cut = 0;
+  for (auto& [conn, lent] : lent_) {
+    if (lent.generation != generation_) continue;
+    const_cast<BackendConnection*>(conn)->stream().close();
+    ++cut;
+  }
+  counters_.severed += cut;
+  for (auto* watcher : down_watchers_) watcher->cancel();
+  down_watchers_.clear();
+  closeIdleAndWakeAll();  // waiters retry and see probe_down_
+  spdlog::warn("backend {} ({}:{}) marked down by its health probes ({}): {} lent connections cut",
+               config_->name, config_->address.host, config_->address.port, probe_down_, cut);
+}
+
+void BackendPool::markUp() {
+  if (probe_down_.empty()) return;
+  probe_down_.clear();
+  ++counters_.up_transitions;
+  // Whatever backoff a connect failure left is the probes' business now.
+  backoff_ = std::chrono::milliseconds(0);
+  down_until_ = {};
+  spdlog::info("backend {} ({}:{}) answers its health probes again", config_->name, config_->address.host,
+               config_->address.port);
+}
 
 std::unique_ptr<BackendConnection> BackendPool::takeIdle(uint32_t flavour, uint64_t preferred) {
   dropOlderThanConnectLimits();
@@ -146,6 +197,9 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
       std::erase(hold_waiters_, &timer);
       continue;
     }
+    // After the hold: a failover of a dead primary holds its statements
+    // rather than failing them, and its repoint clears the mark.
+    if (!probe_down_.empty()) co_return std::unexpected(downError());
     if (auto conn = takeIdle(flavour, preferred)) {
       auto idle_for = Clock::now() - conn->lastUsed();
       // Hot connections (reused within milliseconds) skip the check; one that
@@ -160,13 +214,17 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
       if (idle_for < std::chrono::milliseconds(config_->ping_interval_ms)) co_return lend(std::move(conn), owner, asked);
       // Idle long enough that the server may have dropped it: check first.
       const uint64_t generation = generation_;
-      auto ping = co_await conn->command(protocol::Command::kPing, {});
-      if (generation != generation_) {  // repointed meanwhile: a connection to the old server
+      auto alive = alive_;
+      auto ping = co_await unlessMarkedDown(conn->command(protocol::Command::kPing, {}));
+      if (!*alive) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "pool closed"});
+      if (!ping || generation != generation_) {
+        // Marked down meanwhile (the ping is abandoned mid-exchange), or
+        // repointed: a connection to the old server.
         conn->stream().close();
         --total_;
         continue;
       }
-      if (ping) co_return lend(std::move(conn), owner, asked);
+      if (*ping) co_return lend(std::move(conn), owner, asked);
       --total_;
       ++counters_.broken;
       continue;
@@ -180,8 +238,13 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
       auto alive = alive_;
       auto config = config_;  // kept alive across the connect; a repoint may replace config_
       const uint64_t generation = generation_;
-      auto conn = co_await BackendConnection::open(*config, flavour, max_packet_bytes_);
+      auto opened = co_await unlessMarkedDown(BackendConnection::open(*config, flavour, max_packet_bytes_));
       if (!*alive) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "pool closed"});
+      if (!opened) {  // marked down while connecting: the loop answers with the reason
+        --total_;
+        continue;
+      }
+      auto conn = std::move(*opened);
       if (generation != generation_) {
         // Connected to the server the pool no longer points at: discard.
         --total_;
@@ -287,6 +350,9 @@ void BackendPool::repoint(conf::BackendConfig config, bool sever_lent) {
   down_until_ = {};
   server_full_until_ = {};
   counters_.last_error.clear();
+  probe_down_.clear();
+  for (auto* watcher : down_watchers_) watcher->cancel();  // connects to the old server: retried on the new one
+  down_watchers_.clear();
   while (!waiters_.empty()) wakeOneWaiter();
 }
 
@@ -355,7 +421,7 @@ awaitable<void> BackendPool::maintain() {
     }
     co_await pingIdle(now);
     if (!*alive || stopped_) co_return;
-    while (total_ < min_size_ && Clock::now() >= down_until_ && !held_) {
+    while (total_ < min_size_ && Clock::now() >= down_until_ && !held_ && probe_down_.empty()) {
       ++total_;
       auto config = config_;
       const uint64_t generation = generation_;
@@ -389,7 +455,9 @@ PoolStats BackendPool::stats() const {
   s.idle = static_cast<uint32_t>(idle_.size());
   s.in_use = total_ - s.idle;
   s.waiting = static_cast<uint32_t>(waiters_.size());
-  s.down = Clock::now() < down_until_;
+  s.down = Clock::now() < down_until_ || !probe_down_.empty();
+  s.probe_down = probe_down_;
+  if (!probe_down_.empty()) s.last_error = "health probes: " + probe_down_;
   return s;
 }
 

@@ -34,6 +34,10 @@ struct PoolStats {
   Histogram wait_seconds{kPoolWaitBounds};  // every successful acquisition: time until lent
   bool down = false;
   std::string last_error;
+  // The health monitor says the server does not answer (markDown): lending
+  // fails at once, with this reason. Empty while it answers.
+  std::string probe_down;
+  uint64_t severed = 0;  // lent connections cut because the monitor marked the server down
 };
 
 class BackendPool {
@@ -94,6 +98,17 @@ class BackendPool {
   // In connect backoff now (a failed connect): lending would fail fast.
   bool inBackoff() const { return Clock::now() < down_until_; }
   void noteReplicaRead() { ++counters_.replica_reads; }
+  // The health monitor's verdict on the server the pool lends to now
+  // (docs/availability.md, "A server that stops answering"). markDown: the
+  // probes failed for ha.failure_timeout_ms. Connections lent now are cut
+  // (their statements fail at once instead of waiting for a hung server;
+  // they come back closed, never pooled), idle ones closed, acquirers
+  // waiting for a connection, a connect or a ping fail with kDown, and new
+  // ones fail at once until markUp() (a probe answered). A repoint() (a
+  // failover: another server) clears it.
+  void markDown(std::string reason);
+  void markUp();
+  const std::string& probeDown() const { return probe_down_; }
   uint32_t maxSize() const { return max_size_; }
 
  private:
@@ -104,6 +119,11 @@ class BackendPool {
   void dropOlderThanConnectLimits();
   void wakeOneWaiter();
   void closeIdleAndWakeAll();
+  // Waits for `op` or markDown(), whichever first: nullopt when markDown()
+  // came first (the server does not answer; `op` is cancelled).
+  template <class T>
+  awaitable<std::optional<T>> unlessMarkedDown(awaitable<T> op);
+  BackendError downError() const;
 
   asio::any_io_executor executor_;
   std::shared_ptr<const conf::BackendConfig> config_;
@@ -127,6 +147,9 @@ class BackendPool {
   // Nodes of returned loans, reused by lend(): no allocation per loan.
   std::vector<LentMap::node_type> spare_lent_;
   std::deque<asio::steady_timer*> waiters_;
+  // Acquirers connecting or pinging now: markDown() cancels them.
+  std::vector<asio::steady_timer*> down_watchers_;
+  std::string probe_down_;
   uint32_t total_ = 0;
   bool stopped_ = false;
   bool draining_ = false;

@@ -26,6 +26,15 @@ std::vector<uint32_t> BackendStatementCache::insert(const std::string& sql, Back
   return evicted;
 }
 
+std::optional<BackendStatement> BackendStatementCache::erase(const std::string& sql) {
+  auto it = index_.find(sql);
+  if (it == index_.end()) return std::nullopt;
+  BackendStatement statement = it->second->second;
+  lru_.erase(it->second);
+  index_.erase(it);
+  return statement;
+}
+
 void BackendStatementCache::clear() {
   lru_.clear();
   index_.clear();

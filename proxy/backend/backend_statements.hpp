@@ -29,6 +29,9 @@ class BackendStatementCache {
   // Adds a statement; returns the ids of statements evicted to stay bounded
   // (the caller closes them on the backend).
   std::vector<uint32_t> insert(const std::string& sql, BackendStatement statement);
+  // Forgets one statement (the caller closes it on the backend): one that
+  // reads a table of the moment, such as a temporary table about to go.
+  std::optional<BackendStatement> erase(const std::string& sql);
   // The backend forgot every statement (COM_RESET_CONNECTION, reconnect).
   void clear();
   size_t size() const { return index_.size(); }

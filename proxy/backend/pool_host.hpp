@@ -50,6 +50,10 @@ class PoolHost {
   virtual std::optional<uint32_t> repointBackend(const std::string& backend, const conf::BackendConfig* primary,
                                                  const std::vector<conf::BackendConfig>& replicas, bool sever) = 0;
   virtual bool releaseBackend(const std::string& backend) = 0;
+  // The health monitor's verdict on the server at `address` (host:port):
+  // every pool lending to it now is marked down (`down_reason` non-empty:
+  // BackendPool::markDown) or up again (empty).
+  virtual bool markServer(const std::string& address, const std::string& down_reason) = 0;
 };
 
 }  // namespace sp::proxy

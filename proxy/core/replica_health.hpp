@@ -27,6 +27,10 @@ struct ServerHealth {
   bool fenced = false;   // demoted by a failover: kept read-only, serves nothing until REJOIN
   ServerState state = ServerState::kUnknown;
   bool answered = false;  // the last probe got an answer
+  // The last probe failed with the server's own ERR (full, the monitor's
+  // account refused, a privilege): the server is alive although unusable
+  // for the monitor.
+  bool refused = false;
   bool read_only = false;
   // SHOW SLAVE STATUS (replicas): where it replicates from and how far behind.
   bool replicating = false;

@@ -21,6 +21,7 @@ std::optional<std::expected<protocol::ByteView, ChannelError>> BackendShardChann
   if (conn_.broken()) return std::unexpected(ChannelError::kLost);
   auto msg = conn_.stream().tryRead();
   if (!msg) return std::nullopt;
+  last_seq_ = msg->sequence_id;
   return msg->payload;
 }
 
@@ -51,6 +52,7 @@ awaitable<std::expected<protocol::ByteView, ChannelError>> BackendShardChannel::
     conn_.markBroken();
     co_return std::unexpected(ChannelError::kLost);
   }
+  last_seq_ = msg->sequence_id;
   co_return msg->payload;
 }
 

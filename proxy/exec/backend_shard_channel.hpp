@@ -31,6 +31,8 @@ class BackendShardChannel : public ShardChannel {
   bool tryFill() override { return conn_.stream().tryFill(); }
   void markBroken() override { conn_.markBroken(); }
   bool broken() const override { return conn_.broken(); }
+  uint8_t writeFilePacket(protocol::ByteView payload, uint8_t seq) override { return conn_.stream().append(payload, seq); }
+  uint8_t lastSequenceId() const override { return last_seq_; }
   void answered() override {
     conn_.touch();
     conn_.noteStatus(answer().statusFlags());
@@ -45,6 +47,7 @@ class BackendShardChannel : public ShardChannel {
   BackendConnection& conn_;
   const conf::BackendConfig& backend_;
   std::chrono::milliseconds timeout_;
+  uint8_t last_seq_ = 0;
 };
 
 }  // namespace sp::proxy

@@ -2,6 +2,7 @@
 
 #include "protocol/constants.hpp"
 #include "protocol/generic_packets.hpp"
+#include "proxy/net/client_errors.hpp"
 
 namespace sp::proxy {
 
@@ -48,7 +49,8 @@ bool withExtraStatus(protocol::ByteView payload, uint32_t backend_capabilities, 
 }  // namespace
 
 awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, uint32_t client_capabilities,
-                                       uint8_t first_client_seq, uint16_t final_extra_status) {
+                                       uint8_t first_client_seq, uint16_t final_extra_status,
+                                       LocalInfileSource* infile) {
   using protocol::ResponseEvent;
   ForwardResult result;
   const uint32_t backend_capabilities = shard.capabilities();
@@ -78,10 +80,65 @@ awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, 
     }
     if (!*packet) {
       result.backend_failed = true;
+      result.timed_out = packet->error() == ChannelError::kTimeout;
       break;
     }
     const auto ev = (*packet)->event;
     const protocol::ByteView payload = (*packet)->payload;
+    if (ev == ResponseEvent::kLocalInfile) {
+      // The server asks for the client's file (LOAD DATA LOCAL): what was
+      // forwarded so far goes first, then the file flows the other way.
+      if (client.pendingOutput() > 0 && !co_await client.flush()) {
+        result.client_failed = true;
+        break;
+      }
+      const uint8_t shard_seq = static_cast<uint8_t>(shard.lastSequenceId() + 1);
+      if (infile == nullptr || !infile->allowed()) {
+        // Never a file the client did not agree to send: the server gets an
+        // empty one (it loads nothing) and the client an error, not its OK.
+        shard.writeFilePacket({}, shard_seq);
+        if (!co_await shard.flush()) {
+          result.backend_failed = true;
+          break;
+        }
+        result.infile_refused = true;
+        continue;
+      }
+      InfileRelayed relayed = co_await infile->relay(payload, seq, shard, shard_seq);
+      result.infile_bytes += relayed.bytes;
+      seq = relayed.next_client_seq;
+      if (relayed.client_failed) {
+        result.client_failed = true;
+        break;
+      }
+      if (relayed.backend_failed) {
+        result.backend_failed = true;
+        break;
+      }
+      if (relayed.over_limit) {
+        // The server still waits for the rest of the file: cutting the
+        // connection makes it roll the statement back.
+        result.infile_over_limit = true;
+        break;
+      }
+      continue;
+    }
+    if (result.infile_refused && ev == ResponseEvent::kOk && shard.done()) {
+      // The statement loaded an empty file: the client hears why, as the
+      // server itself answers a client that does not send files.
+      protocol::ErrPacket refused = client_error::make(
+          client_error::kLocalInfileDisabled,
+          "The used command is not allowed because the MariaDB server or client has disabled the local infile "
+          "capability (shardproxy: users[].local_infile is off for this user, or the client did not offer "
+          "CLIENT_LOCAL_FILES)");
+      scratch.clear();
+      protocol::encode(refused, scratch);
+      seq = client.append(scratch, seq);
+      result.server_error = true;
+      result.error_code = refused.error_code;
+      result.error = std::move(refused);
+      continue;
+    }
     result.server_error = (ev == ResponseEvent::kErr);
     if (ev == ResponseEvent::kRow) ++result.rows;
     if (result.server_error) {
@@ -122,7 +179,7 @@ awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, 
   result.last_insert_id = shard.answer().lastInsertId();
   result.warnings = shard.answer().warnings();
   result.next_client_seq = seq;
-  if (result.backend_failed || result.client_failed) {
+  if (result.backend_failed || result.client_failed || result.infile_over_limit) {
     // A failed backend, or the rest of the response never read: not reusable.
     shard.markBroken();
   } else {
@@ -134,7 +191,8 @@ awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, 
 namespace {
 
 awaitable<ForwardResult> flushAndForward(ShardChannel& shard, ClientSink& client, uint32_t client_capabilities,
-                                         uint8_t first_client_seq, uint16_t final_extra_status) {
+                                         uint8_t first_client_seq, uint16_t final_extra_status,
+                                         LocalInfileSource* infile) {
   const bool sent = co_await shard.flush();
   if (!sent) {
     ForwardResult failed;
@@ -142,7 +200,7 @@ awaitable<ForwardResult> flushAndForward(ShardChannel& shard, ClientSink& client
     failed.next_client_seq = first_client_seq;
     co_return failed;
   }
-  co_return co_await forwardAnswer(shard, client, client_capabilities, first_client_seq, final_extra_status);
+  co_return co_await forwardAnswer(shard, client, client_capabilities, first_client_seq, final_extra_status, infile);
 }
 
 }  // namespace
@@ -150,16 +208,16 @@ awaitable<ForwardResult> flushAndForward(ShardChannel& shard, ClientSink& client
 // Not coroutines: the command is queued at once, the returned awaitable sends it.
 awaitable<ForwardResult> routeCommand(ShardChannel& shard, protocol::ByteView payload, protocol::ResponseKind kind,
                                       ClientSink& client, uint32_t client_capabilities, uint8_t first_client_seq,
-                                      uint16_t final_extra_status) {
+                                      uint16_t final_extra_status, LocalInfileSource* infile) {
   shard.sendCommand(payload, kind);
-  return flushAndForward(shard, client, client_capabilities, first_client_seq, final_extra_status);
+  return flushAndForward(shard, client, client_capabilities, first_client_seq, final_extra_status, infile);
 }
 
 awaitable<ForwardResult> routeQuery(ShardChannel& shard, std::string_view sql, ClientSink& client,
                                     uint32_t client_capabilities, uint8_t first_client_seq,
-                                    uint16_t final_extra_status) {
+                                    uint16_t final_extra_status, LocalInfileSource* infile) {
   shard.sendQuery(sql);
-  return flushAndForward(shard, client, client_capabilities, first_client_seq, final_extra_status);
+  return flushAndForward(shard, client, client_capabilities, first_client_seq, final_extra_status, infile);
 }
 
 }  // namespace sp::proxy

@@ -20,6 +20,7 @@ namespace sp::proxy {
 
 struct ForwardResult {
   bool backend_failed = false;  // the backend connection broke or sent garbage mid-response
+  bool timed_out = false;       // ... because no packet came within the channel's timeout (its query was killed)
   bool client_failed = false;   // the client went away
   bool server_error = false;    // the (last) result was an ERR packet
   uint16_t error_code = 0;      // its error code
@@ -33,6 +34,36 @@ struct ForwardResult {
   // that track them); the client gets the OK packets without them.
   protocol::SessionChanges changes;
   bool changes_unreadable = false;  // a report that did not decode: state unknown
+  // LOAD DATA LOCAL (the server asked for the client's file):
+  bool infile_refused = false;     // the session may not send files: the server got an empty one, the
+                                   // client an ERR (4166) instead of its OK
+  bool infile_over_limit = false;  // the file passed limits.local_infile_max_bytes: the connection was
+                                   // cut (the server rolls the statement back), the client gets an error
+  uint64_t infile_bytes = 0;       // file bytes relayed
+};
+
+// What relaying a client's file did (LocalInfileSource::relay).
+struct InfileRelayed {
+  bool client_failed = false;   // the client went away or broke the protocol
+  bool backend_failed = false;  // sending to the server failed
+  bool over_limit = false;      // more than the limit: the rest was read and dropped
+  uint64_t bytes = 0;
+  uint8_t next_client_seq = 0;  // after the client's closing empty packet
+};
+
+// The client's side of LOAD DATA LOCAL INFILE (the session implements it).
+class LocalInfileSource {
+ public:
+  virtual ~LocalInfileSource() = default;
+  // Whether this session may send a file: users[].local_infile and the
+  // client's CLIENT_LOCAL_FILES.
+  virtual bool allowed() const = 0;
+  // Sends the server's request (0xfb + file name) to the client at
+  // `client_seq`, then relays the client's packets to `shard` from
+  // `shard_seq` on, up to and including its closing empty packet, one packet
+  // at a time (memory: one packet).
+  virtual awaitable<InfileRelayed> relay(protocol::ByteView request, uint8_t client_seq, ShardChannel& shard,
+                                         uint8_t shard_seq) = 0;
 };
 
 // Sends the command `payload` (answered as `kind`) and forwards the answer.
@@ -44,13 +75,16 @@ struct ForwardResult {
 // ForwardResult::status_flags stays the server's.
 awaitable<ForwardResult> routeCommand(ShardChannel& shard, protocol::ByteView payload, protocol::ResponseKind kind,
                                       ClientSink& client, uint32_t client_capabilities, uint8_t first_client_seq,
-                                      uint16_t final_extra_status = 0);
+                                      uint16_t final_extra_status = 0, LocalInfileSource* infile = nullptr);
 // The same for a COM_QUERY of `sql`.
 awaitable<ForwardResult> routeQuery(ShardChannel& shard, std::string_view sql, ClientSink& client,
                                     uint32_t client_capabilities, uint8_t first_client_seq,
-                                    uint16_t final_extra_status = 0);
+                                    uint16_t final_extra_status = 0, LocalInfileSource* infile = nullptr);
 // Forwards the answer to what was sent on `shard` (and flushed).
+// `infile`: who relays a LOAD DATA LOCAL file (null: none may be sent; the
+// server gets an empty file and the result says infile_refused).
 awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, uint32_t client_capabilities,
-                                       uint8_t first_client_seq, uint16_t final_extra_status = 0);
+                                       uint8_t first_client_seq, uint16_t final_extra_status = 0,
+                                       LocalInfileSource* infile = nullptr);
 
 }  // namespace sp::proxy

@@ -67,6 +67,14 @@ class ShardChannel {
   // The next packet of the answer, waiting for it.
   awaitable<ShardRead> next();
 
+  // Frames one packet of a LOAD DATA LOCAL file (or its closing empty packet)
+  // at `seq` for the next flush(), inside the answer being read; returns the
+  // next sequence id.
+  virtual uint8_t writeFilePacket(protocol::ByteView payload, uint8_t seq) = 0;
+  // The sequence id of the last packet read (after the server's LOCAL INFILE
+  // request, the file's packets continue from it).
+  virtual uint8_t lastSequenceId() const = 0;
+
   // The whole answer was read.
   bool done() const { return tracker_.done(); }
   // Status flags, affected rows, insert id, warnings of the answer so far.

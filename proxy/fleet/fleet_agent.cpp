@@ -7,6 +7,7 @@
 
 #include "conf/config.hpp"
 #include "coord/etcd_messages.hpp"
+#include "coord/ha_records.hpp"
 
 namespace sp::proxy {
 
@@ -40,6 +41,7 @@ FleetAgent::FleetAgent(ProxyContext& context, ShardMapManager& maps)
   member_.name = config_.name;
   member_.admin = admin_address_;
   fences_ = std::make_unique<FleetFences>(context_, config_, client_, io_.get_executor());
+  roles_ = std::make_unique<FleetRoles>(config_, [this] { return lease(); });
 }
 
 FleetAgent::~FleetAgent() { stop(); }
@@ -88,6 +90,7 @@ awaitable<void> FleetAgent::run() {
     auto started = std::chrono::steady_clock::now();
     std::string why = co_await session();
     fences_->sessionLost();
+    roles_->setLeader(false);  // its lease may expire: another proxy decides meanwhile
     if (stopping_.load()) break;
     // A session that lasted resets the backoff: only repeated quick failures grow it.
     if (std::chrono::steady_clock::now() - started > std::chrono::seconds(config_.lease_ttl_s)) {
@@ -131,6 +134,7 @@ awaitable<std::string> FleetAgent::session() {
   if (auto why = co_await readFences(fence_revision, open); !why.empty()) co_return why;
   int64_t revision = 0;
   if (auto why = co_await syncMap(revision); !why.empty()) co_return why;
+  if (auto why = co_await readHa(); !why.empty()) co_return why;
   fences_->resynchronise(*lease, open);
   memberChanged();  // registers under the new lease
   setState(fmt::format("connected, lease {} ({} s), serving version {} of revision {}", *lease, config_.lease_ttl_s,
@@ -205,6 +209,107 @@ void FleetAgent::onFenceEvent(const coord::EtcdWatchEvent& event) {
   }
 }
 
+// ---- role changes of replication groups (coord/ha_records.hpp) ----
+
+awaitable<std::string> FleetAgent::readHa() {
+  auto answer = co_await client_.call("/v3/kv/range", coord::etcdRangeRequest(coord::haPrefix(config_.etcd_prefix), true));
+  if (!answer) co_return "read the roles: " + answer.error();
+  auto range = coord::parseEtcdRange(*answer);
+  if (!range) co_return range.error();
+  bool change_found = false;
+  bool leader_found = false;
+  for (const auto& kv : range->kvs) {
+    auto ref = coord::parseHaKey(config_.etcd_prefix, kv.key);
+    if (!ref) continue;
+    switch (ref->kind) {
+      case coord::HaKeyRef::Kind::kTopology: onTopology(kv); break;
+      case coord::HaKeyRef::Kind::kChange:
+        change_found = true;
+        onRoleChange(kv);
+        break;
+      case coord::HaKeyRef::Kind::kLeader:
+        leader_found = true;
+        roles_->setLeader(kv.value == config_.name && kv.lease == lease_.load());
+        break;
+      case coord::HaKeyRef::Kind::kAck: break;
+    }
+  }
+  if (!change_found && held_change_ != 0) {
+    if (ha_) ha_->fleetChangeEnded(held_change_);
+    held_change_ = 0;
+  }
+  if (!leader_found) co_await campaign();
+  co_return std::string();
+}
+
+void FleetAgent::onHaEvent(const coord::EtcdWatchEvent& event) {
+  auto ref = coord::parseHaKey(config_.etcd_prefix, event.kv.key);
+  if (!ref) return;
+  switch (ref->kind) {
+    case coord::HaKeyRef::Kind::kTopology:
+      if (!event.is_delete) onTopology(event.kv);
+      break;
+    case coord::HaKeyRef::Kind::kChange:
+      if (!event.is_delete) {
+        onRoleChange(event.kv);
+      } else if (held_change_ != 0) {
+        if (ha_) ha_->fleetChangeEnded(held_change_);
+        held_change_ = 0;
+      }
+      break;
+    case coord::HaKeyRef::Kind::kLeader:
+      if (event.is_delete) {
+        roles_->setLeader(false);
+        asio::co_spawn(io_, campaign(), asio::detached);
+      } else {
+        roles_->setLeader(event.kv.value == config_.name && event.kv.lease == lease_.load());
+      }
+      break;
+    case coord::HaKeyRef::Kind::kAck: break;
+  }
+}
+
+void FleetAgent::onRoleChange(const coord::EtcdKv& kv) {
+  auto change = coord::decodeRoleChange(kv.value);
+  if (!change) {
+    spdlog::error("fleet {}: {}: {}", config_.name, kv.key, change.error());
+    return;
+  }
+  if (change->proxy == config_.name || kv.create_revision == held_change_) return;  // its own, or seen already
+  if (held_change_ != 0 && ha_) ha_->fleetChangeEnded(held_change_);  // replaced while this proxy was away
+  held_change_ = kv.create_revision;
+  spdlog::info("fleet {}: {} of backend {} by proxy {} ({}): holding the group's statements", config_.name,
+               change->kind, change->backend, change->proxy, change->who);
+  if (ha_) ha_->fleetChangeBegun(change->backend, change->kind, change->proxy, kv.create_revision, change->hold_ms);
+}
+
+void FleetAgent::onTopology(const coord::EtcdKv& kv) {
+  auto record = coord::decodeFleetTopology(kv.value);
+  if (!record) {
+    spdlog::error("fleet {}: {} (revision {}): {}; the roles in force stay", config_.name, kv.key, kv.mod_revision,
+                  record.error());
+    return;
+  }
+  if (ha_) ha_->fleetTopology(topologyOfRecord(*record), kv.mod_revision);
+}
+
+awaitable<void> FleetAgent::campaign() {
+  const int64_t lease = lease_.load();
+  if (lease == 0 || stopping_.load()) co_return;
+  auto answer = co_await client_.call("/v3/kv/txn", coord::etcdCasPutRequest(coord::haLeaderKey(config_.etcd_prefix), 0,
+                                                                             config_.name, nullptr, lease));
+  if (!answer) {
+    spdlog::warn("fleet {}: campaign for ha/leader: {}", config_.name, answer.error());
+    co_return;
+  }
+  auto txn = coord::parseEtcdTxn(*answer);
+  if (!txn) co_return;
+  const bool won = txn->succeeded || (!txn->range_kvs.empty() && txn->range_kvs.front().value == config_.name &&
+                                      txn->range_kvs.front().lease == lease);
+  roles_->setLeader(won);
+  if (won) spdlog::info("fleet {}: this proxy decides automatic failovers (ha/leader, lease {})", config_.name, lease);
+}
+
 awaitable<std::string> FleetAgent::watch(int64_t start_revision) {
   const std::string key = coord::mapKey(config_.etcd_prefix);
   // fence/ .. map, both ends included: a switch's map reaches this proxy before the lift that follows it.
@@ -223,6 +328,10 @@ awaitable<std::string> FleetAgent::watch(int64_t start_revision) {
                             message->compact_revision ? fmt::format(", compacted at {}", message->compact_revision) : "");
     }
     for (const auto& event : message->events) {
+      if (coord::parseHaKey(config_.etcd_prefix, event.kv.key)) {
+        onHaEvent(event);
+        continue;
+      }
       if (event.kv.key != key) {
         onFenceEvent(event);
         continue;

@@ -7,6 +7,10 @@
 //     ShardMapManager::applyFromFleet (same validation, same SQLite
 //     history), and the fences of moves' cut-overs are held, acknowledged
 //     and released by FleetFences (fleet_fences.hpp);
+//   - the role changes of replication groups (coord/ha_records.hpp, in the
+//     same watch): another proxy's change held here (HaFleetFollower), the
+//     fleet's topology applied, ha/leader campaigned for (FleetRoles is the
+//     deciding side);
 //   - <prefix>/roster/<name> (no lease; it stays when the proxy stops, an
 //     operator deletes it when the proxy leaves for good): a move's cut-over
 //     waits for every proxy of the roster, so a proxy that is down, or up
@@ -29,6 +33,8 @@
 #include "coord/fleet_records.hpp"
 #include "proxy/fleet/etcd_client.hpp"
 #include "proxy/fleet/fleet_fences.hpp"
+#include "proxy/fleet/fleet_roles.hpp"
+#include "proxy/ha/ha_fleet_link.hpp"
 #include "proxy/core/proxy_context.hpp"
 #include "proxy/maps/shard_map_manager.hpp"
 
@@ -39,6 +45,9 @@ class FleetAgent final : public FleetLink {
   FleetAgent(ProxyContext& context, ShardMapManager& maps);
   ~FleetAgent() override;
 
+  // Before start(): who follows the fleet's role changes (the HA coordinator).
+  void attachHa(HaFleetFollower* follower) { ha_ = follower; }
+  HaFleetLink* roles() { return roles_.get(); }
   void start();
   // Revokes the lease (the proxy leaves SHOW FLEET at once) and joins.
   void stop();
@@ -66,6 +75,13 @@ class FleetAgent final : public FleetLink {
   // Reads the open fences (before the map: a lift seen here has its switch's map in the read after).
   awaitable<std::string> readFences(int64_t& revision, std::map<int64_t, FleetFences::Open>& open);
   void onFenceEvent(const coord::EtcdWatchEvent& event);
+  // ha/ keys: read at a session's start (everything in force), then watched.
+  awaitable<std::string> readHa();
+  void onHaEvent(const coord::EtcdWatchEvent& event);
+  void onRoleChange(const coord::EtcdKv& kv);
+  void onTopology(const coord::EtcdKv& kv);
+  // Claims ha/leader under this session's lease when nobody holds it.
+  awaitable<void> campaign();
   awaitable<std::string> watch(int64_t start_revision);
   awaitable<std::string> keepAlive(int64_t lease);
   awaitable<std::string> checkWatch();
@@ -94,6 +110,9 @@ class FleetAgent final : public FleetLink {
   int64_t seen_revision_ = 0;          // newest <prefix>/map revision read or watched, applied or refused
   std::shared_ptr<EtcdStream> watch_stream_;  // agent thread only; closed by stop()
   std::unique_ptr<FleetFences> fences_;       // agent thread only
+  std::unique_ptr<FleetRoles> roles_;
+  HaFleetFollower* ha_ = nullptr;
+  int64_t held_change_ = 0;  // another proxy's role change this proxy holds for (agent thread)
 };
 
 }  // namespace sp::proxy

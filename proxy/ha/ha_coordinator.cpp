@@ -170,10 +170,6 @@ void HaCoordinator::start(std::vector<PoolHost*> hosts) {
   hooks.probed = [this](const ServerHealth& server) { onProbe(server); };
   monitor_ = std::make_unique<ReplicaMonitor>(io_, context_, std::move(hooks));
   monitor_->start();
-  if (context_.config().ha.auto_failover && context_.config().fleet) {
-    spdlog::warn("ha: auto_failover is off in a fleet: role changes through etcd are not built yet "
-                 "(docs/availability.md)");
-  }
   work_.emplace(io_.get_executor());
   thread_ = std::thread([this] { io_.run(); });
 }
@@ -192,21 +188,184 @@ awaitable<AdminReply> HaCoordinator::execute(HaCommand command, std::string who)
 
 awaitable<AdminReply> HaCoordinator::run(HaCommand command, std::string who) {
   if (command.kind == HaCommandKind::kShowTopology) co_return showTopology();
-  if (context_.config().fleet) {
-    co_return refused("role changes in a fleet must go through etcd, which is not built yet: change roles with one "
-                      "proxy running, or restart the fleet's proxies after the change (docs/availability.md)");
-  }
+  HaFleetLink* fleet = fleet_.load();
+  if (context_.config().fleet && fleet == nullptr) co_return refused("the fleet agent has not started yet; retry");
   if (busy_) co_return refused("another SWITCHOVER / FAILOVER / REJOIN is running; one at a time");
   busy_ = true;
   AdminReply reply;
-  switch (command.kind) {
-    case HaCommandKind::kSwitchover: reply = co_await switchover(command.backend, command.server, who); break;
-    case HaCommandKind::kFailover: reply = co_await failover(command.backend, command.server, who); break;
-    case HaCommandKind::kRejoin: reply = co_await rejoin(command.backend, command.server, who); break;
-    case HaCommandKind::kShowTopology: break;
-  }
+  if (fleet) reply = co_await runInFleet(*fleet, command, who);
+  else reply = co_await runCommand(command, who);
   busy_ = false;
   co_return reply;
+}
+
+awaitable<AdminReply> HaCoordinator::runCommand(const HaCommand& command, const std::string& who) {
+  switch (command.kind) {
+    case HaCommandKind::kSwitchover: co_return co_await switchover(command.backend, command.server, who);
+    case HaCommandKind::kFailover: co_return co_await failover(command.backend, command.server, who);
+    case HaCommandKind::kRejoin: co_return co_await rejoin(command.backend, command.server, who);
+    case HaCommandKind::kShowTopology: break;
+  }
+  co_return showTopology();
+}
+
+// ---- in a fleet ----
+
+namespace {
+
+const char* changeKind(HaCommandKind kind) {
+  switch (kind) {
+    case HaCommandKind::kSwitchover: return "switchover";
+    case HaCommandKind::kFailover: return "failover";
+    default: return "rejoin";
+  }
+}
+
+// Appends `problem` to a command's result (its last column, "problems").
+void addProblem(AdminReply& reply, const std::string& problem) {
+  auto* result = std::get_if<LocalResult>(&reply);
+  if (result == nullptr || result->rows.empty() || result->columns.empty() || result->columns.back() != "problems") {
+    return;
+  }
+  auto& cell = result->rows.front().back();
+  std::string text = cell.value_or("");
+  cell = text.empty() ? problem : text + "; " + problem;
+}
+
+}  // namespace
+
+awaitable<AdminReply> HaCoordinator::runInFleet(HaFleetLink& fleet, HaCommand command, std::string who) {
+  const auto& fleet_config = *context_.config().fleet;
+  const std::string kind = changeKind(command.kind);
+  std::string verb = kind;
+  std::transform(verb.begin(), verb.end(), verb.begin(), [](unsigned char c) { return std::toupper(c); });
+  // The others hold for the whole change at most: its own bound, the wait for their acknowledgements, a margin.
+  const uint32_t hold_ms = context_.config().ha.switchover_timeout_ms + fleet_config.fence_ack_timeout_ms + 1000;
+  auto ticket = co_await fleet.begin(command.backend, kind, who, hold_ms);
+  if (!ticket) co_return refused(fmt::format("{} BACKEND {}: {}; nothing was changed", verb, command.backend, ticket.error()));
+  // Decide on the fleet's roles, not on what this proxy saw last.
+  if (ticket->fleet_topology) applyFleetRoles(*ticket->fleet_topology, "the fleet's roles, read before a change");
+  if (command.kind != HaCommandKind::kRejoin) {
+    auto held = co_await fleet.awaitHolds(*ticket, Clock::now() + std::chrono::milliseconds(fleet_config.fence_ack_timeout_ms));
+    if (!held) {
+      co_await fleet.end(*ticket);
+      co_return refused(fmt::format("{} BACKEND {}: {}; nothing was changed", verb, command.backend, held.error()));
+    }
+  }
+  auto before = context_.topology.load();
+  AdminReply reply = co_await runCommand(command, who);
+  auto after = context_.topology.load();
+  if (after && after != before) {
+    auto published = co_await fleet.publish(*after, *ticket);
+    if (!published) {
+      const std::string problem = fmt::format(
+          "the new roles are in force on the servers and on this proxy, but not published to the fleet ({}): the other "
+          "proxies keep the old roles and, once this change's claim expires with this proxy's lease, fence the new "
+          "primary read-only (never two writers, but writes fail): repeat the change when etcd answers",
+          published.error());
+      spdlog::error("ha: {} of backend {}: {}", kind, command.backend, problem);
+      addProblem(reply, problem);
+    }
+  }
+  co_await fleet.end(*ticket);
+  co_return reply;
+}
+
+void HaCoordinator::applyFleetRoles(const Topology& topology, const std::string& why) {
+  for (const auto& g : topology.groups) {
+    const conf::BackendConfig* config = context_.config().findBackend(g.backend);
+    if (config == nullptr) {
+      spdlog::warn("ha: the fleet's roles name backend {}, which this proxy's configuration lacks: ignored", g.backend);
+      continue;
+    }
+    auto known = [&](const std::string& server) { return isServerOf(*config, server); };
+    if (!known(g.primary) || !std::all_of(g.replicas.begin(), g.replicas.end(), known) ||
+        !std::all_of(g.fenced.begin(), g.fenced.end(), known)) {
+      spdlog::error("ha: the fleet's roles of backend {} name servers this proxy's configuration lacks (primary {}, "
+                    "replicas [{}], fenced [{}]): ignored; give every proxy the same backends",
+                    g.backend, g.primary, joinServerNames(g.replicas), joinServerNames(g.fenced));
+      continue;
+    }
+    auto current = context_.topology.load();
+    const GroupTopology* local = current ? current->find(g.backend) : nullptr;
+    if (local && local->primary == g.primary && local->replicas == g.replicas && local->fenced == g.fenced &&
+        local->promoted_at == g.promoted_at) {
+      continue;
+    }
+    const bool primary_changed = local == nullptr || local->primary != g.primary;
+    spdlog::warn("ha: backend {}: {} ({})", g.backend, why, g.change);
+    // A new primary: statements still on their way to the old one fail
+    // rather than be acknowledged by a server the group left behind.
+    if (auto problem = publish(g, primary_changed, primary_changed); !problem.empty()) spdlog::error("ha: {}", problem);
+    if (fleet_held_.contains(g.backend)) endFleetHold(g.backend);
+  }
+}
+
+void HaCoordinator::endFleetHold(const std::string& backend) {
+  fleet_held_.erase(backend);
+  switching_.erase(backend);
+  releaseAll(backend);
+}
+
+void HaCoordinator::fleetChangeBegun(std::string backend, std::string kind, std::string proxy, int64_t change_revision,
+                                     uint32_t hold_ms) {
+  asio::post(io_, [this, backend, kind, proxy, change_revision, hold_ms] {
+    if (kind == "rejoin") return;  // the primary stays: nothing to hold
+    if (context_.config().findBackend(backend) == nullptr) return;
+    fleet_held_[backend] = change_revision;
+    // Also keeps this proxy's monitor from fencing the server being promoted.
+    switching_.insert(backend);
+    const auto until = Clock::now() + std::chrono::milliseconds(hold_ms);
+    holdAll(backend, until);
+    spdlog::warn("ha: backend {}: holding its statements for proxy {}'s {} (at most {} ms)", backend, proxy, kind,
+                 hold_ms);
+    auto still = [this, backend, change_revision] {
+      auto it = fleet_held_.find(backend);
+      return it != fleet_held_.end() && it->second == change_revision;
+    };
+    asio::co_spawn(io_, [this, backend, kind, change_revision, until, still]() -> awaitable<void> {
+      if (kind == "switchover") {
+        // Acknowledged once nothing of this proxy runs on the old primary:
+        // it is made read-only next. (A failover's old primary is gone; its
+        // statements are cut when the new roles arrive.)
+        for (;;) {
+          if (!still()) co_return;
+          auto busy = busyTotal(backend);
+          if (busy && *busy == 0) break;
+          if (Clock::now() >= until) co_return;
+          asio::steady_timer poll(io_, kDrainPoll);
+          co_await poll.async_wait(kNoThrow);
+        }
+      }
+      if (auto* link = fleet_.load(); link && still()) co_await link->acknowledge(change_revision);
+      // The hold ends with the change, or at its bound if the end never arrives.
+      asio::steady_timer bound(io_, until);
+      co_await bound.async_wait(kNoThrow);
+      if (still()) {
+        spdlog::warn("ha: backend {}: the fleet's role change {} did not end within its hold; released", backend,
+                     change_revision);
+        endFleetHold(backend);
+      }
+    }, asio::detached);
+  });
+}
+
+void HaCoordinator::fleetChangeEnded(int64_t change_revision) {
+  asio::post(io_, [this, change_revision] {
+    std::vector<std::string> ended;
+    for (const auto& [backend, revision] : fleet_held_) {
+      if (revision == change_revision) ended.push_back(backend);
+    }
+    for (const auto& b : ended) endFleetHold(b);
+  });
+}
+
+void HaCoordinator::fleetTopology(Topology topology, int64_t revision) {
+  asio::post(io_, [this, topology = std::move(topology), revision] {
+    if (revision <= fleet_topology_revision_) return;
+    fleet_topology_revision_ = revision;
+    applyFleetRoles(topology, "roles published by the fleet");
+  });
 }
 
 AdminReply HaCoordinator::showTopology() const {
@@ -271,6 +430,8 @@ std::string HaCoordinator::publish(GroupTopology group, bool primary_changed, bo
     auto n = h->repointBackend(group.backend, primary_changed && primary ? &*primary : nullptr, replicas, sever);
     if (n) closed += *n;
   }
+  // New pools (a replica's) start unmarked: servers still down are marked again.
+  for (const auto& mark : down_marks_.marked()) sendMark(mark);
   if (closed > 0) {
     spdlog::warn("ha: backend {}: {} sessions idle on a pinned connection to the old primary were closed (their "
                  "connection-bound state lived there)", group.backend, closed);
@@ -654,10 +815,31 @@ awaitable<AdminReply> HaCoordinator::rejoin(const std::string& backend, const st
 
 // ---- automatic failover ----
 
+void HaCoordinator::sendMark(const DownMark& mark) {
+  for (auto* h : hosts_) h->markServer(mark.address, mark.reason);
+}
+
 void HaCoordinator::onProbe(const ServerHealth& server) {
   const auto& ha = context_.config().ha;
-  if (!ha.auto_failover || context_.config().fleet || !server.primary || server.state != ServerState::kDown) return;
+  // First the pools: statements stuck on a server that stopped answering
+  // fail now; a failover (below) then holds the new ones and repoints.
+  if (auto mark = down_marks_.observe(server, ha)) {
+    if (mark->reason.empty()) {
+      spdlog::info("ha: server {} ({}) answers again: its pools lend again", server.name, server.address);
+    } else {
+      spdlog::warn("ha: server {} ({}) of backend {} is down ({}): its statements in flight are cut and new ones "
+                   "refused with 9001", server.name, server.address, server.backend, mark->reason);
+    }
+    sendMark(*mark);
+  }
+  if (!ha.auto_failover || !server.primary || server.state != ServerState::kDown) return;
   if (busy_) return;
+  if (GroupTopology group; groupOf(server.backend, group) == nullptr || group.replicas.empty()) {
+    return;  // nothing to promote: the server's return ends the outage
+  }
+  // In a fleet only the proxy holding ha/leader decides (an election, not a race).
+  HaFleetLink* fleet = fleet_.load();
+  if (context_.config().fleet && (fleet == nullptr || !fleet->leads())) return;
   const int64_t now = unixMillis();
   auto& last = auto_attempted_[server.backend];
   // One attempt per failure_timeout_ms: a group with no replica to promote
@@ -670,7 +852,9 @@ void HaCoordinator::onProbe(const ServerHealth& server) {
   command.kind = HaCommandKind::kFailover;
   command.backend = server.backend;
   asio::co_spawn(io_, [this, command]() -> awaitable<void> {
-    auto reply = co_await run(command, "auto_failover");
+    std::string who = "auto_failover";
+    if (auto* f = fleet_.load()) who += " on " + f->proxyName();
+    auto reply = co_await run(command, who);
     if (auto* e = std::get_if<AdminError>(&reply)) spdlog::error("ha: automatic failover: {}", e->message);
   }, asio::detached);
 }

@@ -4,8 +4,14 @@
 // (the primary is gone), REJOIN (a fenced old primary becomes a replica),
 // and the automatic failover of ha.auto_failover. One thread of its own;
 // one role change at a time. It reaches the workers' pools only through
-// PoolHost (hold, count busy connections, repoint, release).
+// PoolHost (hold, count busy connections, repoint, release). In a fleet
+// (docs/availability.md, "In a fleet") every change goes through etcd
+// (HaFleetLink): one change at a time in the fleet, the other proxies hold
+// the group while it runs and apply the roles it publishes; only the proxy
+// holding ha/leader fails over by itself.
 #pragma once
+#include <atomic>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -15,7 +21,9 @@
 #include "proxy/backend/pool_host.hpp"
 #include "proxy/core/admin_reply.hpp"
 #include "proxy/core/proxy_context.hpp"
+#include "proxy/ha/down_marks.hpp"
 #include "proxy/ha/ha_command.hpp"
+#include "proxy/ha/ha_fleet_link.hpp"
 #include "proxy/net/net.hpp"
 
 namespace sp::proxy {
@@ -24,10 +32,10 @@ class ReplicaMonitor;
 class TopologyStore;
 class BackendConnection;
 
-class HaCoordinator {
+class HaCoordinator final : public HaFleetFollower {
  public:
   explicit HaCoordinator(ProxyContext& context);
-  ~HaCoordinator();
+  ~HaCoordinator() override;
   HaCoordinator(const HaCoordinator&) = delete;
   HaCoordinator& operator=(const HaCoordinator&) = delete;
 
@@ -37,6 +45,14 @@ class HaCoordinator {
   // After the workers: starts the thread and the replica monitor.
   void start(std::vector<PoolHost*> hosts);
   void stop();
+  // In a fleet, once the fleet agent exists (before it starts).
+  void attachFleet(HaFleetLink* link) { fleet_.store(link); }
+
+  // HaFleetFollower (from the fleet agent's thread; the work is posted here).
+  void fleetChangeBegun(std::string backend, std::string kind, std::string proxy, int64_t change_revision,
+                        uint32_t hold_ms) override;
+  void fleetChangeEnded(int64_t change_revision) override;
+  void fleetTopology(Topology topology, int64_t revision) override;
 
   // One admin command, answered when it is done. `who` goes to the log and
   // to SHOW TOPOLOGY's change column.
@@ -45,6 +61,14 @@ class HaCoordinator {
  private:
   struct Links;
   awaitable<AdminReply> run(HaCommand command, std::string who);
+  awaitable<AdminReply> runCommand(const HaCommand& command, const std::string& who);
+  // run() in a fleet: claims the change in etcd, waits for the others to
+  // hold, runs it, publishes the roles, ends the change.
+  awaitable<AdminReply> runInFleet(HaFleetLink& fleet, HaCommand command, std::string who);
+  // Applies the fleet's roles where they differ from this proxy's.
+  void applyFleetRoles(const Topology& topology, const std::string& why);
+  // Another proxy's change: this proxy's hold of the group ends.
+  void endFleetHold(const std::string& backend);
   awaitable<AdminReply> switchover(const std::string& backend, std::string target, const std::string& who);
   awaitable<AdminReply> failover(const std::string& backend, std::string target, const std::string& who);
   awaitable<AdminReply> rejoin(const std::string& backend, const std::string& server, const std::string& who);
@@ -52,6 +76,8 @@ class HaCoordinator {
   // The backend's settings and its roles now (into `group`); null: no such backend.
   const conf::BackendConfig* groupOf(const std::string& backend, GroupTopology& group) const;
   void onProbe(const ServerHealth& server);
+  // Marks (or unmarks) the pools lending to `mark.address` on every worker.
+  void sendMark(const DownMark& mark);
   // Publishes `group` (version bumped), saves it, repoints the pools.
   // `primary_changed`: the backend's pool moves to the new primary.
   // `sever`: connections lent to the old primary are cut (FAILOVER).
@@ -66,7 +92,11 @@ class HaCoordinator {
   std::unique_ptr<ReplicaMonitor> monitor_;
   std::set<std::string> switching_;  // backends whose roles are changing (this thread only)
   bool busy_ = false;                // one role change at a time (this thread only)
+  DownMarks down_marks_;  // servers whose pools are marked down now (this thread only)
   std::map<std::string, int64_t> auto_attempted_;  // backend -> last automatic failover attempt (unix ms)
+  std::atomic<HaFleetLink*> fleet_{nullptr};
+  std::map<std::string, int64_t> fleet_held_;  // backend -> the other proxy's change this proxy holds it for
+  int64_t fleet_topology_revision_ = 0;        // ha/topology's revision applied last (this thread only)
   asio::io_context io_{1};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::thread thread_;

@@ -26,9 +26,8 @@ int64_t probeUnixMillis() {
 
 ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context, Hooks hooks)
     : io_(io), context_(context), hooks_(std::move(hooks)) {
-  bool any_replica = false;
-  for (const auto& b : context_.config().backends) any_replica = any_replica || !b.replicas.empty();
-  if (!any_replica) return;
+  // Every backend, with replicas or not: a single server that stops
+  // answering must be noticed as well (its pools are marked down).
   for (const auto& b : context_.config().backends) {
     ServerHealth primary;
     primary.backend = b.name;
@@ -36,6 +35,7 @@ ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context, Hook
     primary.address = conf::formatHostPort(b.address);
     primary.primary = true;
     servers_.push_back(std::move(primary));
+    alone_.push_back(b.replicas.empty());
     // The monitor reads replication state: the replication account
     // (SLAVE MONITOR, BINLOG MONITOR), so the proxy's own keeps no global privilege.
     configs_.push_back(replicationBackend(b));
@@ -45,6 +45,7 @@ ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context, Hook
       replica.name = r.name;
       replica.address = conf::formatHostPort(r.address);
       servers_.push_back(std::move(replica));
+      alone_.push_back(false);
       configs_.push_back(replicationBackend(*serverLogin(b, r.name)));
     }
   }
@@ -74,16 +75,28 @@ awaitable<void> ReplicaMonitor::watch(size_t index) {
   std::unique_ptr<BackendConnection> conn;
   int64_t first_failure = 0;
   bool logged_failure = false;
-  std::string_view role_query = kRoleQuery;
+  // A server without replicas has no role to watch, only whether it
+  // answers: the plain query, which needs no privilege, and no SHOW SLAVE
+  // STATUS (SLAVE MONITOR, which the backend's own account may lack).
+  const bool alone = alone_[index];
+  std::string_view role_query = alone ? kBasicRoleQuery : kRoleQuery;
   while (*alive && !context_.shutting_down.load()) {
+    // Failures count from the start of the first failed probe: a hung
+    // server's first probe takes ha.probe_timeout_ms to fail.
+    const int64_t started = unixMillis();
     std::string error;
+    bool refused = false;  // the server answered with an ERR: alive
     ProbeRows role;
     std::optional<SlaveStatus> slave;
     if (!conn) {
       auto opened = co_await BackendConnection::open(configs_[index], 0, context_.config().server.max_packet_bytes);
       if (!*alive) co_return;
-      if (opened) conn = std::move(*opened);
-      else error = opened.error().message;
+      if (opened) {
+        conn = std::move(*opened);
+      } else {
+        error = opened.error().message;
+        refused = opened.error().kind == BackendError::Kind::kServer;
+      }
     }
     if (conn) {
       asio::steady_timer deadline(io_);
@@ -102,8 +115,8 @@ awaitable<void> ReplicaMonitor::watch(size_t index) {
         error = fmt::format("no answer within ha.probe_timeout_ms ({} ms)", ha.probe_timeout_ms);
       } else if (!std::get<0>(answer)) {
         error = std::get<0>(answer).error().message;
-      } else {
-        role = std::move(*std::get<0>(answer));
+        refused = std::get<0>(answer).error().kind == BackendError::Kind::kServer;
+      } else if (role = std::move(*std::get<0>(answer)); !alone) {
         deadline.expires_after(timeout);
         auto status = co_await (conn->queryResult(kSlaveStatusQuery) || deadline.async_wait(kNoThrow));
         if (!*alive) co_return;
@@ -111,6 +124,7 @@ awaitable<void> ReplicaMonitor::watch(size_t index) {
           error = fmt::format("SHOW SLAVE STATUS: no answer within ha.probe_timeout_ms ({} ms)", ha.probe_timeout_ms);
         } else if (!std::get<0>(status)) {
           error = "SHOW SLAVE STATUS: " + std::get<0>(status).error().message;
+          refused = std::get<0>(status).error().kind == BackendError::Kind::kServer;
         } else {
           slave = readSlaveStatus(std::get<0>(status)->columns, std::get<0>(status)->rows);
         }
@@ -132,8 +146,8 @@ awaitable<void> ReplicaMonitor::watch(size_t index) {
       if (logged_failure) spdlog::info("ha: server {} ({}) answers again", server.name, server.address);
       logged_failure = false;
     } else {
-      if (first_failure == 0) first_failure = now;
-      applyProbeFailure(server, error, ha, now, first_failure);
+      if (first_failure == 0) first_failure = started;
+      applyProbeFailure(server, error, ha, now, first_failure, refused);
       if (!logged_failure) {
         spdlog::warn("ha: server {} ({}) probe failed: {}", server.name, server.address, error);
         logged_failure = true;

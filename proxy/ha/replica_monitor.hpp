@@ -36,8 +36,8 @@ class ReplicaMonitor {
   ReplicaMonitor(asio::io_context& io, ProxyContext& context, Hooks hooks = {});
   ~ReplicaMonitor();
 
-  // Starts one probe loop per server; nothing when no backend lists replicas
-  // (one server per backend has no role to watch).
+  // Starts one probe loop per server, of every backend: a backend without
+  // replicas is probed too (whether it answers; it has no role to watch).
   void start();
   // Thread-safe; the loops end at their next wake-up.
   void stop();
@@ -54,6 +54,7 @@ class ReplicaMonitor {
   Hooks hooks_;
   std::vector<ServerHealth> servers_;
   std::vector<conf::BackendConfig> configs_;  // the login of each server, same order
+  std::vector<bool> alone_;                   // same order: a primary without replicas
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -45,6 +45,7 @@ void applyProbe(ServerHealth& server, const ProbeRows& role_rows, const std::opt
                 const conf::HaConfig& ha, int64_t now_unix_ms) {
   ++server.probes;
   server.answered = true;
+  server.refused = false;
   server.checked_unix_ms = now_unix_ms;
   server.last_error.clear();
   if (!role_rows.empty() && role_rows.front().size() >= 2) {
@@ -84,10 +85,11 @@ void applyProbe(ServerHealth& server, const ProbeRows& role_rows, const std::opt
 }
 
 void applyProbeFailure(ServerHealth& server, std::string error, const conf::HaConfig& ha, int64_t now_unix_ms,
-                       int64_t first_failure_unix_ms) {
+                       int64_t first_failure_unix_ms, bool refused) {
   ++server.probes;
   ++server.probe_failures;
   server.answered = false;
+  server.refused = refused;
   server.last_error = std::move(error);
   // A replica that does not answer serves no reads at once; "down" (for
   // SHOW BACKENDS, and the failover to come) waits for failure_timeout_ms.

@@ -42,7 +42,8 @@ void applyProbe(ServerHealth& server, const ProbeRows& role_rows, const std::opt
 // A probe that failed (connect, query or timeout): down once the last
 // answer is older than ha.failure_timeout_ms (or there never was one and
 // this is the first failure after failure_timeout_ms of trying).
+// `refused`: the failure was the server's own ERR (it is alive).
 void applyProbeFailure(ServerHealth& server, std::string error, const conf::HaConfig& ha, int64_t now_unix_ms,
-                       int64_t first_failure_unix_ms);
+                       int64_t first_failure_unix_ms, bool refused = false);
 
 }  // namespace sp::proxy

@@ -23,14 +23,6 @@ bool sameTable(const MoveRecord& r, const routing::MoveRequest& q) { return r.re
 
 }  // namespace
 
-struct MoveCoordinator::Running {
-  MoveRecord record;
-  std::unique_ptr<MoveSteps> steps;
-  std::unique_ptr<MoveMachine> machine;
-  uint64_t watch = 0;
-  bool active = false;  // a coroutine runs it now
-};
-
 MoveCoordinator::MoveCoordinator(ProxyContext& context, ShardMapManager& maps) : context_(context), maps_(maps) {}
 
 MoveCoordinator::~MoveCoordinator() { stop(); }
@@ -63,6 +55,7 @@ void MoveCoordinator::start() {
   work_.emplace(io_.get_executor());
   thread_ = std::thread([this] { io_.run(); });
   resume();
+  asio::co_spawn(io_, sweepTargetCleanups(), asio::detached);
 }
 
 void MoveCoordinator::stop() {
@@ -168,7 +161,8 @@ AdminReply MoveCoordinator::show() {
   LocalResult result;
   result.columns = {"id", "what", "source", "target", "state", "rows_copied", "copy_rows_per_s", "rows_applied",
                     "catchup_lag_bytes", "catchup_lag_s", "verify", "write_pause_ms", "cutover_attempts",
-                    "map_version", "rows_deleted", "message", "created_by", "created_at", "updated_at"};
+                    "map_version", "rows_deleted", "target_cleanup", "message", "created_by", "created_at",
+                    "updated_at"};
   for (auto r : *rows) {
     if (auto it = running_.find(r.id); it != running_.end()) r = it->second->record;  // the freshest figures
     double rate = r.copy_seconds > 0 ? static_cast<double>(r.rows_copied) / r.copy_seconds : 0;
@@ -177,7 +171,8 @@ AdminReply MoveCoordinator::show() {
                            std::to_string(r.lag_bytes), figure(r.lag_seconds, 0), r.verify.empty() ? "-" : r.verify,
                            figure(r.pause_ms, 1), std::to_string(r.cutover_attempts),
                            r.new_version ? fmt::format("{} -> {}", r.old_version, r.new_version) : "-",
-                           std::to_string(r.rows_deleted), r.message.empty() ? "-" : r.message, r.created_by,
+                           std::to_string(r.rows_deleted), describeTargetCleanup(r, lastCleanupError(r.id)),
+                           r.message.empty() ? "-" : r.message, r.created_by,
                            r.created_at, r.updated_at});
   }
   return result;
@@ -189,6 +184,8 @@ AdminReply MoveCoordinator::cancel(int64_t id) {
   if (it == running_.end() || !it->second->active) {
     if (store_) {
       if (auto found = store_->find(id); found && *found) {
+        MoveRecord record = it != running_.end() ? it->second->record : **found;
+        if (record.target_cleanup == TargetCleanup::kPending) return abandonTargetCleanup(std::move(record));
         return moveError(routing::move_error::kWrongState,
                          fmt::format("shardproxy admin: move {} is {}: nothing to cancel", id, toString((*found)->state)));
       }
@@ -222,6 +219,7 @@ AdminReply MoveCoordinator::cleanup(int64_t id) {
     }
     record = it->second->record;
   }
+  if (record.target_cleanup == TargetCleanup::kPending) return cleanupTargetNow(record);
   if (record.state != MoveState::kVerified) {
     return moveError(routing::move_error::kWrongState,
                      fmt::format("shardproxy admin: move {} is {}: CLEANUP MOVE deletes the source rows only after a "

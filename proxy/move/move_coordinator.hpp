@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -15,6 +17,7 @@
 #include "proxy/move/move_command.hpp"
 #include "proxy/move/move_machine.hpp"
 #include "proxy/move/move_store.hpp"
+#include "proxy/move/target_cleanup.hpp"
 #include "proxy/net/net.hpp"
 #include "proxy/core/proxy_context.hpp"
 
@@ -37,7 +40,13 @@ class MoveCoordinator {
   AdminReply execute(const MoveCommand& command, const std::string& who);
 
  private:
-  struct Running;
+  struct Running {
+    MoveRecord record;
+    std::unique_ptr<MoveSteps> steps;
+    std::unique_ptr<MoveMachine> machine;
+    uint64_t watch = 0;
+    bool active = false;  // a coroutine runs it now
+  };
 
   AdminReply startMove(const routing::MoveRequest& request, const std::string& who);
   AdminReply show();
@@ -50,12 +59,30 @@ class MoveCoordinator {
   MoveSettings settings() const;
   std::expected<routing::MovePlan, std::string> planBefore(const MoveRecord& record);
 
+  // The target's copied rows of failed or cancelled moves whose target was
+  // down as they stopped (move_coordinator_cleanup.cpp).
+  awaitable<void> sweepTargetCleanups();
+  std::vector<MoveRecord> pendingTargetCleanups();  // due or not; mutex_ not held
+  std::optional<bool> targetUp(const MoveRecord& record) const;
+  void startTargetCleanup(MoveRecord record);  // mutex_ held
+  awaitable<void> clearTargetOf(MoveRecord record);
+  // CLEANUP MOVE / CANCEL MOVE of a move with a pending target cleanup (mutex_ held).
+  AdminReply cleanupTargetNow(const MoveRecord& record);
+  AdminReply abandonTargetCleanup(MoveRecord record);
+  std::string lastCleanupError(int64_t id) const {  // mutex_ held
+    auto it = cleanup_errors_.find(id);
+    return it == cleanup_errors_.end() ? std::string() : it->second;
+  }
+
   ProxyContext& context_;
   ShardMapManager& maps_;
   std::mutex mutex_;  // store_, running_
   std::unique_ptr<MoveStore> store_;
   std::string store_problem_;
   std::map<int64_t, std::shared_ptr<Running>> running_;
+  std::set<int64_t> clearing_;                     // target cleanups in progress
+  std::map<int64_t, std::string> cleanup_errors_;  // the last failed try, for SHOW MOVES
+  TargetCleanupSchedule cleanup_schedule_{std::chrono::seconds(1), std::chrono::seconds(8)};  // move thread only
   asio::io_context io_{1};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::thread thread_;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "proxy/move/target_cleanup.hpp"
+
 namespace sp::proxy {
 
 namespace {
@@ -35,10 +37,9 @@ awaitable<void> MoveMachine::stopBeforeSwitch(MoveState state) {
   steps_.stopCatchup();
   steps_.abandonFleetFence();
   hold_.release(watch_);
-  // The target's copied rows are not the truth of anything: delete them.
-  if (auto cleared = co_await steps_.clearTarget(); !cleared) {
-    r_.message += "; the target's copied rows were not deleted: " + cleared.error();
-  }
+  // The target's copied rows are not the truth of anything: delete them;
+  // when the target is down, the coordinator retries once it is back.
+  if (auto cleared = co_await steps_.clearTarget(); !cleared) noteTargetNotCleared(r_, cleared.error());
   hold_.unwatch(watch_);
   enter(state);
 }

@@ -13,6 +13,7 @@ namespace {
 constexpr std::array<std::string_view, 11> kStateNames = {
     "copying", "catching_up", "verifying", "cutting_over", "switched", "verified",
     "verify_failed", "cleaning_up", "cleaned_up", "failed", "cancelled"};
+constexpr std::array<std::string_view, 4> kCleanupNames = {"", "pending", "done", "abandoned"};
 
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS moves ("
@@ -23,14 +24,22 @@ constexpr const char* kSchema =
     " applied_position TEXT NOT NULL, rows_applied INTEGER NOT NULL, lag_seconds REAL NOT NULL,"
     " lag_bytes INTEGER NOT NULL, verify TEXT NOT NULL, pause_ms REAL NOT NULL, cutover_attempts INTEGER NOT NULL,"
     " old_version INTEGER NOT NULL, new_version INTEGER NOT NULL, rows_deleted INTEGER NOT NULL,"
-    " message TEXT NOT NULL, created_by TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)";
+    " message TEXT NOT NULL, created_by TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
+    " target_cleanup TEXT NOT NULL DEFAULT '', target_cleanup_at TEXT NOT NULL DEFAULT '')";
+
+// Columns added after the first release of the table: a file written by an
+// older proxy gets them with their defaults.
+constexpr std::array<const char*, 2> kAddedColumns = {
+    "ALTER TABLE moves ADD COLUMN target_cleanup TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE moves ADD COLUMN target_cleanup_at TEXT NOT NULL DEFAULT ''"};
 
 // Column order of the table after id (the bind and read order below).
 constexpr const char* kColumns =
     "kind, table_name, buckets, move_key, shard, target_name, what, source, target, state, rows_copied, copy_seconds, "
     "snapshot_position, applied_position, rows_applied, lag_seconds, lag_bytes, verify, pause_ms, cutover_attempts, "
-    "old_version, new_version, rows_deleted, message, created_by, created_at, updated_at";
-constexpr int kColumnCount = 27;
+    "old_version, new_version, rows_deleted, message, created_by, created_at, updated_at, target_cleanup, "
+    "target_cleanup_at";
+constexpr int kColumnCount = 29;
 
 std::string joinBuckets(const std::vector<uint32_t>& buckets) {
   std::string out;
@@ -81,6 +90,8 @@ void bindRecord(SqliteQuery& q, const MoveRecord& r) {
   q.bind(i++, r.created_by);
   q.bind(i++, r.created_at);
   q.bind(i++, r.updated_at);
+  q.bind(i++, std::string(toString(r.target_cleanup)));
+  q.bind(i++, r.target_cleanup_at);
 }
 
 MoveRecord readRecord(SqliteQuery& q) {
@@ -115,6 +126,8 @@ MoveRecord readRecord(SqliteQuery& q) {
   r.created_by = q.text(i++);
   r.created_at = q.text(i++);
   r.updated_at = q.text(i++);
+  r.target_cleanup = targetCleanupFrom(q.text(i++)).value_or(TargetCleanup::kNone);
+  r.target_cleanup_at = q.text(i++);
   return r;
 }
 
@@ -135,6 +148,15 @@ std::optional<MoveState> moveStateFrom(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view toString(TargetCleanup cleanup) { return kCleanupNames[static_cast<size_t>(cleanup)]; }
+
+std::optional<TargetCleanup> targetCleanupFrom(std::string_view text) {
+  for (size_t i = 0; i < kCleanupNames.size(); ++i) {
+    if (kCleanupNames[i] == text) return static_cast<TargetCleanup>(i);
+  }
+  return std::nullopt;
+}
+
 bool moveFinished(MoveState s) {
   return s == MoveState::kVerified || s == MoveState::kVerifyFailed || s == MoveState::kCleanedUp ||
          s == MoveState::kFailed || s == MoveState::kCancelled;
@@ -149,6 +171,16 @@ std::expected<std::unique_ptr<MoveStore>, std::string> MoveStore::open(const std
   if (path.empty()) return std::unexpected(std::string("online moves need the SQLite file of `cache:` in the config"));
   auto db = openSqliteWithSchema(path, kSchema);
   if (!db) return std::unexpected(db.error());
+  for (const char* sql : kAddedColumns) {
+    char* err = nullptr;
+    if (sqlite3_exec(*db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string problem = err ? err : "cannot add a column";
+      sqlite3_free(err);
+      if (problem.find("duplicate column") != std::string::npos) continue;  // there already
+      sqlite3_close(*db);
+      return std::unexpected(path + ": " + problem);
+    }
+  }
   return std::unique_ptr<MoveStore>(new MoveStore(*db));
 }
 

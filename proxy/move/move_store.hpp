@@ -35,6 +35,18 @@ enum class MoveState : uint8_t {
 
 std::string_view toString(MoveState state);
 std::optional<MoveState> moveStateFrom(std::string_view text);
+
+// The target's copied rows of a move stopped before the switch (failed or
+// cancelled): deleted at once when the target answers, else remembered and
+// retried once it is back (target_cleanup.hpp).
+enum class TargetCleanup : uint8_t {
+  kNone,       // nothing to delete (or deleted when the move stopped)
+  kPending,    // the delete failed (the target was down): retried
+  kDone,       // deleted by a retry or CLEANUP MOVE (target_cleanup_at)
+  kAbandoned,  // not retried any more: the map changed, or CANCEL MOVE (message says why)
+};
+std::string_view toString(TargetCleanup cleanup);
+std::optional<TargetCleanup> targetCleanupFrom(std::string_view text);
 // The move is finished (no step left to run; CLEANUP MOVE may still apply to kVerified).
 bool moveFinished(MoveState state);
 // The map still routes the keys to the source.
@@ -60,6 +72,8 @@ struct MoveRecord {
   uint64_t old_version = 0;      // map versions around the switch (0: not switched)
   uint64_t new_version = 0;
   uint64_t rows_deleted = 0;     // CLEANUP MOVE
+  TargetCleanup target_cleanup = TargetCleanup::kNone;
+  std::string target_cleanup_at; // UTC, when a pending target cleanup was done
   std::string message;           // the last error or note
   std::string created_by;
   std::string created_at, updated_at;  // UTC

@@ -30,6 +30,16 @@ inline constexpr Code kBackendUnavailable{9001, "HY000"}; // cannot reach the ba
 // longer than ha.switchover_timeout_ms: nothing ran; retry.
 inline constexpr Code kPrimarySwitching{9141, "HY000"};
 inline constexpr Code kBackendLost{9002, "HY000"};        // backend connection lost during a statement
+// A statement's backend stopped answering its health probes for
+// ha.failure_timeout_ms (a hung server): the proxy cut the statement's
+// connection. Unlike 9001 the statement was sent: it may have taken effect.
+inline constexpr Code kBackendStoppedAnswering{9143, "HY000"};
+// backends[].query_timeout_ms passed: MariaDB's own code for max_statement_time (the server's query is killed)
+inline constexpr Code kStatementTimeout{1969, "70100"};
+// LOAD DATA LOCAL refused (users[].local_infile off, or the client did not offer CLIENT_LOCAL_FILES): the server's code
+inline constexpr Code kLocalInfileDisabled{4166, "HY000"};
+// a LOAD DATA LOCAL file passed limits.local_infile_max_bytes
+inline constexpr Code kLocalInfileTooLarge{9144, "HY000"};
 inline constexpr Code kShardTimeout{9003, "HY000"};       // a shard did not answer within scatter.shard_timeout_ms
 // 40001 (serialization failure, as for a deadlock): drivers and frameworks
 // treat it as "the transaction was rolled back, retry it".

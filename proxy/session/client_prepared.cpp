@@ -200,10 +200,23 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
   // is the server's), executed as text (executeCatalogAsText).
   std::optional<routing::CatalogPlan> catalog = catalogPlan(sql, info);
   if (catalog && catalog->parts.empty()) catalog.reset();
+  // information_schema.PROCESSLIST: prepared on the default backend as
+  // written (the temporary table each execute reads has the same columns).
+  const bool processlist_select = readsLogicalProcesslist(sql, info);
+  if (processlist_select) {
+    if (auto refused = processlistSelectRefusal(sql, info)) {
+      queueError(reply_seq_, *refused);
+      co_return co_await client_.flush();
+    }
+    catalog.reset();
+  }
   auto map = mapSnapshot();
   routing::Plan plan;
   plan.kind = routing::PlanKind::kPassthrough;
-  if (catalog) {
+  if (processlist_select) {
+    plan.kind = routing::PlanKind::kRoute;
+    plan.targets.push_back({worker_.context().config().default_backend, {}, {}, sql});
+  } else if (catalog) {
     plan.kind = routing::PlanKind::kRoute;
     plan.targets.push_back({catalog->parts.front().backend, {}, {}, catalog->parts.front().sql});
   } else if (map) {
@@ -263,6 +276,7 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
       statement.params.num_params = ok.num_params;
       statement.num_columns = ok.num_columns;
       statement.logical_catalog = catalog.has_value();
+      statement.logical_processlist_select = processlist_select;
       statement.intercepted = intercepted;
       statement.connection_id_column = connection_id_column;
       const uint32_t max_statements = worker_.context().config().limits.max_prepared_statements_per_session;
@@ -371,6 +385,7 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   }
   parser::StatementInfo info = parser::classify(stmt->sql, dialect_);
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
+  if (stmt->logical_processlist_select) co_return co_await runProcesslistSelect(stmt->sql, info, &*exec);
   if (stmt->logical_catalog) co_return co_await executeCatalogAsText(*stmt, *exec);
   std::variant<routing::Plan, protocol::ErrPacket> planned = planFor(stmt->sql, info, params, {});
   if (writeMayBeHeld(info, std::get<routing::Plan>(planned))) {

@@ -211,16 +211,38 @@ awaitable<std::optional<bool>> ClientSession::answerWhileLost(parser::StatementK
   co_return std::nullopt;
 }
 
-void ClientSession::reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement) {
+void ClientSession::reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement,
+                                         bool timed_out) {
   const auto& cfg = pool.config();
-  std::string msg = fmt::format("shardproxy: lost connection to backend {} ({}:{}){}", cfg.name, cfg.address.host,
-                                cfg.address.port, during_statement ? " during query" : "");
+  if (timed_out) {
+    std::string msg = fmt::format("Query execution was interrupted (shardproxy: backends[].query_timeout_ms, {} ms, "
+                                  "exceeded on backend {}; the server's query was killed)",
+                                  cfg.query_timeout_ms, cfg.name);
+    if (txn_.inTransaction()) {
+      msg += "; its connection was closed, so the transaction was rolled back: every statement is refused until ROLLBACK";
+    } else if (bound_.any() || tables_locked_) {
+      msg += "; session state held on that connection (temporary tables, user variables, locks) is lost";
+    }
+    protocol::Bytes out;
+    protocol::encode(client_error::make(client_error::kStatementTimeout, msg), out);
+    client_.append(out, seq);
+    return;
+  }
+  // Cut by the proxy because the server stopped answering its probes
+  // (BackendPool::markDown), not lost by chance: said so, under its own code.
+  const bool stopped = !pool.probeDown().empty();
+  std::string msg = stopped ? fmt::format("shardproxy: backend {} ({}:{}) stopped answering ({}): the statement was "
+                                          "abandoned and may or may not have taken effect",
+                                          cfg.name, cfg.address.host, cfg.address.port, pool.probeDown())
+                            : fmt::format("shardproxy: lost connection to backend {} ({}:{}){}", cfg.name,
+                                          cfg.address.host, cfg.address.port, during_statement ? " during query" : "");
   if (txn_.inTransaction()) {
     msg += "; the transaction was rolled back by the loss: every statement is refused until ROLLBACK";
   }
   else if (bound_.any() || tables_locked_) msg += "; session state held on that connection (temporary tables, user variables, locks) is lost";
   protocol::Bytes out;
-  protocol::encode(client_error::make(client_error::kBackendLost, msg), out);
+  protocol::encode(client_error::make(stopped ? client_error::kBackendStoppedAnswering : client_error::kBackendLost, msg),
+                   out);
   client_.append(out, seq);
 }
 
@@ -469,9 +491,18 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   if (info.multiple_statements && (capabilities_ & protocol::cap::kMultiStatements)) {
     co_return co_await onMultiStatement(payload, sql);
   }
+  if (readsLogicalProcesslist(sql, info)) {
+    // The proxy's sessions, not a backend's threads (session_processlist_select.cpp).
+    if (auto refused = processlistSelectRefusal(sql, info)) {
+      queueError(reply_seq_, *refused);
+      co_return co_await client_.flush();
+    }
+    co_return co_await runProcesslistSelect(sql, info, nullptr);
+  }
   if (auto catalog = catalogPlan(sql, info)) co_return co_await runCatalog(*catalog);
   if (info.kind == K::kPrepareSql) {
     auto refused = catalogPrepareRefusal(sql);
+    if (!refused) refused = processlistSqlPrepareRefusal(sql);
     if (!refused) refused = co_await sqlPrepareRefusal(sql);
     if (refused) {
       queueError(reply_seq_, *refused);

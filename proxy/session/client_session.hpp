@@ -230,6 +230,19 @@ class ClientSession {
   awaitable<bool> onShowProcesslist(bool full, bool binary_rows);
   awaitable<bool> prepareProcesslist(std::string sql);
   awaitable<LocalResult> processList(bool full);
+  // The rows this session's user may see (its own sessions), on every worker.
+  awaitable<std::vector<ProcessRow>> visibleProcesses(bool full);
+  // Not `privileged`: the proxy's sessions rather than the servers' threads.
+  bool usesLogicalProcesslist() const;
+  // session_processlist_select.cpp: SELECT ... FROM information_schema.PROCESSLIST
+  // for the same users, run on a backend against a temporary table holding
+  // the proxy's sessions. `exec`: a prepared statement's execute (binary rows).
+  bool readsLogicalProcesslist(std::string_view sql, const parser::StatementInfo& info) const;
+  std::optional<protocol::ErrPacket> processlistSelectRefusal(std::string_view sql, const parser::StatementInfo& info);
+  // `PREPARE s FROM '<such a SELECT>'`: EXECUTE would run on a backend as written.
+  std::optional<protocol::ErrPacket> processlistSqlPrepareRefusal(std::string_view sql);
+  awaitable<bool> runProcesslistSelect(std::string_view sql, const parser::StatementInfo& info,
+                                       const protocol::StmtExecute* exec);
   // GET DIAGNOSTICS CONDITION n outside the area (text and prepared): OK, 1758 added.
   awaitable<bool> sendInvalidConditionOk();
   awaitable<bool> executeDiagnostics(const ClientStatement& statement);
@@ -306,7 +319,8 @@ class ClientSession {
   // The server status after a forwarded response: its own flags, or for an
   // ERR inside a transaction those of a `DO 0` (nullopt: unchanged).
   awaitable<std::optional<uint16_t>> statusAfter(const ForwardResult& result, BackendConnection& conn);
-  void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement);
+  // `timed_out`: backends[].query_timeout_ms passed (1969, as the server's max_statement_time says it).
+  void reportBackendFailure(const BackendPool& pool, uint8_t seq, bool during_statement, bool timed_out = false);
   // A failure while preparing a connection for the statement (state sync, a
   // deferred BEGIN): the server's own ERR, or the lost backend, queued.
   void queuePreparationFailure(const BackendPool& pool, const BackendError& error);

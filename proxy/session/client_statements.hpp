@@ -33,6 +33,11 @@ struct ClientStatement {
   // for an application user): prepared on a backend for its metadata only,
   // each execute runs as text through the catalog (catalog_executor.cpp).
   bool logical_catalog = false;
+  // SELECT ... FROM information_schema.PROCESSLIST of an application user:
+  // prepared on the default backend for its metadata (the temporary table
+  // the execute reads has the same structure), each execute run by
+  // session_processlist_select.cpp with the client's bound values.
+  bool logical_processlist_select = false;
   // A statement whose text form the session carries out itself, never a
   // backend (the same rule set for both protocols, prepared_local.cpp):
   // prepared on a backend for its metadata only (the server's own prepare

@@ -26,7 +26,8 @@ constexpr uint32_t kServerCapabilities =
     cap::kLongPassword | cap::kFoundRows | cap::kLongFlag | cap::kConnectWithDb | cap::kIgnoreSpace |
     cap::kProtocol41 | cap::kInteractive | cap::kTransactions | cap::kSecureConnection |
     cap::kMultiStatements | cap::kMultiResults | cap::kPsMultiResults | cap::kPluginAuth |
-    cap::kConnectAttrs | cap::kPluginAuthLenencClientData | cap::kDeprecateEof;
+    cap::kConnectAttrs | cap::kPluginAuthLenencClientData | cap::kDeprecateEof |
+    cap::kLocalFiles;  // as the server offers it; a file is relayed only for users[].local_infile
 
 const conf::UserAccount* findAccount(const std::vector<conf::UserAccount>& accounts, std::string_view name) {
   for (const auto& a : accounts) {

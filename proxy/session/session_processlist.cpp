@@ -124,14 +124,18 @@ std::vector<ProcessRow> Worker::processRows(std::string_view user, bool full) co
   return rows;
 }
 
-bool ClientSession::showsLogicalProcesslist(std::string_view sql, const parser::StatementInfo& info) const {
-  if (info.kind != parser::StatementKind::kShow || info.multiple_statements) return false;
-  if (!parser::processlistQuery(sql)) return false;
+bool ClientSession::usesLogicalProcesslist() const {
   const conf::UserAccount* account = worker_.context().config().findUser(user_);
   return account == nullptr || !account->privileged;
 }
 
-awaitable<LocalResult> ClientSession::processList(bool full) {
+bool ClientSession::showsLogicalProcesslist(std::string_view sql, const parser::StatementInfo& info) const {
+  if (info.kind != parser::StatementKind::kShow || info.multiple_statements) return false;
+  if (!parser::processlistQuery(sql)) return false;
+  return usesLogicalProcesslist();
+}
+
+awaitable<std::vector<ProcessRow>> ClientSession::visibleProcesses(bool full) {
   std::vector<ProcessRow> rows;
   for (Worker* w : worker_.context().workers) {
     std::vector<ProcessRow> part;
@@ -139,6 +143,11 @@ awaitable<LocalResult> ClientSession::processList(bool full) {
     else part = co_await asio::co_spawn(w->io(), rowsOn(w, user_, full), asio::use_awaitable);
     rows.insert(rows.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
   }
+  co_return rows;
+}
+
+awaitable<LocalResult> ClientSession::processList(bool full) {
+  std::vector<ProcessRow> rows = co_await visibleProcesses(full);
   co_return processResult(std::move(rows), full);
 }
 

@@ -14,6 +14,7 @@
 #include "proxy/session/client_session.hpp"
 #include "proxy/backend/global_defaults.hpp"
 #include "proxy/exec/route_execution.hpp"
+#include "proxy/session/local_infile.hpp"
 #include "proxy/session/worker.hpp"
 
 namespace sp::proxy {
@@ -50,6 +51,18 @@ namespace status = protocol::status;
 
 awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info) {
   last_run_ = RunOutcome{};
+  const conf::UserAccount* account = worker_.context().config().findUser(user_);
+  const bool infile_allowed = account && account->local_infile && (capabilities_ & protocol::cap::kLocalFiles);
+  if (info.load_data_local && !infile_allowed) {
+    // Refused before the server sees it, with the server's own answer to a
+    // client that does not send files.
+    queueError(reply_seq_, client_error::make(client_error::kLocalInfileDisabled,
+        "The used command is not allowed because the MariaDB server or client has disabled the local infile "
+        "capability (shardproxy: " + std::string(account && account->local_infile
+            ? "the client did not offer CLIENT_LOCAL_FILES; enable local infile in the client"
+            : "users[].local_infile is off for this user") + ")"));
+    co_return co_await client_.flush();
+  }
   if (auto refused = reservePin(info)) {
     queueError(reply_seq_, *refused);
     co_return co_await client_.flush();
@@ -95,8 +108,13 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     giveBack(std::move(conn), pool, std::nullopt);
     co_return co_await refusePacketTooLarge();
   }
-  BackendShardChannel channel(*conn, pool.config());
+  // backends[].query_timeout_ms (0: none): a statement whose answer stops
+  // coming for that long is ended and the server's query killed.
+  BackendShardChannel channel(*conn, pool.config(), std::chrono::milliseconds(pool.config().query_timeout_ms));
   PacketStreamSink client(client_);
+  const auto& limits = worker_.context().config();
+  SessionInfileSource infile(client_, infile_allowed, limits.limits.local_infile_max_bytes,
+                             std::chrono::seconds(limits.server.net_read_timeout_s));
   ForwardResult result;
   const uint16_t more = out.more_results ? status::kMoreResultsExist : 0;
   const bool changes_globals = changesGlobalDefaults(info);
@@ -129,10 +147,10 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     result = co_await routeCommand(channel, execute, protocol::ResponseKind::kQuery, client, capabilities_, reply_seq_,
                                    more);
   } else if (!out.sql.empty()) {
-    result = co_await routeQuery(channel, out.sql, client, capabilities_, reply_seq_, more);
+    result = co_await routeQuery(channel, out.sql, client, capabilities_, reply_seq_, more, &infile);
   } else {
     result = co_await routeCommand(channel, out.payload, protocol::ResponseKind::kQuery, client, capabilities_,
-                                   reply_seq_, more);
+                                   reply_seq_, more, &infile);
   }
   if (changes_globals) {
     advanceGlobalsEpoch();
@@ -144,8 +162,18 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     giveBack(std::move(conn), pool, std::nullopt);
     co_return false;
   }
+  if (result.infile_over_limit) {
+    std::string msg = fmt::format("shardproxy: the LOAD DATA LOCAL file passed limits.local_infile_max_bytes ({} "
+                                  "bytes): its connection to backend {} was cut, so the server aborted the statement "
+                                  "(InnoDB rolls it back; a non-transactional table keeps the rows loaded before)",
+                                  limits.limits.local_infile_max_bytes, pool.config().name);
+    if (txn_.inTransaction()) msg += "; the transaction was lost with it: every statement is refused until ROLLBACK";
+    queueError(result.next_client_seq, client_error::make(client_error::kLocalInfileTooLarge, msg));
+    giveBack(std::move(conn), pool, std::nullopt);
+    co_return co_await client_.flush();
+  }
   if (result.backend_failed) {
-    reportBackendFailure(pool, result.next_client_seq, true);
+    reportBackendFailure(pool, result.next_client_seq, true, result.timed_out);
     giveBack(std::move(conn), pool, std::nullopt);
     co_return co_await client_.flush();
   }

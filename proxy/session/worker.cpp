@@ -204,6 +204,22 @@ bool Worker::releaseBackend(const std::string& backend) {
   });
 }
 
+bool Worker::markServer(const std::string& address, const std::string& down_reason) {
+  return runOnWorker(*this, [this, address, down_reason] {
+    auto mark = [&](BackendPool& pool) {
+      if (conf::formatHostPort(pool.config().address) != address) return;
+      if (down_reason.empty()) pool.markUp();
+      else pool.markDown(down_reason);
+    };
+    for (auto& [name, pool] : pools_) mark(*pool);
+    for (auto& [backend, group] : replica_pools_) {
+      for (auto& pool : group) mark(*pool);
+    }
+    // Retired pools still lend to plans made on the previous map.
+    for (auto& pool : retired_pools_) mark(*pool);
+  });
+}
+
 std::optional<std::vector<PoolSnapshot>> Worker::snapshotPools() {
   // Shared: a worker that answers after the timeout must not write into a dead frame.
   auto snaps = std::make_shared<std::vector<PoolSnapshot>>();

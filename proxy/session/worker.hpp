@@ -84,6 +84,7 @@ class Worker final : public PoolHost {
   std::optional<uint32_t> repointBackend(const std::string& backend, const conf::BackendConfig* primary,
                                          const std::vector<conf::BackendConfig>& replicas, bool sever) override;
   bool releaseBackend(const std::string& backend) override;
+  bool markServer(const std::string& address, const std::string& down_reason) override;
 
   // Statement metrics, digests and the slow-query log of this worker's sessions.
   StatementObserver& observer() { return observer_; }

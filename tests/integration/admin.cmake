@@ -32,3 +32,21 @@ add_test(NAME integration.move
 set_tests_properties(integration.move PROPERTIES
   FIXTURES_REQUIRED sp_cluster RESOURCE_LOCK sp_cluster
   ENVIRONMENT "${SP_ADMIN_IT_ENV}" TIMEOUT 600)
+
+# A failed move's partial copy is deleted once its target is back (issue 29,
+# part 7): db1's mariadbd is killed during a move's copy and restarted.
+add_test(NAME integration.move_target_back
+  COMMAND ${SP_IT_PYTHON} -m unittest -v move_target_back_test
+  WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+set_tests_properties(integration.move_target_back PROPERTIES
+  FIXTURES_REQUIRED sp_cluster RESOURCE_LOCK sp_cluster
+  ENVIRONMENT "${SP_ADMIN_IT_ENV}" TIMEOUT 300)
+
+# A backend that stops answering (SIGSTOP of db0's mariadbd) is detected by
+# its health probes (issue 29, part 7): its own proxy with small ha timeouts.
+add_test(NAME integration.hung_backend
+  COMMAND ${SP_IT_PYTHON} -m unittest -v hung_backend_test
+  WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+set_tests_properties(integration.hung_backend PROPERTIES
+  FIXTURES_REQUIRED sp_cluster RESOURCE_LOCK sp_cluster
+  ENVIRONMENT "${SP_ADMIN_IT_ENV}" TIMEOUT 120)

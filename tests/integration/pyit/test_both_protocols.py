@@ -112,6 +112,8 @@ class BothProtocols(unittest.TestCase):
         (sptest.APP_USER, sptest.APP_PASSWORD, "SHOW WARNINGS"),
         (sptest.APP_USER, sptest.APP_PASSWORD, "SHOW COUNT(*) ERRORS"),
         (sptest.APP_USER, sptest.APP_PASSWORD, "SHOW PROCESSLIST"),
+        (sptest.APP_USER, sptest.APP_PASSWORD,
+         "SELECT ID, USER, COMMAND FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"),
         (sptest.APP_USER, sptest.APP_PASSWORD, "GET DIAGNOSTICS CONDITION 9 @it_both = MESSAGE_TEXT"),
     ]
 

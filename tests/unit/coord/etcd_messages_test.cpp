@@ -52,6 +52,15 @@ TEST(EtcdMessages, CasPutComparesModRevisionOrAbsence) {
             R"("success":[{"request_put":{"key":"Zm9v","value":"YmF6"}}],"failure":[{"request_range":{"key":"Zm9v"}}]})");
 }
 
+TEST(EtcdMessages, CasPutUnderALeaseAndGuardedDelete) {
+  EXPECT_EQ(etcdCasPutRequest("foo", 0, "baz", nullptr, 9),
+            R"({"compare":[{"key":"Zm9v","result":"EQUAL","target":"CREATE","create_revision":"0"}],)"
+            R"("success":[{"request_put":{"key":"Zm9v","value":"YmF6","lease":"9"}}],"failure":[{"request_range":{"key":"Zm9v"}}]})");
+  EXPECT_EQ(etcdGuardedDeleteRequest("foo", 12),
+            R"({"compare":[{"key":"Zm9v","result":"EQUAL","target":"CREATE","create_revision":"12"}],)"
+            R"("success":[{"request_delete_range":{"key":"Zm9v"}}]})");
+}
+
 TEST(EtcdMessages, PutLeaseAndWatchRequests) {
   EXPECT_EQ(etcdPutRequest("foo", "bar", 7), R"({"key":"Zm9v","value":"YmFy","lease":"7"})");
   EXPECT_EQ(etcdPutRequest("foo", "bar"), R"({"key":"Zm9v","value":"YmFy"})");

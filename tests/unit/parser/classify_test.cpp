@@ -353,3 +353,19 @@ TEST(LocalQueries, ProcesslistForms) {
 
 }  // namespace
 }  // namespace sp::parser
+
+namespace sp::parser {
+namespace {
+
+TEST(Classify, LoadDataLocal) {
+  EXPECT_TRUE(classify("LOAD DATA LOCAL INFILE '/tmp/x' INTO TABLE t").load_data_local);
+  EXPECT_TRUE(classify("load data low_priority local infile 'x' into table t").load_data_local);
+  EXPECT_TRUE(classify("LOAD XML CONCURRENT LOCAL INFILE 'x' INTO TABLE t").load_data_local);
+  EXPECT_TRUE(classify("/* tool */ LOAD DATA /*!LOCAL*/ INFILE 'x' INTO TABLE t").load_data_local);
+  EXPECT_FALSE(classify("LOAD DATA INFILE '/tmp/x' INTO TABLE t").load_data_local);  // the server's own file
+  EXPECT_FALSE(classify("SELECT 'LOAD DATA LOCAL INFILE'").load_data_local);
+  EXPECT_FALSE(classify("LOAD INDEX INTO CACHE t").load_data_local);
+}
+
+}  // namespace
+}  // namespace sp::parser

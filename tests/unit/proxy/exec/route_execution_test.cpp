@@ -158,5 +158,62 @@ TEST(RouteExecution, ClientGoneMidAnswerLeavesTheShardBroken) {
   EXPECT_TRUE(shard.broken());  // the rest of the answer was never read
 }
 
+
+// The server asks for a file (0xfb + name) though nobody may send one (a
+// LOAD DATA LOCAL the session did not recognize): it gets an empty file
+// (loads nothing), and the client an error instead of the OK.
+TEST(RouteExecution, LocalInfileRequestWithoutASourceGetsAnEmptyFileAndAnError) {
+  ScriptedShard shard;
+  protocol::Bytes request{0xfb, '/', 'e', 't', 'c', '/', 'p', 'a', 's', 's', 'w', 'd'};
+  shard.packet(request).ok();
+  RecordingClient client;
+  auto result = test::runToEnd(routeQuery(shard, "LOAD DATA /* hidden */ ...", client, protocol::cap::kProtocol41, 1));
+  ASSERT_EQ(shard.file_packets.size(), 1u);
+  EXPECT_EQ(shard.file_packets[0].first, "");   // the empty packet ending the file
+  EXPECT_EQ(shard.file_packets[0].second, 2);   // after the request's sequence id
+  EXPECT_TRUE(result.infile_refused);
+  EXPECT_TRUE(result.server_error);
+  EXPECT_EQ(result.error_code, 4166);
+  ASSERT_EQ(client.packets.size(), 1u);  // neither the request nor the OK reached the client
+  EXPECT_EQ(client.packets[0].payload[0], protocol::kErrHeader);
+}
+
+// A session that may send files: the request goes to the client, the
+// relayed file to the server, the server's answer to the client after it.
+class FakeFile final : public LocalInfileSource {
+ public:
+  bool allowed() const override { return true; }
+  awaitable<InfileRelayed> relay(protocol::ByteView request, uint8_t client_seq, ShardChannel& shard,
+                                 uint8_t shard_seq) override {
+    requests.emplace_back(request.begin(), request.end());
+    shard_seq = shard.writeFilePacket(protocol::asBytes(std::string_view("1,a\n")), shard_seq);
+    shard.writeFilePacket({}, shard_seq);
+    InfileRelayed out;
+    out.bytes = 4;
+    out.next_client_seq = static_cast<uint8_t>(client_seq + 3);  // request, one data packet, the empty one
+    co_return out;
+  }
+  std::vector<std::string> requests;
+};
+
+TEST(RouteExecution, LocalInfileIsRelayedThenTheAnswerForwarded) {
+  ScriptedShard shard;
+  shard.packet(protocol::Bytes{0xfb, 'f'}).ok(1);
+  RecordingClient client;
+  FakeFile file;
+  auto result = test::runToEnd(routeQuery(shard, "LOAD DATA LOCAL INFILE 'f' INTO TABLE t", client,
+                                          protocol::cap::kProtocol41, 1, 0, &file));
+  ASSERT_EQ(file.requests.size(), 1u);
+  EXPECT_EQ(file.requests[0], std::string("\xfb" "f"));
+  ASSERT_EQ(shard.file_packets.size(), 2u);
+  EXPECT_EQ(shard.file_packets[0].second, 2);
+  EXPECT_EQ(shard.file_packets[1].first, "");
+  EXPECT_FALSE(result.server_error);
+  EXPECT_FALSE(result.infile_refused);
+  EXPECT_EQ(result.infile_bytes, 4u);
+  ASSERT_EQ(client.packets.size(), 1u);  // the OK (the fake relayed the request itself)
+  EXPECT_EQ(client.packets[0].seq, 4);   // after the client's request, data and empty packets
+}
+
 }  // namespace
 }  // namespace sp::proxy

@@ -25,6 +25,13 @@ class ScriptedShard final : public ShardChannel {
 
   // What was written: each command payload as text ("\x03SELECT 1").
   std::vector<std::string> sent;
+  // LOAD DATA LOCAL packets written, with their sequence ids.
+  std::vector<std::pair<std::string, uint8_t>> file_packets;
+  uint8_t writeFilePacket(protocol::ByteView payload, uint8_t seq) override {
+    file_packets.emplace_back(std::string(payload.begin(), payload.end()), seq);
+    return static_cast<uint8_t>(seq + 1);
+  }
+  uint8_t lastSequenceId() const override { return 1; }
   bool flush_fails = false;
 
   // The next packet of the script; `after_wait`: not yet buffered (tryNext()

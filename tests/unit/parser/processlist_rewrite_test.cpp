@@ -1,0 +1,67 @@
+#include "parser/processlist_rewrite.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sp::parser {
+namespace {
+
+constexpr std::string_view kTable = "`_sp`.`PROCESSLIST`";
+
+std::string rewrite(std::string_view sql, ProcesslistScope scope = {}) {
+  return rewriteProcesslistTable(sql, kTable, 42, {}, scope).value_or("<none>");
+}
+
+TEST(ProcesslistRewrite, QualifiedAnyCaseAndQuoting) {
+  EXPECT_EQ(rewrite("SELECT ID FROM information_schema.PROCESSLIST"), "SELECT ID FROM `_sp`.`PROCESSLIST`");
+  EXPECT_EQ(rewrite("select id from INFORMATION_SCHEMA.processlist p"), "select id from `_sp`.`PROCESSLIST` p");
+  EXPECT_EQ(rewrite("SELECT 1 FROM `information_schema`.`PROCESSLIST`"), "SELECT 1 FROM `_sp`.`PROCESSLIST`");
+  EXPECT_EQ(rewrite("SELECT 1 FROM information_schema . `processlist`"), "SELECT 1 FROM `_sp`.`PROCESSLIST`");
+  // A column qualified by the full name keeps working.
+  EXPECT_EQ(rewrite("SELECT information_schema.PROCESSLIST.ID FROM information_schema.PROCESSLIST"),
+            "SELECT `_sp`.`PROCESSLIST`.ID FROM `_sp`.`PROCESSLIST`");
+}
+
+TEST(ProcesslistRewrite, ConnectionIdBecomesTheSessionId) {
+  EXPECT_EQ(rewrite("SELECT ID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"),
+            "SELECT ID FROM `_sp`.`PROCESSLIST` WHERE ID = (42)");
+  EXPECT_EQ(rewrite("SELECT 1 FROM information_schema.PROCESSLIST WHERE ID=connection_id ( )"),
+            "SELECT 1 FROM `_sp`.`PROCESSLIST` WHERE ID=(42)");
+  // Never glued into a comment marker.
+  EXPECT_EQ(rewrite("SELECT 1--CONNECTION_ID() FROM information_schema.PROCESSLIST"),
+            "SELECT 1--(42) FROM `_sp`.`PROCESSLIST`");
+  // A stored function of that name in a database is another function.
+  EXPECT_EQ(rewrite("SELECT db.CONNECTION_ID() FROM information_schema.PROCESSLIST"),
+            "SELECT db.CONNECTION_ID() FROM `_sp`.`PROCESSLIST`");
+}
+
+TEST(ProcesslistRewrite, StringsCommentsAndOtherNamesAreLeftAlone) {
+  EXPECT_EQ(rewrite("SELECT 'information_schema.PROCESSLIST', 'CONNECTION_ID()' /* information_schema.PROCESSLIST */ "
+                    "FROM information_schema.PROCESSLIST -- CONNECTION_ID()\n"),
+            "SELECT 'information_schema.PROCESSLIST', 'CONNECTION_ID()' /* information_schema.PROCESSLIST */ "
+            "FROM `_sp`.`PROCESSLIST` -- CONNECTION_ID()\n");
+  EXPECT_EQ(rewrite("SELECT * FROM information_schema.TABLES"), "<none>");
+  EXPECT_EQ(rewrite("SELECT * FROM x.information_schema.PROCESSLIST"), "<none>");
+  EXPECT_EQ(rewrite("SELECT * FROM PROCESSLIST"), "<none>");
+  EXPECT_EQ(rewrite("SELECT 'information_schema.PROCESSLIST'"), "<none>");
+  EXPECT_EQ(rewrite("SELECT CONNECTION_ID()"), "<none>");
+  // Executed version comments are SQL.
+  EXPECT_EQ(rewrite("SELECT 1 FROM /*!40101 information_schema.PROCESSLIST */"),
+            "SELECT 1 FROM /*!40101 `_sp`.`PROCESSLIST` */");
+  // Text the lexer cannot read runs nowhere rewritten.
+  EXPECT_EQ(rewrite("SELECT 1 FROM information_schema.PROCESSLIST WHERE INFO = 'x"), "<none>");
+}
+
+TEST(ProcesslistRewrite, BareNameInInformationSchema) {
+  const ProcesslistScope in_is{true};
+  EXPECT_EQ(rewrite("SELECT ID FROM PROCESSLIST", in_is), "SELECT ID FROM `_sp`.`PROCESSLIST`");
+  EXPECT_EQ(rewrite("SELECT p.ID FROM TABLES t JOIN `processlist` p", in_is),
+            "SELECT p.ID FROM TABLES t JOIN `_sp`.`PROCESSLIST` p");
+  // Only in the table position: a column called PROCESSLIST is a column.
+  EXPECT_EQ(rewrite("SELECT PROCESSLIST FROM t", in_is), "<none>");
+  EXPECT_TRUE(readsProcesslistTable("SELECT * FROM processlist", {}, in_is));
+  EXPECT_FALSE(readsProcesslistTable("SELECT * FROM processlist"));
+  EXPECT_TRUE(readsProcesslistTable("SELECT * FROM information_schema.processlist WHERE 1"));
+}
+
+}  // namespace
+}  // namespace sp::parser

@@ -1,0 +1,81 @@
+// The notes a pending target cleanup leaves on a move's record and when it is
+// tried again (proxy/move/target_cleanup.hpp).
+#include "proxy/move/target_cleanup.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sp::proxy {
+namespace {
+
+using Clock = TargetCleanupSchedule::Clock;
+using std::chrono::milliseconds;
+
+TEST(TargetCleanupNotes, PendingThenDoneKeepsWhyTheMoveStopped) {
+  MoveRecord r;
+  r.message = "copy: backend db1: connection refused";
+  noteTargetNotCleared(r, "backend db1: connection refused");
+  EXPECT_EQ(r.target_cleanup, TargetCleanup::kPending);
+  EXPECT_NE(r.message.find("not deleted"), std::string::npos);
+  EXPECT_EQ(describeTargetCleanup(r, ""), "pending");
+  EXPECT_EQ(describeTargetCleanup(r, "refused"), "pending (last try: refused)");
+
+  noteTargetCleared(r, "2026-01-02 03:04:05");
+  EXPECT_EQ(r.target_cleanup, TargetCleanup::kDone);
+  EXPECT_EQ(r.target_cleanup_at, "2026-01-02 03:04:05");
+  EXPECT_EQ(r.message.find("not deleted"), std::string::npos) << r.message;
+  EXPECT_EQ(r.message.rfind("copy: backend db1: connection refused; the target's copied rows were deleted", 0), 0u)
+      << r.message;
+  EXPECT_EQ(describeTargetCleanup(r, ""), "done 2026-01-02 03:04:05");
+}
+
+TEST(TargetCleanupNotes, AbandonedSaysWhy) {
+  MoveRecord r;
+  EXPECT_EQ(describeTargetCleanup(r, ""), "-");
+  r.message = "cancelled during the copy";
+  noteTargetNotCleared(r, "down");
+  noteTargetCleanupAbandoned(r, "the map in force routes the moving keys to the target now");
+  EXPECT_EQ(r.target_cleanup, TargetCleanup::kAbandoned);
+  EXPECT_EQ(r.message, "cancelled during the copy; the target's copied rows were not deleted: the map in force "
+                       "routes the moving keys to the target now");
+  EXPECT_EQ(describeTargetCleanup(r, ""), "abandoned");
+}
+
+TEST(TargetCleanupNotes, StateNamesRoundTrip) {
+  for (auto c : {TargetCleanup::kNone, TargetCleanup::kPending, TargetCleanup::kDone, TargetCleanup::kAbandoned}) {
+    EXPECT_EQ(targetCleanupFrom(toString(c)), c);
+  }
+  EXPECT_FALSE(targetCleanupFrom("bogus"));
+}
+
+TEST(TargetCleanupSchedule, BacksOffBetweenFailedTries) {
+  TargetCleanupSchedule s(milliseconds(1000), milliseconds(4000));
+  const auto t0 = Clock::now();
+  EXPECT_TRUE(s.due(1, t0, std::nullopt));  // the first try at once
+  s.failed(1, t0);
+  EXPECT_FALSE(s.due(1, t0 + milliseconds(999), std::nullopt));
+  EXPECT_TRUE(s.due(1, t0 + milliseconds(1000), std::nullopt));
+  s.failed(1, t0 + milliseconds(1000));  // 2 s
+  EXPECT_FALSE(s.due(1, t0 + milliseconds(2999), std::nullopt));
+  EXPECT_TRUE(s.due(1, t0 + milliseconds(3000), std::nullopt));
+  s.failed(1, t0 + milliseconds(3000));  // 4 s
+  s.failed(1, t0 + milliseconds(3000));  // capped at 4 s
+  EXPECT_FALSE(s.due(1, t0 + milliseconds(6999), std::nullopt));
+  EXPECT_TRUE(s.due(1, t0 + milliseconds(7000), std::nullopt));
+  EXPECT_TRUE(s.due(2, t0, std::nullopt));  // per move
+}
+
+TEST(TargetCleanupSchedule, WaitsWhileDownAndTriesAtOnceWhenBack) {
+  TargetCleanupSchedule s(milliseconds(1000), milliseconds(8000));
+  const auto t0 = Clock::now();
+  s.failed(1, t0);
+  s.failed(1, t0);  // next try 2 s later
+  EXPECT_FALSE(s.due(1, t0 + milliseconds(5000), false));  // the monitor calls it down: no try
+  EXPECT_TRUE(s.due(1, t0 + milliseconds(100), true));     // it answers again: at once, backoff or not
+  s.failed(1, t0 + milliseconds(100));
+  EXPECT_FALSE(s.due(1, t0 + milliseconds(200), true));   // up all along: the backoff again
+  s.forget(1);
+  EXPECT_TRUE(s.due(1, t0 + milliseconds(200), true));
+}
+
+}  // namespace
+}  // namespace sp::proxy
