@@ -22,6 +22,16 @@ int64_t probeUnixMillis() {
       .count();
 }
 
+// The server answered but the probe could not use it: its ERR (an account
+// refused, a privilege, 1040), or a TLS handshake whose certificate the
+// proxy does not accept (BackendConnection::open, "TLS to the backend: ...").
+// The server is alive: it is not marked down, and statements get the
+// connect error itself, which says what to fix.
+bool answeredButRefused(const BackendError& e) {
+  return e.kind == BackendError::Kind::kServer ||
+         (e.kind == BackendError::Kind::kConnect && e.message.starts_with("TLS to the backend: "));
+}
+
 }  // namespace
 
 ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context, Hooks hooks)
@@ -95,7 +105,7 @@ awaitable<void> ReplicaMonitor::watch(size_t index) {
         conn = std::move(*opened);
       } else {
         error = opened.error().message;
-        refused = opened.error().kind == BackendError::Kind::kServer;
+        refused = answeredButRefused(opened.error());
       }
     }
     if (conn) {

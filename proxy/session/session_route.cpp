@@ -51,17 +51,23 @@ namespace status = protocol::status;
 
 awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, const parser::StatementInfo& info) {
   last_run_ = RunOutcome{};
-  const conf::UserAccount* account = worker_.context().config().findUser(user_);
-  const bool infile_allowed = account && account->local_infile && (capabilities_ & protocol::cap::kLocalFiles);
-  if (info.load_data_local && !infile_allowed) {
-    // Refused before the server sees it, with the server's own answer to a
-    // client that does not send files.
-    queueError(reply_seq_, client_error::make(client_error::kLocalInfileDisabled,
-        "The used command is not allowed because the MariaDB server or client has disabled the local infile "
-        "capability (shardproxy: " + std::string(account && account->local_infile
-            ? "the client did not offer CLIENT_LOCAL_FILES; enable local infile in the client"
-            : "users[].local_infile is off for this user") + ")"));
-    co_return co_await client_.flush();
+  // Only a LOAD DATA LOCAL statement looks the account up (not every
+  // statement): a file request for any other statement is refused anyway.
+  bool infile_allowed = false;
+  if (info.load_data_local) {
+    const conf::UserAccount* account = worker_.context().config().findUser(user_);
+    const bool user_may = account && account->local_infile;
+    infile_allowed = user_may && (capabilities_ & protocol::cap::kLocalFiles);
+    if (!infile_allowed) {
+      // Refused before the server sees it, with the server's own answer to a
+      // client that does not send files.
+      queueError(reply_seq_, client_error::make(client_error::kLocalInfileDisabled,
+          "The used command is not allowed because the MariaDB server or client has disabled the local infile "
+          "capability (shardproxy: " + std::string(user_may
+              ? "the client did not offer CLIENT_LOCAL_FILES; enable local infile in the client"
+              : "users[].local_infile is off for this user") + ")"));
+      co_return co_await client_.flush();
+    }
   }
   if (auto refused = reservePin(info)) {
     queueError(reply_seq_, *refused);

@@ -21,7 +21,6 @@ asserted as timings.
 import importlib.machinery
 import importlib.util
 import os
-import re
 import signal
 import subprocess
 import threading
@@ -205,19 +204,7 @@ class FleetFailover(unittest.TestCase):
         cluster("wipe")
         try:
             cluster("up", "--ports", str(PRIMARY), "--replicas", "2", "--semi-sync")
-            with root(PRIMARY) as p:
-                rows(p, "DROP TABLE IF EXISTS im.ha_rows")
-                rows(p, "CREATE TABLE im.ha_rows (id BIGINT AUTO_INCREMENT PRIMARY KEY, writer INT, n INT, "
-                        "UNIQUE KEY (writer, n))")
-                gtid = scalar(p, "SELECT @@gtid_current_pos")
-            for port in (R1, R2):
-                with root(port) as c:
-                    if scalar(c, "SELECT MASTER_GTID_WAIT(%s, 30)", (gtid,)) != 0:
-                        raise SystemExit(f"replica {port} did not catch up with {gtid}")
-            cls.server_ids = {}
-            for name, port in PORTS.items():
-                with root(port) as c:
-                    cls.server_ids[name] = int(scalar(c, "SELECT @@server_id"))
+            cls.server_ids = replication_group.prepare_group(PRIMARY, (R1, R2), PORTS)
             cls.etcd.start(fresh=True)
             cls.proxies = [Proxy(n) for n in NAMES]
             for p in cls.proxies:
@@ -253,18 +240,7 @@ class FleetFailover(unittest.TestCase):
         self.assertEqual(missing, [], f"{len(missing)} acknowledged writes missing on 127.0.0.1:{port}")
 
     def own_transactions_after(self, name, position):
-        seq = int(re.search(r"0-\d+-(\d+)", position).group(1))
-        found = []
-        for port in PORTS.values():
-            with root(port) as c:
-                for (log_name, *_rest) in rows(c, "SHOW BINARY LOGS"):
-                    for event in rows(c, f"SHOW BINLOG EVENTS IN '{log_name}'"):
-                        if event[2] != "Gtid" or event[3] != self.server_ids[name]:
-                            continue
-                        m = re.search(r"GTID 0-(\d+)-(\d+)", event[5])
-                        if m and int(m.group(2)) > seq:
-                            found.append((port, event[5]))
-        return found
+        return replication_group.transactions_after(PORTS.values(), self.server_ids[name], position)
 
     def test_1_switchover_on_one_proxy_moves_all(self):
         with Load(self.proxies) as load:

@@ -1,7 +1,8 @@
 """Helpers of the tests that run a replication group of their own
-(replica_reads_test.py, switchover_test.py): scripts/cluster in the test's
+(replica_reads_test.py, switchover_test.py, fleet_failover_test.py): scripts/cluster in the test's
 own directory, root connections to a server, and a bounded wait."""
 import os
+import re
 import subprocess
 import time
 
@@ -52,3 +53,45 @@ def wait_until(what, predicate, timeout=30.0, retry_errors=False):
             last = e
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}" + (f" (last error: {last})" if last else ""))
+
+
+def prepare_group(primary, replica_ports, ports_by_name):
+    """Creates im.ha_rows (writer, n unique) on the primary, waits until every
+    replica has it, and returns each server's server_id by name."""
+    with root(primary) as p:
+        rows(p, "DROP TABLE IF EXISTS im.ha_rows")
+        rows(p, "CREATE TABLE im.ha_rows (id BIGINT AUTO_INCREMENT PRIMARY KEY, writer INT, n INT, "
+                "UNIQUE KEY (writer, n))")
+        gtid = scalar(p, "SELECT @@gtid_current_pos")
+    for port in replica_ports:
+        with root(port) as c:
+            if scalar(c, "SELECT MASTER_GTID_WAIT(%s, 30)", (gtid,)) != 0:
+                raise SystemExit(f"replica {port} did not catch up with {gtid}")
+    server_ids = {}
+    for name, port in ports_by_name.items():
+        with root(port) as c:
+            server_ids[name] = int(scalar(c, "SELECT @@server_id"))
+    return server_ids
+
+
+def transactions_after(ports, server_id, position):
+    """Transactions written with `server_id` past `position` (its domain's
+    sequence number), in the binary log of every server of `ports` that
+    answers: [(port, event info)]."""
+    seq = int(re.search(r"0-\d+-(\d+)", position).group(1))
+    found = []
+    for port in ports:
+        try:
+            c = root(port)
+        except pymysql.err.MySQLError:
+            continue
+        with c:
+            for (log_name, *_rest) in rows(c, "SHOW BINARY LOGS"):
+                for event in rows(c, f"SHOW BINLOG EVENTS IN '{log_name}'"):
+                    # (Log_name, Pos, Event_type, Server_id, End_log_pos, Info)
+                    if event[2] != "Gtid" or event[3] != server_id:
+                        continue
+                    m = re.search(r"GTID 0-(\d+)-(\d+)", event[5])
+                    if m and int(m.group(2)) > seq:
+                        found.append((port, event[5]))
+    return found

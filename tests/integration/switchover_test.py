@@ -32,7 +32,6 @@ Checked, in order (each step starts from the roles the one before left):
 Everything is torn down at the end, whatever failed.
 """
 import os
-import re
 import signal
 import subprocess
 import threading
@@ -191,20 +190,7 @@ class Switchover(unittest.TestCase):
         # A fresh group every run: the last one ended with other roles and histories.
         cluster("wipe")
         cluster("up", "--ports", str(PRIMARY), "--replicas", "2", "--semi-sync")
-        with root(PRIMARY) as p:
-            for sql in ("DROP TABLE IF EXISTS im.ha_rows",
-                        "CREATE TABLE im.ha_rows (id BIGINT AUTO_INCREMENT PRIMARY KEY, writer INT, n INT, "
-                        "UNIQUE KEY (writer, n))"):
-                rows(p, sql)
-            gtid = scalar(p, "SELECT @@gtid_current_pos")
-        for port in (R1, R2):
-            with root(port) as c:
-                if scalar(c, "SELECT MASTER_GTID_WAIT(%s, 30)", (gtid,)) != 0:
-                    raise SystemExit(f"replica {port} did not catch up with {gtid}")
-        cls.server_ids = {}
-        for name, port in PORTS.items():
-            with root(port) as c:
-                cls.server_ids[name] = int(scalar(c, "SELECT @@server_id"))
+        cls.server_ids = replication_group.prepare_group(PRIMARY, (R1, R2), PORTS)
         cls.port, cls.admin = free_ports(2)
         cls.config = os.path.join(RUN_DIR, "shardproxy.yaml")
         cache = os.path.join(RUN_DIR, "cache.sqlite")
@@ -276,25 +262,8 @@ class Switchover(unittest.TestCase):
         self.assertEqual(missing, [], f"{len(missing)} acknowledged writes missing on 127.0.0.1:{port}")
 
     def own_transactions_after(self, name, position):
-        """Transactions written with `name`'s server_id past `position` (its
-        domain's sequence number), in every server's binary log."""
-        seq = int(re.search(r"0-\d+-(\d+)", position).group(1))
-        found = []
-        for port in PORTS.values():
-            try:
-                c = root(port)
-            except pymysql.err.MySQLError:
-                continue
-            with c:
-                for (log_name, *_rest) in rows(c, "SHOW BINARY LOGS"):
-                    for event in rows(c, f"SHOW BINLOG EVENTS IN '{log_name}'"):
-                        # (Log_name, Pos, Event_type, Server_id, End_log_pos, Info)
-                        if event[2] != "Gtid" or event[3] != self.server_ids[name]:
-                            continue
-                        m = re.search(r"GTID 0-(\d+)-(\d+)", event[5])
-                        if m and int(m.group(2)) > seq:
-                            found.append((port, event[5]))
-        return found
+        """Transactions written with `name`'s server_id past `position`, in every server's binary log."""
+        return replication_group.transactions_after(PORTS.values(), self.server_ids[name], position)
 
     def test_1_switchover_under_load(self):
         with Load(self.port) as load:
