@@ -2,6 +2,9 @@
 
 #include "protocol/detail_try.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 namespace sp::protocol {
 
 namespace {
@@ -78,6 +81,70 @@ void encode(const SessionChanges& changes, Bytes& out) {
     Writer(data).lenencString(changes.transaction_state);
     entry(SessionTrackType::kTransactionState, data);
   }
+}
+
+
+namespace {
+
+std::string lowerTrimmed(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool isOn(std::string_view value) {
+  const std::string v = lowerTrimmed(value);
+  return v == "on" || v == "1" || v == "true";
+}
+
+}  // namespace
+
+TrackingSettings defaultTrackingSettings() {
+  return trackingSettingsFrom("autocommit,character_set_client,character_set_connection,character_set_results,time_zone",
+                              "ON", "OFF");
+}
+
+TrackingSettings trackingSettingsFrom(std::string_view system_variables, std::string_view schema,
+                                      std::string_view state_change) {
+  TrackingSettings settings;
+  settings.schema = isOn(schema);
+  settings.state_change = isOn(state_change);
+  while (!system_variables.empty()) {
+    const size_t comma = system_variables.find(',');
+    std::string name = lowerTrimmed(system_variables.substr(0, comma));
+    system_variables.remove_prefix(comma == std::string_view::npos ? system_variables.size() : comma + 1);
+    if (name.empty()) continue;
+    if (name == "*") {
+      settings.all_variables = true;
+    } else if (std::find(settings.variables.begin(), settings.variables.end(), name) == settings.variables.end()) {
+      settings.variables.push_back(std::move(name));
+    }
+  }
+  return settings;
+}
+
+SessionChanges trackedFor(const SessionChanges& reported, const TrackingSettings& settings) {
+  SessionChanges out;
+  for (const auto& v : reported.variables) {
+    if (settings.all_variables ||
+        std::find(settings.variables.begin(), settings.variables.end(), lowerTrimmed(v.name)) !=
+            settings.variables.end()) {
+      out.variables.push_back(v);
+    }
+  }
+  if (settings.schema && reported.schema_changed) {
+    out.schema_changed = true;
+    out.schema = reported.schema;
+  }
+  out.state_changed = settings.state_change && reported.state_changed;
+  return out;
+}
+
+bool anyTracked(const SessionChanges& changes) {
+  return !changes.variables.empty() || changes.schema_changed || changes.state_changed ||
+         !changes.transaction_state.empty();
 }
 
 }  // namespace sp::protocol

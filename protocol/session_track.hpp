@@ -17,6 +17,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/wire.hpp"
@@ -53,5 +54,35 @@ DecodeResult<void> decodeSessionChanges(ByteView state_info, SessionChanges& int
 
 // Encodes entries in the same layout (tests, and the proxy's own OK packets).
 void encode(const SessionChanges& changes, Bytes& out);
+
+// What a client asked its server to report: the session_track_system_variables,
+// session_track_schema and session_track_state_change settings of its
+// session. The proxy's backend connections report everything ('*', ON, ON);
+// a client gets the part of each report its own settings select.
+struct TrackingSettings {
+  bool all_variables = false;           // '*'
+  std::vector<std::string> variables;   // lower case, as listed
+  bool schema = true;
+  bool state_change = false;
+  bool operator==(const TrackingSettings&) const = default;
+};
+
+// MariaDB's built-in defaults (10.11), used until a server's own are read.
+TrackingSettings defaultTrackingSettings();
+
+// From the three variables' values as the server shows them
+// (`@@session_track_system_variables` is a comma-separated list or '*';
+// the others ON/OFF or 1/0).
+TrackingSettings trackingSettingsFrom(std::string_view system_variables, std::string_view schema,
+                                      std::string_view state_change);
+
+// The entries of `reported` (everything one statement changed) that a
+// session with `settings` is told of: variables in its list, the schema when
+// it tracks it, STATE_CHANGE when it tracks that. Transaction state is never
+// passed on (the proxy does not offer session_track_transaction_info).
+SessionChanges trackedFor(const SessionChanges& reported, const TrackingSettings& settings);
+
+// Whether `changes` holds any entry a client would read.
+bool anyTracked(const SessionChanges& changes);
 
 }  // namespace sp::protocol

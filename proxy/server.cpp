@@ -21,22 +21,39 @@ namespace sp::proxy {
 
 namespace {
 
-// The default backend's own greeting version: drivers gate features and
-// workarounds on the greeting, so it names the server behind the proxy
-// (issue 30). One connection at start-up, before any worker runs; nullopt
-// when the backend does not answer in time (the built-in version stays).
-std::optional<std::string> backendGreetingVersion(const ProxyContext& context) {
+// What the default backend tells every client: its own greeting version
+// (drivers gate features and workarounds on the greeting, so it names the
+// server behind the proxy, issue 30) and the session_track_* settings a new
+// session of it starts with. One connection at start-up, before any worker
+// runs; nullopt when the backend does not answer in time (the built-in
+// version and MariaDB's default tracking stay).
+struct BackendDefaults {
+  std::string version;
+  std::optional<protocol::TrackingSettings> tracking;
+};
+
+std::optional<BackendDefaults> readBackendDefaults(const ProxyContext& context) {
   const conf::Config& config = context.config();
   const auto backend = currentPrimary(context, config.default_backend);
   if (!backend) return std::nullopt;
   asio::io_context io;
-  std::optional<std::string> version;
+  std::optional<BackendDefaults> defaults;
   asio::co_spawn(io, [&]() -> awaitable<void> {
     auto conn = co_await BackendConnection::open(*backend, 0, config.server.max_packet_bytes);
-    if (conn && !(*conn)->serverVersion().empty()) version = (*conn)->serverVersion();
+    if (!conn || (*conn)->serverVersion().empty()) co_return;
+    defaults.emplace();
+    defaults->version = (*conn)->serverVersion();
+    auto rows = co_await (*conn)->queryRows(
+        "SELECT @@global.session_track_system_variables, @@global.session_track_schema, "
+        "@@global.session_track_state_change");
+    if (rows && rows->size() == 1 && rows->front().size() == 3) {
+      const auto& row = rows->front();
+      defaults->tracking = protocol::trackingSettingsFrom(row[0].value_or(""), row[1].value_or("OFF"),
+                                                          row[2].value_or("OFF"));
+    }
   }, asio::detached);
   io.run_for(std::chrono::milliseconds(backend->connect_timeout_ms) + std::chrono::seconds(1));
-  return version;
+  return defaults;
 }
 
 bool isLoopbackHost(const std::string& host) {
@@ -93,8 +110,9 @@ std::string Server::start() {
   // The roles in force (SQLite, else the config) before anything connects.
   ha_ = std::make_unique<HaCoordinator>(context_);
   ha_->loadTopology();
-  if (auto version = backendGreetingVersion(context_)) {
-    context_.server_version = *version + "-shardproxy";
+  if (auto defaults = readBackendDefaults(context_)) {
+    context_.server_version = defaults->version + "-shardproxy";
+    if (defaults->tracking) context_.tracking_defaults = *defaults->tracking;
   } else {
     spdlog::warn("default backend {} did not answer at start-up: clients are greeted as {}", cfg.default_backend,
                  context_.server_version);

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string_view>
 
+#include "protocol/session_track.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/core/lifecycle_stats.hpp"
 #include "proxy/core/replica_health.hpp"
@@ -51,6 +52,10 @@ struct ProxyContext {
   const conf::Config& config() const { return *config_; }
 
   std::string server_version = "5.5.5-10.11.0-MariaDB-shardproxy";
+  // What a new client session tracks (CLIENT_SESSION_TRACK): the default
+  // backend's global session_track_* values, read at start-up with the
+  // version (MariaDB's built-in defaults when it did not answer).
+  protocol::TrackingSettings tracking_defaults = protocol::defaultTrackingSettings();
   std::atomic<uint32_t> next_connection_id{1};
   std::atomic<uint32_t> sessions{0};
   std::atomic<uint32_t> sessions_in_transaction{0};

@@ -11,16 +11,38 @@ namespace {
 constexpr size_t kFlushThreshold = 256 * 1024;
 
 // An OK packet that carries session-tracking data: the data is taken into
-// `result` and the OK re-encoded as the client expects it (the proxy does not
-// offer CLIENT_SESSION_TRACK to clients). False when it does not decode.
+// `result`, and the OK re-encoded as the client expects it: with the part of
+// the report its own session_track_* settings select (`tracking`, when it
+// negotiated CLIENT_SESSION_TRACK), else without any. As on the server, the
+// SESSION_STATE_CHANGED flag says whether entries follow. False when it does
+// not decode.
 bool takeSessionChanges(protocol::ByteView payload, uint32_t backend_capabilities, uint32_t client_capabilities,
-                        uint16_t extra_status, ForwardResult& result, protocol::Bytes& reencoded) {
+                        const protocol::TrackingSettings* tracking, uint16_t extra_status, ForwardResult& result,
+                        protocol::Bytes& reencoded) {
   auto ok = protocol::decodeOkPacket(payload, backend_capabilities);
-  if (!ok || !protocol::decodeSessionChanges(protocol::asBytes(ok->session_state_info), result.changes)) {
+  protocol::SessionChanges reported;
+  if (!ok || !protocol::decodeSessionChanges(protocol::asBytes(ok->session_state_info), reported)) {
     return false;
   }
   ok->status_flags = (ok->status_flags & ~protocol::status::kSessionStateChanged) | extra_status;
   ok->session_state_info.clear();
+  if (tracking != nullptr && (client_capabilities & protocol::cap::kSessionTrack)) {
+    const protocol::SessionChanges told = protocol::trackedFor(reported, *tracking);
+    if (protocol::anyTracked(told)) {
+      protocol::Bytes info;
+      protocol::encode(told, info);
+      ok->session_state_info.assign(info.begin(), info.end());
+      ok->status_flags |= protocol::status::kSessionStateChanged;
+    }
+  }
+  auto& all = result.changes;
+  all.variables.insert(all.variables.end(), reported.variables.begin(), reported.variables.end());
+  if (reported.schema_changed) {
+    all.schema_changed = true;
+    all.schema = std::move(reported.schema);
+  }
+  all.state_changed = all.state_changed || reported.state_changed;
+  if (!reported.transaction_state.empty()) all.transaction_state = std::move(reported.transaction_state);
   reencoded.clear();
   protocol::encode(*ok, client_capabilities, reencoded, payload[0]);
   return true;
@@ -151,7 +173,8 @@ awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, 
     if (ev == ResponseEvent::kOk && (shard.answer().statusFlags() & protocol::status::kSessionStateChanged) &&
         (backend_capabilities & protocol::cap::kSessionTrack)) {
       const uint16_t extra = shard.done() ? final_extra_status : 0;
-      if (takeSessionChanges(payload, backend_capabilities, client_capabilities, extra, result, scratch)) {
+      if (takeSessionChanges(payload, backend_capabilities, client_capabilities, client.tracking(), extra, result,
+                             scratch)) {
         seq = client.append(scratch, seq);
         continue;
       }
@@ -161,7 +184,10 @@ awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, 
     if (translate_eof && ev == ResponseEvent::kRowsEnd) {
       // Classic EOF -> the OK packet with a 0xfe header that ends rows under DEPRECATE_EOF.
       protocol::OkPacket ok;
-      ok.status_flags = shard.answer().statusFlags() | (shard.done() ? final_extra_status : 0);
+      // A classic EOF carries no session-state entries: the flag that would
+      // announce them is not passed on.
+      ok.status_flags = (shard.answer().statusFlags() & ~protocol::status::kSessionStateChanged) |
+                        (shard.done() ? final_extra_status : 0);
       ok.warnings = shard.answer().warnings();
       scratch.clear();
       protocol::encode(ok, client_capabilities, scratch, protocol::kEofHeader);

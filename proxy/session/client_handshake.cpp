@@ -90,7 +90,7 @@ awaitable<bool> ClientSession::handshake() {
   spdlog::debug("session {} user {} from {} logged in (db '{}'{}{}{}{})", connection_id_, user_, peer_, db,
                 client_.isTls() ? ", " : "", client_.tlsDescription(),
                 subject.empty() ? "" : ", client certificate ", subject);
-  const bool ok = co_await sendOk(seq);
+  const bool ok = co_await sendLoginOk(seq);
   co_return ok && !deadline.expired();
 }
 
@@ -100,6 +100,7 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::startSession(std::s
   desired_.database = std::move(database);
   initial_ = desired_;
   initial_status_ = TransactionState::kDefaultStatus;
+  tracking_ = worker_.context().tracking_defaults;
   idle_timeout_.onLogin(worker_.context().config().server, capabilities_ & protocol::cap::kInteractive);
   if (auto refused = schemaRefusal(desired_.database)) co_return refused;
   // A backend connection brought to the session's state tells the status
@@ -196,7 +197,7 @@ awaitable<bool> ClientSession::onChangeUser(protocol::ByteView payload) {
     co_return co_await client_.flush();
   }
   spdlog::debug("session {}: changed user to {}", connection_id_, user_);
-  co_return co_await sendOk(seq);
+  co_return co_await sendLoginOk(seq);
 }
 
 }  // namespace sp::proxy

@@ -283,7 +283,10 @@ void ClientSession::recordEffects(const parser::StatementInfo& info, BackendConn
       const bool reported = tracked && s.kind == parser::SessionSetting::Kind::kSystemVariable &&
                             std::any_of(changes.variables.begin(), changes.variables.end(),
                                         [&](const auto& v) { return equalsIgnoreCase(v.name, s.name); });
-      if (!reported) {
+      // session_track_* are the client's own (tracking_), never replayed on
+      // the connections the session borrows.
+      const bool client_tracking = s.kind == parser::SessionSetting::Kind::kSystemVariable && isTrackingVariable(s.name);
+      if (!reported && !client_tracking) {
         desired_.apply(s);
         conn.applied().apply(s);
       }
@@ -601,6 +604,7 @@ awaitable<bool> ClientSession::onResetConnection() {
   last_insert_id_.reset();
   desired_ = initial_;
   reads_override_.reset();  // like any session variable (read-your-writes marks stay: the writes happened)
+  tracking_ = worker_.context().tracking_defaults;
   idle_timeout_.onReset(worker_.context().config().server);
   syncPinSlot();
   co_return co_await sendOk(reply_seq_);

@@ -22,6 +22,7 @@
 #include "proxy/session/process_row.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/session/idle_timeout.hpp"
+#include "proxy/session/session_tracking.hpp"
 #include "routing/catalog.hpp"
 #include "routing/plan.hpp"
 #include "routing/map/shard_map.hpp"
@@ -114,7 +115,8 @@ class ClientSession {
                                                std::string& connection_id_column) const;
   awaitable<bool> executeIntercepted(const ClientStatement& stmt, const protocol::StmtExecute& exec);
   // PREPARE ... FROM of a KILL (its literal, or the user variable's value
-  // read on the pinned connection): refused with 1295.
+  // read on the pinned connection): refused with 1295; of a SET of
+  // session_track_*: refused with 1235.
   std::optional<protocol::ErrPacket> killPrepareRefusal(std::string_view prepared_text) const;
   // KILL inside PREPARE ... FROM '...', EXECUTE IMMEDIATE or a stored
   // program, for accounts the statement policy does not check (client_access.cpp).
@@ -326,6 +328,25 @@ class ClientSession {
   void queuePreparationFailure(const BackendPool& pool, const BackendError& error);
 
   awaitable<bool> sendOk(uint8_t seq, uint16_t extra_status = 0);
+  // The OK of a login or COM_CHANGE_USER: with the schema entry a server
+  // sends a client that tracks it (session_tracking.cpp).
+  awaitable<bool> sendLoginOk(uint8_t seq);
+
+  // ---- session tracking for the client (session_tracking.cpp) ----
+  // The client's settings when it negotiated CLIENT_SESSION_TRACK, else null.
+  const protocol::TrackingSettings* clientTracking() const;
+  // Refusal of a `SET session_track_...` the proxy cannot honour
+  // (session_track_transaction_info other than OFF).
+  std::optional<protocol::ErrPacket> trackingSetRefusal(const parser::StatementInfo& info) const;
+  // After a `SET session_track_...` ran on `conn` with the client's settings
+  // (trackingSettingsSql): when it succeeded (`succeeded`), the new settings
+  // read back into tracking_, and the other session variables it set read
+  // back as the changes to carry; then the connection's own tracking restored.
+  awaitable<protocol::SessionChanges> adoptClientTracking(BackendConnection& conn, const parser::StatementInfo& info,
+                                                          bool succeeded);
+  // The held answer to it, to the client: its OK with the entries the new
+  // settings select from `reported`.
+  void sendTrackingSetAnswer(const TrackingSetAnswer& answer, const protocol::SessionChanges& reported);
   // A packet out of sequence: 1156 under `expected_seq`, as MariaDB answers it; the caller closes.
   awaitable<void> refuseOutOfOrder(uint8_t expected_seq);
   void queueError(uint8_t seq, const protocol::ErrPacket& err);
@@ -426,6 +447,8 @@ class ClientSession {
   // Reads on replicas: the session's SET shardproxy_reads (nullopt: the
   // user's `reads`), its writes per backend, and the next replica to try.
   std::optional<conf::ReadTarget> reads_override_;
+  // The client's session_track_* settings (what its OK packets report).
+  protocol::TrackingSettings tracking_;
   ReadYourWrites read_your_writes_;
   uint32_t replica_turn_ = 0;
 };

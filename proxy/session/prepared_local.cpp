@@ -53,6 +53,13 @@ awaitable<bool> ClientSession::executeIntercepted(const ClientStatement& stmt, c
 
 std::optional<protocol::ErrPacket> ClientSession::killPrepareRefusal(std::string_view prepared_text) const {
   parser::StatementInfo inner = parser::classify(prepared_text, dialect_);
+  if (setsTrackingVariable(inner)) {
+    // EXECUTE would change the backend connection's own tracking, out of the
+    // proxy's sight: the client's settings are the proxy's to keep.
+    return client_error::make(client_error::kNotSupported,
+        "shardproxy: a SET of session_track_* cannot be prepared with PREPARE ... FROM: send it as a statement of "
+        "its own (or prepare it with COM_STMT_PREPARE)");
+  }
   if (inner.kind != parser::StatementKind::kKill) return std::nullopt;
   // PREPARE ... FROM / EXECUTE run on the backend, where the id would name a
   // server thread: refused, as the server refuses statements it cannot prepare.

@@ -14,8 +14,9 @@ namespace cap = protocol::cap;
 
 namespace {
 
-// No compression, no LOCAL INFILE, no SESSION_TRACK (sessions are
-// multiplexed over backend connections); SSL when a certificate is configured.
+// No compression; SSL when a certificate is configured. SESSION_TRACK: each
+// client's own session_track_* settings select what its OK packets report
+// (session_tracking.hpp).
 // LONG_PASSWORD ("CLIENT_MYSQL") is clear in the greeting, as MariaDB servers
 // have it: MariaDB clients then send MariaDB extended capabilities, of which
 // the proxy offers one, extended type info (column definitions saying
@@ -26,7 +27,7 @@ constexpr uint32_t kServerCapabilities =
     cap::kLongPassword | cap::kFoundRows | cap::kLongFlag | cap::kConnectWithDb | cap::kIgnoreSpace |
     cap::kProtocol41 | cap::kInteractive | cap::kTransactions | cap::kSecureConnection |
     cap::kMultiStatements | cap::kMultiResults | cap::kPsMultiResults | cap::kPluginAuth |
-    cap::kConnectAttrs | cap::kPluginAuthLenencClientData | cap::kDeprecateEof |
+    cap::kConnectAttrs | cap::kPluginAuthLenencClientData | cap::kDeprecateEof | cap::kSessionTrack |
     cap::kLocalFiles;  // as the server offers it; a file is relayed only for users[].local_infile
 
 const conf::UserAccount* findAccount(const std::vector<conf::UserAccount>& accounts, std::string_view name) {

@@ -69,6 +69,14 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
       co_return co_await client_.flush();
     }
   }
+  // SET session_track_...: the client's own settings (session_tracking.hpp).
+  const bool tracking_set = setsTrackingVariable(info);
+  if (tracking_set) {
+    if (auto refused = trackingSetRefusal(info)) {
+      queueError(reply_seq_, *refused);
+      co_return co_await client_.flush();
+    }
+  }
   if (auto refused = reservePin(info)) {
     queueError(reply_seq_, *refused);
     co_return co_await client_.flush();
@@ -89,6 +97,16 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     }
     // The transaction is open from here: losing the connection loses it.
     txn_.onServerStatus(r->status_flags);
+  }
+  if (tracking_set) {
+    // The client's settings first: its SET runs against them (session_tracking.hpp).
+    auto r = co_await conn->command(Command::kQuery, trackingSettingsSql(tracking_));
+    if (!r) {
+      queuePreparationFailure(pool, r.error());
+      co_await client_.flush();
+      giveBack(std::move(conn), pool, std::nullopt);
+      co_return true;
+    }
   }
   if (out.clear_diagnostics) {
     // Only a statement naming a table resets the server's diagnostics area
@@ -117,7 +135,9 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
   // backends[].query_timeout_ms (0: none): a statement whose answer stops
   // coming for that long is ended and the server's query killed.
   BackendShardChannel channel(*conn, pool.config(), std::chrono::milliseconds(pool.config().query_timeout_ms));
-  PacketStreamSink client(client_);
+  PacketStreamSink client_sink(client_, clientTracking());
+  TrackingSetAnswer held;  // a tracking SET's answer waits for the settings it made
+  ClientSink& client = tracking_set ? static_cast<ClientSink&>(held) : client_sink;
   const auto& limits = worker_.context().config();
   SessionInfileSource infile(client_, infile_allowed, limits.limits.local_infile_max_bytes,
                              std::chrono::seconds(limits.server.net_read_timeout_s));
@@ -183,10 +203,19 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     giveBack(std::move(conn), pool, std::nullopt);
     co_return co_await client_.flush();
   }
-  if (!result.server_error || info.multiple_statements) {
-    recordEffects(info, *conn, result.changes, result.changes_unreadable);
+  if (tracking_set) {
+    // The server reported the statement as the client's settings select;
+    // the session's state is read back instead (session_tracking.hpp).
+    if (!info.reads_diagnostics) co_await recordDiagnostics(result, info, *conn);
+    auto carried = co_await adoptClientTracking(*conn, info, !result.server_error);
+    if (!result.server_error) recordEffects(info, *conn, carried, false);
+    sendTrackingSetAnswer(held, result.changes);
+  } else {
+    if (!result.server_error || info.multiple_statements) {
+      recordEffects(info, *conn, result.changes, result.changes_unreadable);
+    }
+    if (!info.reads_diagnostics) co_await recordDiagnostics(result, info, *conn);
   }
-  if (!info.reads_diagnostics) co_await recordDiagnostics(result, info, *conn);
   auto server_status = co_await statusAfter(result, *conn);
   if (server_status) {
     carryAutocommit(*server_status & status::kAutocommit, initial_status_ & status::kAutocommit, desired_,
@@ -210,7 +239,7 @@ awaitable<bool> ClientSession::onInitDb(protocol::ByteView payload) {
   auto conn = co_await borrow(pool, false);
   if (!conn) co_return true;
   BackendShardChannel channel(*conn, pool.config());
-  PacketStreamSink client(client_);
+  PacketStreamSink client(client_, clientTracking());
   auto result = co_await routeCommand(channel, payload, protocol::ResponseKind::kQuery, client, capabilities_, reply_seq_);
   if (result.client_failed) {
     giveBack(std::move(conn), pool, std::nullopt);
@@ -236,7 +265,7 @@ awaitable<bool> ClientSession::onPassthrough(protocol::ByteView payload, protoco
   auto conn = co_await borrow(pool, sync_state);
   if (!conn) co_return true;
   BackendShardChannel channel(*conn, pool.config());
-  PacketStreamSink client(client_);
+  PacketStreamSink client(client_, clientTracking());
   auto result = co_await routeCommand(channel, payload, kind, client, capabilities_, reply_seq_);
   if (result.client_failed) {
     giveBack(std::move(conn), pool, std::nullopt);

@@ -97,5 +97,49 @@ TEST(SessionTrack, ExtraBytesInsideAnEntryAreRefused) {
   EXPECT_FALSE(decodeSessionChanges(in, c));
 }
 
+TEST(TrackingSettings, ReadFromTheServersValues) {
+  auto s = trackingSettingsFrom("autocommit, Time_Zone,,time_zone", "ON", "OFF");
+  EXPECT_FALSE(s.all_variables);
+  EXPECT_EQ(s.variables, (std::vector<std::string>{"autocommit", "time_zone"}));
+  EXPECT_TRUE(s.schema);
+  EXPECT_FALSE(s.state_change);
+  auto all = trackingSettingsFrom("*", "0", "1");
+  EXPECT_TRUE(all.all_variables);
+  EXPECT_FALSE(all.schema);
+  EXPECT_TRUE(all.state_change);
+  auto none = trackingSettingsFrom("", "OFF", "OFF");
+  EXPECT_TRUE(none.variables.empty());
+  EXPECT_FALSE(none.all_variables);
+}
+
+TEST(TrackingSettings, MariaDbDefaults) {
+  auto d = defaultTrackingSettings();
+  EXPECT_EQ(d.variables, (std::vector<std::string>{"autocommit", "character_set_client", "character_set_connection",
+                                                   "character_set_results", "time_zone"}));
+  EXPECT_TRUE(d.schema);
+  EXPECT_FALSE(d.state_change);
+}
+
+TEST(TrackingSettings, SelectWhatTheClientAskedFor) {
+  SessionChanges reported;
+  reported.variables = {{"wait_timeout", "100"}, {"sql_mode", ""}, {"time_zone", "SYSTEM"}};
+  reported.schema_changed = true;
+  reported.schema = "im";
+  reported.state_changed = true;
+  reported.transaction_state = "T_______";
+  auto told = trackedFor(reported, trackingSettingsFrom("time_zone,sql_mode", "OFF", "ON"));
+  EXPECT_EQ(told.variables, (std::vector<SessionChanges::Variable>{{"sql_mode", ""}, {"time_zone", "SYSTEM"}}));
+  EXPECT_FALSE(told.schema_changed);
+  EXPECT_TRUE(told.state_changed);
+  EXPECT_TRUE(told.transaction_state.empty());  // never offered
+  EXPECT_TRUE(anyTracked(told));
+  auto all = trackedFor(reported, trackingSettingsFrom("*", "ON", "OFF"));
+  EXPECT_EQ(all.variables.size(), 3u);
+  EXPECT_TRUE(all.schema_changed);
+  EXPECT_EQ(all.schema, "im");
+  EXPECT_FALSE(all.state_changed);
+  EXPECT_FALSE(anyTracked(trackedFor(reported, trackingSettingsFrom("autocommit", "OFF", "OFF"))));
+}
+
 }  // namespace
 }  // namespace sp::protocol

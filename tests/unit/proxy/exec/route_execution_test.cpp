@@ -127,6 +127,66 @@ TEST(RouteExecution, SessionTrackingReportIsTakenOutOfTheOk) {
   EXPECT_FALSE(forwarded->status_flags & protocol::status::kSessionStateChanged);
 }
 
+namespace {
+
+// An OK as a backend tracking everything sends it after
+// `SET sql_mode = '', time_zone = '+01:00'` with session_track_state_change on.
+protocol::Bytes trackedOk(uint32_t capabilities) {
+  protocol::SessionChanges reported;
+  reported.variables = {{"sql_mode", ""}, {"time_zone", "+01:00"}};
+  reported.state_changed = true;
+  protocol::Bytes info;
+  protocol::encode(reported, info);
+  protocol::OkPacket ok;
+  ok.status_flags = protocol::status::kAutocommit | protocol::status::kSessionStateChanged;
+  ok.session_state_info.assign(info.begin(), info.end());
+  protocol::Bytes payload;
+  protocol::encode(ok, capabilities, payload);
+  return payload;
+}
+
+}  // namespace
+
+TEST(RouteExecution, ATrackingClientGetsThePartOfTheReportItsSettingsSelect) {
+  const uint32_t tracking = test::kClassicCapabilities | protocol::cap::kSessionTrack;
+  ScriptedShard shard(tracking);
+  shard.packet(trackedOk(tracking));
+  RecordingClient client;
+  const protocol::TrackingSettings settings = protocol::defaultTrackingSettings();  // time_zone, not sql_mode; no state
+  client.client_tracking = &settings;
+  const uint32_t client_caps = protocol::cap::kProtocol41 | protocol::cap::kSessionTrack;
+  auto result = test::runToEnd(routeQuery(shard, "SET sql_mode = '', time_zone = '+01:00'", client, client_caps, 1));
+  // The proxy itself learns everything the server reported.
+  EXPECT_EQ(result.changes.variables.size(), 2u);
+  EXPECT_TRUE(result.changes.state_changed);
+  ASSERT_EQ(client.packets.size(), 1u);
+  auto forwarded = protocol::decodeOkPacket(client.packets[0].payload, client_caps);
+  ASSERT_TRUE(forwarded.has_value());
+  EXPECT_TRUE(forwarded->status_flags & protocol::status::kSessionStateChanged);
+  protocol::SessionChanges told;
+  ASSERT_TRUE(protocol::decodeSessionChanges(protocol::asBytes(forwarded->session_state_info), told));
+  ASSERT_EQ(told.variables.size(), 1u);
+  EXPECT_EQ(told.variables[0].name, "time_zone");
+  EXPECT_EQ(told.variables[0].value, "+01:00");
+  EXPECT_FALSE(told.state_changed);
+}
+
+TEST(RouteExecution, ATrackingClientWhoseSettingsSelectNothingGetsNoFlag) {
+  const uint32_t tracking = test::kClassicCapabilities | protocol::cap::kSessionTrack;
+  ScriptedShard shard(tracking);
+  shard.packet(trackedOk(tracking));
+  RecordingClient client;
+  const protocol::TrackingSettings settings = protocol::trackingSettingsFrom("autocommit", "ON", "OFF");
+  client.client_tracking = &settings;
+  const uint32_t client_caps = protocol::cap::kProtocol41 | protocol::cap::kSessionTrack;
+  test::runToEnd(routeQuery(shard, "SET sql_mode = '', time_zone = '+01:00'", client, client_caps, 1));
+  ASSERT_EQ(client.packets.size(), 1u);
+  auto forwarded = protocol::decodeOkPacket(client.packets[0].payload, client_caps);
+  ASSERT_TRUE(forwarded.has_value());
+  EXPECT_FALSE(forwarded->status_flags & protocol::status::kSessionStateChanged);
+  EXPECT_TRUE(forwarded->session_state_info.empty());
+}
+
 TEST(RouteExecution, LostShardMidAnswerIsABackendFailure) {
   ScriptedShard shard;
   shard.header({column("id", ColumnType::kLong)}).row({"1"}).failure(ChannelError::kLost);

@@ -150,6 +150,7 @@ class RecordingClient final : public ClientSink {
   std::vector<Packet> packets;
   int flushes = 0;
   bool flush_fails = false;
+  const protocol::TrackingSettings* client_tracking = nullptr;  // what tracking() answers
 
   uint8_t append(protocol::ByteView payload, uint8_t seq) override {
     packets.push_back({seq, protocol::Bytes(payload.begin(), payload.end())});
@@ -157,6 +158,7 @@ class RecordingClient final : public ClientSink {
     return static_cast<uint8_t>(seq + 1);
   }
   size_t pendingOutput() const override { return pending_; }
+  const protocol::TrackingSettings* tracking() const override { return client_tracking; }
   awaitable<bool> flush() override {
     pending_ = 0;
     ++flushes;
