@@ -20,6 +20,7 @@
 #include "conf/moves_config.hpp"
 #include "conf/observe_config.hpp"
 #include "conf/scatter_config.hpp"
+#include "conf/schema_config.hpp"
 #include "conf/server_config.hpp"
 #include "conf/user_account.hpp"
 
@@ -28,6 +29,7 @@ namespace sp::conf {
 struct Config {
   ServerConfig server;
   MovesConfig moves;
+  SchemaConfig schema;  // DDL on logical tables
   std::optional<FleetConfig> fleet;
   PartitionsConfig partitions;
   ArchiveConfig archive;

@@ -289,6 +289,23 @@ const FieldSpec<ArchiveEntry> kArchiveFields[] = {
      }},
 };
 
+// ---- schema (DDL on logical tables) ----
+
+const FieldSpec<SchemaConfig> kSchemaFields[] = {
+    {"parallel_per_backend", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, SchemaConfig& s) {
+       assign(w.readUInt(v, p, 1, 64), s.parallel_per_backend);
+     }},
+    {"async", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, SchemaConfig& s) { readBool(w, v, p, s.async); }},
+    {"allow_copy", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, SchemaConfig& s) { readBool(w, v, p, s.allow_copy); }},
+    {"allow_truncate", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, SchemaConfig& s) {
+       readBool(w, v, p, s.allow_truncate);
+     }},
+};
+
 // ---- moves (online resharding) ----
 
 const FieldSpec<MovesConfig> kMovesFields[] = {
@@ -486,6 +503,11 @@ const FieldSpec<Document> kTopFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        if (v.IsNull()) return;
        readMapping<MovesConfig>(w, v, p, kMovesFields, d.config.moves);
+     }},
+    {"schema", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       if (v.IsNull()) return;
+       readMapping<SchemaConfig>(w, v, p, kSchemaFields, d.config.schema);
      }},
     {"scatter", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
