@@ -19,6 +19,10 @@ struct SchemaConfig {
   bool allow_copy = false;
   // TRUNCATE TABLE <logical> empties every physical table; refused unless on.
   bool allow_truncate = false;
+  // Each ALTER waits at most this long for the table's metadata lock (a
+  // transaction using the table holds it): past it the table's change fails
+  // (RETRY SCHEMA CHANGE) rather than queue every statement on the table.
+  uint32_t lock_wait_timeout_s = 10;
 };
 
 }  // namespace sp::conf

@@ -304,6 +304,10 @@ const FieldSpec<SchemaConfig> kSchemaFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, SchemaConfig& s) {
        readBool(w, v, p, s.allow_truncate);
      }},
+    {"lock_wait_timeout_s", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, SchemaConfig& s) {
+       assign(w.readUInt(v, p, 1, 31'536'000), s.lock_wait_timeout_s);
+     }},
 };
 
 // ---- moves (online resharding) ----

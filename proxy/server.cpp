@@ -86,6 +86,7 @@ Server::Server(conf::Config config) {
 }
 
 Server::~Server() {
+  if (schema_) schema_->stop();
   if (moves_) moves_->stop();
   if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();
@@ -157,6 +158,10 @@ std::string Server::start() {
   moves_ = std::make_unique<MoveCoordinator>(context_, *maps_);
   moves_->start();  // resumes moves a restart interrupted
   context_.moves = moves_.get();
+  schema_ = std::make_unique<SchemaCoordinator>(context_);
+  schema_->start();  // resumes schema changes a restart interrupted
+  context_.schema_changes = schema_.get();
+  context_.schema = schema_.get();
   if (cfg.fleet) {
     // Serving already (the cached or file map); the fleet's map follows once etcd answers.
     fleet_ = std::make_unique<FleetAgent>(context_, *maps_);
@@ -227,6 +232,7 @@ void Server::runUntilSignalled() {
 void Server::shutdown() {
   context_.shutting_down = true;
   if (ha_) ha_->stop();
+  if (schema_) schema_->stop();
   if (moves_) moves_->stop();
   if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();

@@ -9,6 +9,7 @@
 #include "proxy/admin/admin_server.hpp"
 #include "proxy/fleet/fleet_agent.hpp"
 #include "proxy/ha/ha_coordinator.hpp"
+#include "proxy/schema/schema_coordinator.hpp"
 #include "proxy/admin/metrics_server.hpp"
 #include "proxy/move/move_coordinator.hpp"
 #include "proxy/lifecycle/partition_upkeep.hpp"
@@ -43,6 +44,7 @@ class Server {
   std::unique_ptr<MetricsServer> metrics_;
   std::unique_ptr<PartitionUpkeep> upkeep_;
   std::unique_ptr<MoveCoordinator> moves_;
+  std::unique_ptr<SchemaCoordinator> schema_;
   std::unique_ptr<HaCoordinator> ha_;
 };
 

@@ -109,9 +109,10 @@ std::optional<std::expected<LogicalDdl, std::string>> recognizeLogicalDdl(std::s
       // The table follows the first top-level ON.
       size_t on = i + 1;
       while (on < tokens.size() && !tokens[on].is(TokenKind::kEnd) && !word(on, "ON")) ++on;
-      if (!word(on, "ON")) return std::nullopt;
+      if (!word(on, "ON") || on == i + 1) return std::nullopt;
       name = tableNameAt(tokens, on + 1, sql);
       ddl.kind = create ? LogicalDdlKind::kCreateIndex : LogicalDdlKind::kDropIndex;
+      if (!create) ddl.drop_index_clause = std::string(sql.substr(tokens[i].begin, tokens[on - 1].end - tokens[i].begin));
     } else if (word(i, "TABLE")) {
       ++i;
       if (word(i, "IF")) i += word(i + 1, "NOT") ? 3 : 2;
@@ -208,6 +209,15 @@ std::vector<DdlAlgorithm> algorithmsToTry(const LogicalDdl& ddl) {
 }
 
 std::string physicalStatement(const LogicalDdl& ddl, std::string_view physical, DdlAlgorithm algorithm) {
+  if (ddl.kind == LogicalDdlKind::kDropIndex && algorithm != DdlAlgorithm::kAsWritten) {
+    // The same change as ALTER TABLE, which takes the algorithm.
+    LogicalDdl alter = ddl;
+    alter.kind = LogicalDdlKind::kAlterTable;
+    alter.statement = "ALTER TABLE t DROP " + ddl.drop_index_clause;
+    alter.name_begin = 12;
+    alter.name_end = 13;
+    return physicalStatement(alter, physical, algorithm);
+  }
   std::string out = ddl.statement.substr(0, ddl.name_begin);
   out += '`';
   for (char c : physical) {

@@ -36,6 +36,9 @@ struct LogicalDdl {
   uint32_t name_end = 0;
   bool algorithm_given = false;  // the statement names ALGORITHM (or LOCK): kept as written
   bool copy = false;             // ... and it is ALGORITHM=COPY
+  // DROP INDEX: "INDEX [IF EXISTS] name" as written. MariaDB's DROP INDEX
+  // takes no ALGORITHM or LOCK, so it runs as ALTER TABLE ... DROP <this>.
+  std::string drop_index_clause;
 };
 
 // nullopt: not DDL on a logical table (the caller goes on as before).

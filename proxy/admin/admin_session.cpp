@@ -18,6 +18,8 @@
 #include "proxy/ha/ha_coordinator.hpp"
 #include "proxy/lifecycle/lifecycle_admin.hpp"
 #include "proxy/move/move_coordinator.hpp"
+#include "proxy/schema/schema_command.hpp"
+#include "proxy/schema/schema_coordinator.hpp"
 #include "proxy/session/server_handshake.hpp"
 #include "proxy/net/tls_contexts.hpp"
 
@@ -111,6 +113,23 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
       const HaCommand command = **ha;
       const std::string who = "admin:" + user_;
       AdminReply reply = co_await context_.ha->execute(command, who);
+      if (std::holds_alternative<AdminError>(reply)) context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
+      queueReply(std::move(reply), seq);
+    }
+    co_return;
+  }
+  if (auto schema = parseSchemaCommand(sql)) {
+    // Schema changes run on the backends (a DDL waits for every table): awaited, logged at info.
+    context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("admin {}@{}: {}", user_, peer_, sql.substr(0, 200));
+    if (!*schema) {
+      queueReply(AdminError{1064, "42000", schema->error()}, seq);
+    } else if (!context_.schema) {
+      queueReply(AdminError{1105, "HY000", "shardproxy admin: schema changes are not running"}, seq);
+    } else {
+      SchemaCommand command = **schema;
+      std::string who = "admin:" + user_;
+      AdminReply reply = co_await context_.schema->execute(std::move(command), std::move(who));
       if (std::holds_alternative<AdminError>(reply)) context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
       queueReply(std::move(reply), seq);
     }

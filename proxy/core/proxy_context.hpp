@@ -39,6 +39,8 @@ class FleetAgent;
 class SlowQueryLog;
 class MoveCoordinator;
 class HaCoordinator;
+class SchemaChangeService;
+class SchemaCoordinator;
 class ServerTls;
 
 struct ProxyContext {
@@ -125,6 +127,9 @@ struct ProxyContext {
   WriteHold write_hold;
   MoveCoordinator* moves = nullptr;  // the admin commands MOVE ..., SHOW MOVES (set at start-up)
   HaCoordinator* ha = nullptr;       // SWITCHOVER / FAILOVER / REJOIN BACKEND (proxy/ha/, set at start-up)
+  // DDL on logical tables (proxy/schema/, set at start-up; null: refused as before).
+  SchemaChangeService* schema_changes = nullptr;
+  SchemaCoordinator* schema = nullptr;  // the same, for the admin port's commands
 
  private:
   std::unique_ptr<conf::Config> config_;  // never null

@@ -53,6 +53,7 @@ inline constexpr Code kUnsupportedPs{1295, "HY000"};      // ER_UNSUPPORTED_PS
 inline constexpr Code kServerShutdown{1053, "08S01"};     // ER_SERVER_SHUTDOWN
 inline constexpr Code kGeneric{1105, "HY000"};            // ER_UNKNOWN_ERROR
 inline constexpr Code kWrongValueForVar{1231, "42000"};   // ER_WRONG_VALUE_FOR_VAR
+inline constexpr Code kUnsupported{9113, "HY000"};        // a statement shape the proxy does not route (routing/route_error.hpp)
 inline constexpr Code kCrossBackend{9120, "HY000"};       // shardproxy: state bound to another backend
 // A write to keys an online move holds for its cut-over waited too long or
 // found too many waiting (write_hold.hpp): retryable, nothing ran.

@@ -192,6 +192,18 @@ awaitable<bool> ClientSession::onStmtPrepare(protocol::ByteView payload) {
   if (answersDiagnosticsLocally(sql, info)) co_return co_await prepareDiagnostics(std::move(sql));
   if (showsLogicalProcesslist(sql, info)) co_return co_await prepareProcesslist(std::move(sql));
   if (setsReadsVariable(info)) co_return co_await prepareReadsSetting(std::move(sql), info);
+  if (auto ddl = logicalDdl(sql, info)) {
+    // Refused at the prepare as the text form is refused; else prepared here.
+    if (!*ddl) {
+      queueError(reply_seq_, client_error::make(client_error::kUnsupported, ddl->error()));
+      co_return co_await client_.flush();
+    }
+    ClientStatement statement;
+    statement.sql = std::move(sql);
+    statement.schema_change = true;
+    const LocalResult announced;  // DDL: no columns, no parameters
+    co_return co_await prepareLocally(std::move(statement), announced);
+  }
   // What the text path carries out itself (KILL, CONNECTION_ID()) is
   // prepared on a backend for its metadata only and run by the proxy.
   std::string connection_id_column;
@@ -344,6 +356,16 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
     co_return co_await sendInvalidConditionOk();
   }
   if (stmt->reads_setting) co_return co_await executeReadsSetting(*stmt);
+  if (stmt->schema_change) {
+    if (auto ddl = logicalDdl(stmt->sql, parser::classify(stmt->sql, dialect_))) {
+      co_return co_await runSchemaChange(std::move(*ddl));
+    }
+    // The map changed since the prepare: no longer a logical table's change.
+    queueError(reply_seq_, client_error::make(client_error::kUnsupported,
+        "shardproxy: this prepared statement no longer changes a logical table of the shard map in force; "
+        "prepare it again"));
+    co_return co_await client_.flush();
+  }
   LongDataConsumed consumed(statements_, id);
   if (stmt->long_data_too_large) {
     queueError(reply_seq_, longDataTooLarge(worker_.context().config()));

@@ -503,6 +503,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
     co_return co_await runProcesslistSelect(sql, info, nullptr);
   }
   if (auto catalog = catalogPlan(sql, info)) co_return co_await runCatalog(*catalog);
+  if (auto ddl = logicalDdl(sql, info)) co_return co_await runSchemaChange(std::move(*ddl));
   if (info.kind == K::kPrepareSql) {
     auto refused = catalogPrepareRefusal(sql);
     if (!refused) refused = processlistSqlPrepareRefusal(sql);

@@ -24,6 +24,7 @@
 #include "proxy/session/idle_timeout.hpp"
 #include "proxy/session/session_tracking.hpp"
 #include "routing/catalog.hpp"
+#include "routing/schema_change.hpp"
 #include "routing/plan.hpp"
 #include "routing/map/shard_map.hpp"
 #include "protocol/response_tracker.hpp"
@@ -186,6 +187,11 @@ class ClientSession {
   bool usesLogicalCatalog() const;
   std::optional<routing::CatalogPlan> catalogPlan(std::string_view sql, const parser::StatementInfo& info);
   awaitable<bool> runCatalog(const routing::CatalogPlan& plan, bool binary_rows = false);
+  // DDL on a logical table (session_schema_change.cpp): nullopt when `sql`
+  // is not one; else the change, or why the proxy refuses it.
+  std::optional<std::expected<routing::LogicalDdl, std::string>> logicalDdl(std::string_view sql,
+                                                                            const parser::StatementInfo& info);
+  awaitable<bool> runSchemaChange(std::expected<routing::LogicalDdl, std::string> ddl);
   // `PREPARE s FROM '<catalog statement>'`: EXECUTE would run on a backend
   // and show the physical layout, so it is refused for logical-catalog users.
   std::optional<protocol::ErrPacket> catalogPrepareRefusal(std::string_view sql);

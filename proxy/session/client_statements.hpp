@@ -29,6 +29,9 @@ struct ClientStatement {
   // SHOW [FULL] PROCESSLIST of an application user: the proxy's sessions
   // (session_processlist.cpp); never prepared on a backend.
   bool local_processlist = false;
+  // DDL on a logical table: prepared by the session itself, each execute
+  // handed to the schema-change runner (session_schema_change.cpp).
+  bool schema_change = false;
   // A statement of the logical catalog (SHOW TABLES, DESCRIBE, information_schema
   // for an application user): prepared on a backend for its metadata only,
   // each execute runs as text through the catalog (catalog_executor.cpp).

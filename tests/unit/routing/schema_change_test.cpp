@@ -84,6 +84,10 @@ TEST(SchemaChange, AlgorithmClauses) {
   auto index = recognized("CREATE INDEX i ON im.msg (a)");
   EXPECT_EQ(physicalStatement(index, "msg_01", DdlAlgorithm::kInplaceNoLock),
             "CREATE INDEX i ON `msg_01` (a) ALGORITHM=INPLACE LOCK=NONE");
+  // MariaDB's DROP INDEX takes no ALGORITHM: it runs as ALTER TABLE.
+  auto drop = recognized("DROP INDEX IF EXISTS `u` ON msg");
+  EXPECT_EQ(physicalStatement(drop, "msg_03", DdlAlgorithm::kInstant),
+            "ALTER TABLE `msg_03` DROP INDEX IF EXISTS `u`, ALGORITHM=INSTANT");
   auto copy = recognized("ALTER TABLE msg MODIFY body TEXT, ALGORITHM = COPY");
   EXPECT_TRUE(copy.algorithm_given);
   EXPECT_TRUE(copy.copy);
