@@ -6,6 +6,7 @@
 #include "proxy/ha/ha_command.hpp"
 #include "proxy/lifecycle/lifecycle_command.hpp"
 #include "proxy/move/move_command.hpp"
+#include "proxy/schema/schema_command.hpp"
 
 namespace sp::proxy {
 
@@ -72,7 +73,7 @@ std::string unknownCommand(std::string_view sql) {
   std::string shown(sql.substr(0, 80));
   return "shardproxy admin: unknown command '" + shown +
          "'; commands: SHOW SHARD MAP [HISTORY|ERRORS], RELOAD SHARD MAP, ROLLBACK SHARD MAP TO <version>, "
-         "SHOW FLEET, SHOW BACKENDS, SHOW SESSIONS, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, SHOW SCHEMA DRIFT, SHOW TOPOLOGY, SWITCHOVER / FAILOVER / REJOIN BACKEND ..., HELP";
+         "SHOW FLEET, SHOW BACKENDS, SHOW SESSIONS, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, SHOW SCHEMA DRIFT, SHOW SCHEMA CHANGES, RETRY SCHEMA CHANGE <id>, SHOW TOPOLOGY, SWITCHOVER / FAILOVER / REJOIN BACKEND ..., HELP";
 }
 
 // SELECT @@var | name() [, ...] [LIMIT n]
@@ -205,6 +206,7 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
   for (auto& line : lifecycleCommandHelp()) help.push_back(std::move(line));
   for (auto& line : moveCommandHelp()) help.push_back(std::move(line));
   for (auto& line : haCommandHelp()) help.push_back(std::move(line));
+  for (auto& line : schemaCommandHelp()) help.push_back(std::move(line));
   return help;
 }
 

@@ -57,4 +57,14 @@ std::optional<std::expected<SchemaCommand, std::string>> parseSchemaCommand(std:
   return std::nullopt;
 }
 
+std::vector<std::pair<std::string, std::string>> schemaCommandHelp() {
+  return {
+      {"ALTER TABLE / CREATE [UNIQUE] INDEX / DROP INDEX / CREATE TABLE <logical> ...",
+       "change every physical table of a logical table, online, recorded (SHOW SCHEMA CHANGES)"},
+      {"SHOW SCHEMA CHANGES", "every schema change: state, tables changed, failed and pending, the first error"},
+      {"SHOW SCHEMA CHANGE <id>", "one change's physical tables: state, algorithm, seconds, error"},
+      {"RETRY SCHEMA CHANGE <id>", "run a failed change again from where it stopped"},
+  };
+}
+
 }  // namespace sp::proxy

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sp::proxy {
 
@@ -23,5 +25,8 @@ struct SchemaCommand {
 
 // nullopt: not a schema-change command; an error: one, malformed.
 std::optional<std::expected<SchemaCommand, std::string>> parseSchemaCommand(std::string_view sql);
+
+// The commands, one per line, for HELP.
+std::vector<std::pair<std::string, std::string>> schemaCommandHelp();
 
 }  // namespace sp::proxy
