@@ -2,6 +2,7 @@
 // malformed and unknown commands are errors with a message, never a crash.
 #include <gtest/gtest.h>
 
+#include "proxy/schema/schema_command.hpp"
 #include "proxy/admin/admin_command.hpp"
 #include "proxy/ha/ha_command.hpp"
 #include "proxy/admin/admin_results.hpp"
@@ -111,6 +112,10 @@ TEST(AdminCommand, HelpNamesEveryCommand) {
     }
     if (auto ha = parseHaCommand(command)) {  // replication groups' own grammar (ha_command_test.cpp)
       EXPECT_TRUE(ha->has_value()) << command;
+      continue;
+    }
+    if (auto schema = parseSchemaCommand(command)) {  // schema changes' own grammar (schema_command_test.cpp)
+      EXPECT_TRUE(schema->has_value()) << command;
       continue;
     }
     EXPECT_TRUE(parseAdminCommand(command).has_value()) << command;
