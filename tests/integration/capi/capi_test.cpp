@@ -265,6 +265,35 @@ TEST_F(CApi, FieldListOfLogicalAndPhysicalTables) {
   EXPECT_EQ(scalar("SELECT 1"), "1");  // the session carries on
 }
 
+// A change of a logical table prepared with COM_STMT_PREPARE runs like the
+// text one (issue 31, one rule set for both protocols): every physical table
+// of msg gets the index, then loses it.
+TEST_F(CApi, PreparedSchemaChangeOfALogicalTable) {
+  auto run = [&](const std::string& sql) {
+    MYSQL_STMT* stmt = mysql_stmt_init(conn_.get());
+    EXPECT_EQ(mysql_stmt_prepare(stmt, sql.data(), sql.size()), 0) << sql << ": " << mysql_stmt_error(stmt);
+    EXPECT_EQ(mysql_stmt_param_count(stmt), 0u);
+    EXPECT_EQ(mysql_stmt_execute(stmt), 0) << sql << ": " << mysql_stmt_error(stmt);
+    mysql_stmt_close(stmt);
+  };
+  auto indexed = [&](unsigned port, const char* table) {
+    bool ok = false;
+    Connection direct = connectTo(port, "proxy", "proxy_pw", "im", &ok);
+    EXPECT_TRUE(ok) << mysql_error(direct.get());
+    const std::string sql = std::string("SHOW INDEX FROM ") + table + " WHERE Key_name = 'it_capi_prepared'";
+    EXPECT_EQ(mysql_query(direct.get(), sql.c_str()), 0) << mysql_error(direct.get());
+    Result r(mysql_store_result(direct.get()));
+    return r && mysql_num_rows(r.get()) > 0;
+  };
+  const unsigned db1_port = envPort("SP_DB1_PORT", 3308);
+  run("ALTER TABLE msg ADD INDEX it_capi_prepared (msg_type)");
+  EXPECT_TRUE(indexed(kDb0Port, "msg_00"));
+  EXPECT_TRUE(indexed(db1_port, "msg_15"));
+  run("DROP INDEX it_capi_prepared ON msg");
+  EXPECT_FALSE(indexed(kDb0Port, "msg_00"));
+  EXPECT_FALSE(indexed(db1_port, "msg_15"));
+}
+
 TEST_F(CApi, SelectDbChangesDatabase) {
   ASSERT_EQ(mysql_select_db(conn_.get(), "information_schema"), 0) << mysql_error(conn_.get());
   EXPECT_EQ(scalar("SELECT DATABASE()"), "information_schema");
