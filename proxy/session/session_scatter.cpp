@@ -143,6 +143,20 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, cons
     queueError(outcome.error_seq, mergeMemoryRefusal(worker_.context(), merge_memory.held()));
   }
   merge_memory.release();
+  if (outcome.error && outcome.error->error_code == client_error::kBackendLost.number) {
+    // Cut by the proxy because the server stopped answering its probes
+    // (BackendPool::markDown), not lost by chance: said so under its own
+    // code, as for a routed statement (reportBackendFailure).
+    for (const auto& lent : borrowed) {
+      if (lent.pool == nullptr || lent.pool->probeDown().empty()) continue;
+      if (outcome.error->message.find("on backend " + lent.pool->name() + ")") == std::string::npos) continue;
+      outcome.error->error_code = client_error::kBackendStoppedAnswering.number;
+      outcome.error->sql_state = client_error::kBackendStoppedAnswering.sql_state;
+      outcome.error->message += fmt::format(" (backend {} stopped answering: {}; the statement was abandoned)",
+                                            lent.pool->name(), lent.pool->probeDown());
+      break;
+    }
+  }
   releaseLent(borrowed);
   record_.rows += outcome.rows;
   record_.merge_bytes += outcome.row_bytes;

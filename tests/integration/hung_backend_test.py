@@ -15,7 +15,10 @@ session reads db1's shard. Asserted:
     once (< 250 ms) while the server is stopped;
   * db1's session never fails and no read of it takes over 500 ms;
   * SHOW BACKENDS says db0 is down, with the probes' reason;
-  * after SIGCONT every db0 session's statements succeed again within 3 s.
+  * after SIGCONT every db0 session's statements succeed again within 3 s;
+  * a scatter spanning db0 and db1 (keyless COUNT) is cut like a routed
+    statement: 9143 in flight (or 9001 / 9003), never the 9002 of a chance
+    loss.
 
 Prints the figures (time from SIGSTOP to each first error, to recovery).
 The server is always continued (finally), and the proxy stopped.
@@ -60,9 +63,10 @@ def error_code(e):
 class Session(threading.Thread):
     """Runs a point SELECT on `key` in a loop; records every outcome with its time."""
 
-    def __init__(self, key):
+    def __init__(self, key, statement=None):
         super().__init__(daemon=True)
         self.key = key
+        self.statement = statement or f"SELECT COUNT(*) FROM {ap.TABLE} WHERE peer_id = {key}"
         self.conn = ap.app(read_timeout=30)
         self.stop = threading.Event()
         self.outcomes = []  # (start, end, None | (code, message))
@@ -71,7 +75,7 @@ class Session(threading.Thread):
         while not self.stop.is_set():
             start = time.monotonic()
             try:
-                rows(self.conn, f"SELECT COUNT(*) FROM {ap.TABLE} WHERE peer_id = {self.key}")
+                rows(self.conn, self.statement)
                 self.outcomes.append((start, time.monotonic(), None))
             except pymysql.err.MySQLError as e:
                 self.outcomes.append((start, time.monotonic(), (error_code(e), str(e))))
@@ -99,7 +103,7 @@ class HungBackend(unittest.TestCase):
             raise SystemExit("could not set db1's query_timeout_ms: admin_proxy.config_text changed")
         with open(cls.run_.config_path, "w") as f:
             f.write(text + HA)
-        cls.run_.write_map(ap.map_text(1))
+        cls.run_.write_map(ap.map_text(1, extra="    scatter: aggregates\n"))
         ap.create_tables()
         cls.key0 = ap.keys_in_bucket(3, 1)[0]    # s01 on db0
         cls.key1 = ap.keys_in_bucket(40, 1)[0]   # s02 on db1
@@ -122,7 +126,9 @@ class HungBackend(unittest.TestCase):
         app.close()
         db0 = [Session(self.key0) for _ in range(DB0_SESSIONS)]
         db1 = Session(self.key1)
-        for s in db0 + [db1]:
+        # A keyless COUNT over both shards: a scatter that needs db0 too.
+        spanning = Session(None, f"SELECT COUNT(*) FROM {ap.TABLE}")
+        for s in db0 + [db1, spanning]:
             s.start()
         time.sleep(1.0)
         for s in db0 + [db1]:
@@ -151,6 +157,15 @@ class HungBackend(unittest.TestCase):
             else:
                 self.assertIn("health probes", message)
             firsts.append((at - stopped, code))
+        # The scatter is cut like a routed statement, never reported as a
+        # chance loss (9002): 9143 in flight, 9001 waiting for a connection,
+        # or 9003 when scatter.shard_timeout_ms came first.
+        first = spanning.first_error_after(stopped)
+        self.assertIsNotNone(first, f"the scatter got no error while db0 was stopped: {spanning.outcomes[-3:]}")
+        scatter_codes = {err[0] for _, _, err in spanning.outcomes if err}
+        self.assertNotIn(9002, scatter_codes, [err for _, _, err in spanning.outcomes if err][:3])
+        self.assertTrue(scatter_codes <= {9143, 9001, 9003}, scatter_codes)
+        print(f"\nscatter spanning db0: first error {first[1][0]} after {first[0] - stopped:.3f} s; codes {sorted(scatter_codes)}")
         print(f"\nSIGSTOP -> first error per db0 session (s, code): "
               f"{[(round(t, 3), c) for t, c in sorted(firsts)]}")
         self.assertLessEqual(max(t for t, _ in firsts), DETECT_BOUND_S)
@@ -183,9 +198,9 @@ class HungBackend(unittest.TestCase):
         while time.monotonic() < deadline and not all(
                 any(o[0] > resumed and o[2] is None for o in s.outcomes) for s in db0):
             time.sleep(0.05)
-        for s in db0 + [db1]:
+        for s in db0 + [db1, spanning]:
             s.stop.set()
-        for s in db0 + [db1]:
+        for s in db0 + [db1, spanning]:
             s.join(timeout=30)
             self.assertFalse(s.is_alive())
         recovered = []
@@ -195,7 +210,7 @@ class HungBackend(unittest.TestCase):
             recovered.append(ok[0][1] - resumed)
         print(f"SIGCONT -> first success per db0 session (s): {sorted(round(t, 3) for t in recovered)}")
         self.assertLessEqual(max(recovered), RECOVER_BOUND_S)
-        for s in db0 + [db1]:
+        for s in db0 + [db1, spanning]:
             s.conn.close()
 
 
