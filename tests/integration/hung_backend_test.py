@@ -126,8 +126,9 @@ class HungBackend(unittest.TestCase):
         app.close()
         db0 = [Session(self.key0) for _ in range(DB0_SESSIONS)]
         db1 = Session(self.key1)
-        # A keyless COUNT over both shards: a scatter that needs db0 too.
-        spanning = Session(None, f"SELECT COUNT(*) FROM {ap.TABLE}")
+        # A keyless COUNT over both shards, slowed on each so that it is often
+        # in flight on db0 when it stops: a scatter that needs db0 too.
+        spanning = Session(None, f"SELECT COUNT(*) FROM {ap.TABLE} WHERE SLEEP(0.3) = 0")
         for s in db0 + [db1, spanning]:
             s.start()
         time.sleep(1.0)
