@@ -495,4 +495,16 @@ std::string unquoteString(std::string_view text, const Dialect& dialect) {
   return any ? out : std::string(text);
 }
 
+bool tokenIsWord(const Token& t, std::string_view sql, std::string_view upper_word) {
+  if (t.kind != TokenKind::kIdentifier) return false;
+  std::string_view text = t.text(sql);
+  if (text.size() != upper_word.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+    if (c != upper_word[i]) return false;
+  }
+  return true;
+}
+
 }  // namespace sp::parser

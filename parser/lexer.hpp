@@ -128,6 +128,8 @@ std::string_view tokenKindName(TokenKind kind);
 // Value of a kQuotedIdentifier (`a``b` -> a`b, "a""b" -> a"b, [a]]b] -> a]b)
 // or kIdentifier (unchanged).
 std::string unquoteIdentifier(std::string_view text);
+// Whether `t` is the bare word `upper_word` (given in upper case), in any case.
+bool tokenIsWord(const Token& t, std::string_view sql, std::string_view upper_word);
 // Content of a kString token: introducer dropped, quotes stripped, doubled
 // quotes and backslash escapes resolved (\n, \t, \0, \Z, \\, \', \", \b, \r;
 // \% and \_ keep their backslash as MySQL does). Also accepts the text of a

@@ -7,20 +7,6 @@
 
 namespace sp::parser {
 
-namespace {
-bool localWordIs(const Token& t, std::string_view sql, std::string_view word) {
-  if (t.kind != TokenKind::kIdentifier) return false;
-  std::string_view text = t.text(sql);
-  if (text.size() != word.size()) return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
-    if (c != word[i]) return false;
-  }
-  return true;
-}
-}  // namespace
-
 std::optional<std::string> connectionIdQuery(std::string_view sql) {
   const std::vector<Token> all = tokenize(sql);
   return connectionIdQuery(sql, all);
@@ -33,7 +19,7 @@ std::optional<std::string> connectionIdQuery(std::string_view sql, std::span<con
     tokens.push_back(t);
   }
   if (!tokens.empty() && tokens.back().kind == TokenKind::kSemicolon) tokens.pop_back();
-  if (tokens.size() < 4 || !localWordIs(tokens[0], sql, "SELECT") || !localWordIs(tokens[1], sql, "CONNECTION_ID") ||
+  if (tokens.size() < 4 || !tokenIsWord(tokens[0], sql, "SELECT") || !tokenIsWord(tokens[1], sql, "CONNECTION_ID") ||
       tokens[2].kind != TokenKind::kLeftParen || tokens[3].kind != TokenKind::kRightParen) {
     return std::nullopt;
   }
@@ -41,7 +27,7 @@ std::optional<std::string> connectionIdQuery(std::string_view sql, std::span<con
   if (i == tokens.size()) {
     return std::string(sql.substr(tokens[1].begin, tokens[3].end - tokens[1].begin));
   }
-  const bool as = localWordIs(tokens[i], sql, "AS");
+  const bool as = tokenIsWord(tokens[i], sql, "AS");
   if (as) ++i;
   if (i + 1 != tokens.size()) return std::nullopt;
   const Token& alias = tokens[i];
@@ -82,9 +68,9 @@ std::optional<uint64_t> integerAt(const std::vector<Token>& tokens, size_t i, st
 
 std::optional<bool> processlistQuery(std::string_view sql) {
   const std::vector<Token> tokens = significant(sql);
-  if (tokens.size() == 2 && localWordIs(tokens[0], sql, "SHOW") && localWordIs(tokens[1], sql, "PROCESSLIST")) return false;
-  if (tokens.size() == 3 && localWordIs(tokens[0], sql, "SHOW") && localWordIs(tokens[1], sql, "FULL") &&
-      localWordIs(tokens[2], sql, "PROCESSLIST")) {
+  if (tokens.size() == 2 && tokenIsWord(tokens[0], sql, "SHOW") && tokenIsWord(tokens[1], sql, "PROCESSLIST")) return false;
+  if (tokens.size() == 3 && tokenIsWord(tokens[0], sql, "SHOW") && tokenIsWord(tokens[1], sql, "FULL") &&
+      tokenIsWord(tokens[2], sql, "PROCESSLIST")) {
     return true;
   }
   return std::nullopt;
@@ -92,10 +78,10 @@ std::optional<bool> processlistQuery(std::string_view sql) {
 
 std::optional<uint64_t> diagnosticsConditionNumber(std::string_view sql) {
   const std::vector<Token> tokens = significant(sql);
-  if (tokens.size() < 5 || !localWordIs(tokens[0], sql, "GET")) return std::nullopt;
+  if (tokens.size() < 5 || !tokenIsWord(tokens[0], sql, "GET")) return std::nullopt;
   size_t i = 1;
-  if (localWordIs(tokens[i], sql, "CURRENT")) ++i;
-  if (i + 2 >= tokens.size() || !localWordIs(tokens[i], sql, "DIAGNOSTICS") || !localWordIs(tokens[i + 1], sql, "CONDITION")) {
+  if (tokenIsWord(tokens[i], sql, "CURRENT")) ++i;
+  if (i + 2 >= tokens.size() || !tokenIsWord(tokens[i], sql, "DIAGNOSTICS") || !tokenIsWord(tokens[i + 1], sql, "CONDITION")) {
     return std::nullopt;
   }
   return integerAt(tokens, i + 2, sql);
@@ -103,10 +89,10 @@ std::optional<uint64_t> diagnosticsConditionNumber(std::string_view sql) {
 
 std::optional<DiagnosticsQuery> diagnosticsQuery(std::string_view sql) {
   const std::vector<Token> tokens = significant(sql);
-  if (tokens.size() < 2 || !localWordIs(tokens[0], sql, "SHOW")) return std::nullopt;
+  if (tokens.size() < 2 || !tokenIsWord(tokens[0], sql, "SHOW")) return std::nullopt;
   DiagnosticsQuery q;
   size_t i = 1;
-  if (localWordIs(tokens[1], sql, "COUNT")) {
+  if (tokenIsWord(tokens[1], sql, "COUNT")) {
     if (tokens.size() != 6 || tokens[2].kind != TokenKind::kLeftParen || tokens[3].kind != TokenKind::kStar ||
         tokens[4].kind != TokenKind::kRightParen) {
       return std::nullopt;
@@ -114,11 +100,11 @@ std::optional<DiagnosticsQuery> diagnosticsQuery(std::string_view sql) {
     q.count = true;
     i = 5;
   }
-  if (localWordIs(tokens[i], sql, "ERRORS")) q.errors_only = true;
-  else if (!localWordIs(tokens[i], sql, "WARNINGS")) return std::nullopt;
+  if (tokenIsWord(tokens[i], sql, "ERRORS")) q.errors_only = true;
+  else if (!tokenIsWord(tokens[i], sql, "WARNINGS")) return std::nullopt;
   ++i;
   if (i == tokens.size()) return q;
-  if (q.count || !localWordIs(tokens[i], sql, "LIMIT")) return std::nullopt;
+  if (q.count || !tokenIsWord(tokens[i], sql, "LIMIT")) return std::nullopt;
   auto first = integerAt(tokens, i + 1, sql);
   if (!first) return std::nullopt;
   if (i + 2 == tokens.size()) {

@@ -9,18 +9,6 @@ namespace {
 using parser::Token;
 using parser::TokenKind;
 
-bool isWord(const Token& t, std::string_view sql, std::string_view word) {
-  if (t.kind != TokenKind::kIdentifier) return false;
-  std::string_view text = t.text(sql);
-  if (text.size() != word.size()) return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
-    if (c != word[i]) return false;
-  }
-  return true;
-}
-
 bool isName(const Token& t) { return t.kind == TokenKind::kIdentifier || t.kind == TokenKind::kQuotedIdentifier; }
 
 std::string nameOf(const Token& t, std::string_view sql) {
@@ -84,7 +72,7 @@ std::optional<std::expected<LogicalDdl, std::string>> recognizeLogicalDdl(std::s
                                                                           const parser::Dialect& dialect) {
   const std::string_view sql = trimmedStatement(whole);
   const std::vector<Token> tokens = parser::tokenize(sql, dialect);
-  auto word = [&](size_t i, std::string_view w) { return i < tokens.size() && isWord(tokens[i], sql, w); };
+  auto word = [&](size_t i, std::string_view w) { return i < tokens.size() && parser::tokenIsWord(tokens[i], sql, w); };
   if (tokens.size() < 3) return std::nullopt;
   LogicalDdl ddl;
   ddl.statement = std::string(sql);
@@ -161,23 +149,23 @@ std::optional<std::expected<LogicalDdl, std::string>> recognizeLogicalDdl(std::s
       return std::unexpected("shardproxy: a change of sharded table " + rule->name + " must be a statement of its own");
     }
     if (depth != 0) continue;
-    if (ddl.kind == LogicalDdlKind::kAlterTable && (isWord(t, sql, "RENAME"))) {
+    if (ddl.kind == LogicalDdlKind::kAlterTable && (parser::tokenIsWord(t, sql, "RENAME"))) {
       return std::unexpected(refusalFor("ALTER TABLE ... RENAME", rule->name) +
                              ": the shard map names its physical tables by the logical name");
     }
     if (ddl.kind != LogicalDdlKind::kCreateTable &&
-        (isWord(t, sql, "PARTITION") || isWord(t, sql, "PARTITIONING") || isWord(t, sql, "PARTITIONS"))) {
+        (parser::tokenIsWord(t, sql, "PARTITION") || parser::tokenIsWord(t, sql, "PARTITIONING") || parser::tokenIsWord(t, sql, "PARTITIONS"))) {
       return std::unexpected(refusalFor("a partition change", rule->name) +
                              " here: partitions are managed by ADD PARTITIONS / DROP PARTITIONS on the admin port");
     }
-    if (isWord(t, sql, "ALGORITHM") || isWord(t, sql, "LOCK")) {
+    if (parser::tokenIsWord(t, sql, "ALGORITHM") || parser::tokenIsWord(t, sql, "LOCK")) {
       ddl.algorithm_given = true;
       size_t v = k + 1;
       if (v < tokens.size() && tokens[v].is(TokenKind::kEquals)) ++v;
-      if (isWord(t, sql, "ALGORITHM") && v < tokens.size() && isWord(tokens[v], sql, "COPY")) ddl.copy = true;
+      if (parser::tokenIsWord(t, sql, "ALGORITHM") && v < tokens.size() && parser::tokenIsWord(tokens[v], sql, "COPY")) ddl.copy = true;
     }
     // A second logical or physical table named (ALTER TABLE msg ... , RENAME ..., FOREIGN KEY ... REFERENCES).
-    if (isWord(t, sql, "REFERENCES")) {
+    if (parser::tokenIsWord(t, sql, "REFERENCES")) {
       return std::unexpected(refusalFor("a foreign key", rule->name) +
                              ": rows of one key live on one shard, the referenced rows may not");
     }

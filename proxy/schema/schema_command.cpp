@@ -7,28 +7,12 @@
 
 namespace sp::proxy {
 
-namespace {
-
-bool is(const parser::Token& t, std::string_view sql, std::string_view word) {
-  if (t.kind != parser::TokenKind::kIdentifier) return false;
-  std::string_view text = t.text(sql);
-  if (text.size() != word.size()) return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
-    if (c != word[i]) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 std::optional<std::expected<SchemaCommand, std::string>> parseSchemaCommand(std::string_view sql) {
   std::vector<parser::Token> tokens = parser::tokenize(sql);
   while (tokens.size() > 1 && tokens[tokens.size() - 2].is(parser::TokenKind::kSemicolon)) {
     tokens.erase(tokens.end() - 2);
   }
-  auto word = [&](size_t i, std::string_view w) { return i < tokens.size() && is(tokens[i], sql, w); };
+  auto word = [&](size_t i, std::string_view w) { return i < tokens.size() && parser::tokenIsWord(tokens[i], sql, w); };
   const size_t count = tokens.size() - 1;  // without kEnd
   SchemaCommand command;
   if (word(0, "SHOW") && word(1, "SCHEMA") && word(2, "CHANGES")) {
