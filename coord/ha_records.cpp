@@ -15,15 +15,12 @@ std::string haBase(std::string_view prefix) {
 
 using json_fields::parseObject;
 using json_fields::read;
+using json_fields::wrongType;
 
 json::array names(const std::vector<std::string>& list) {
   json::array a;
   for (const auto& n : list) a.emplace_back(n);
   return a;
-}
-
-std::string wrongType(std::string_view what, std::string_view field) {
-  return "malformed " + std::string(what) + " record in etcd: '" + std::string(field) + "' has the wrong type";
 }
 
 std::expected<RoleGroupRecord, std::string> decodeGroup(const json::value& v) {

@@ -22,6 +22,11 @@ inline std::expected<json::object, std::string> parseObject(std::string_view tex
   return std::move(v.as_object());
 }
 
+// "malformed <what> record in etcd: '<field>' has the wrong type".
+inline std::string wrongType(std::string_view what, std::string_view field) {
+  return "malformed " + std::string(what) + " record in etcd: '" + std::string(field) + "' has the wrong type";
+}
+
 // Each: true when the field is absent (out unchanged) or read; false when it
 // has another type.
 inline bool read(const json::object& o, std::string_view name, std::string& out) {

@@ -159,9 +159,6 @@ std::string Server::start() {
   moves_->start();  // resumes moves a restart interrupted
   context_.moves = moves_.get();
   schema_ = std::make_unique<SchemaCoordinator>(context_);
-  schema_->start();  // resumes schema changes a restart interrupted
-  context_.schema_changes = schema_.get();
-  context_.schema = schema_.get();
   if (cfg.fleet) {
     // Serving already (the cached or file map); the fleet's map follows once etcd answers.
     fleet_ = std::make_unique<FleetAgent>(context_, *maps_);
@@ -170,8 +167,13 @@ std::string Server::start() {
     // Role changes of replication groups go through the fleet (docs/availability.md, "In a fleet").
     fleet_->attachHa(ha_.get());
     ha_->attachFleet(fleet_->roles());
+    // Schema changes claim their tables and keep their records in etcd too.
+    schema_->attachFleet(fleet_->schemaLink());
     fleet_->start();
   }
+  schema_->start();  // resumes schema changes a restart interrupted (in a fleet: once claimed again)
+  context_.schema_changes = schema_.get();
+  context_.schema = schema_.get();
   if (cfg.server.admin_listen) {
     admin_ = std::make_unique<AdminServer>(context_, *maps_);
     if (auto err = admin_->start(); !err.empty()) return err;

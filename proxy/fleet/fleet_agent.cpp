@@ -42,6 +42,7 @@ FleetAgent::FleetAgent(ProxyContext& context, ShardMapManager& maps)
   member_.admin = admin_address_;
   fences_ = std::make_unique<FleetFences>(context_, config_, client_, io_.get_executor());
   roles_ = std::make_unique<FleetRoles>(config_, [this] { return lease(); });
+  schema_ = std::make_unique<FleetSchema>(config_, [this] { return lease(); });
 }
 
 FleetAgent::~FleetAgent() { stop(); }

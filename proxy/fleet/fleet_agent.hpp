@@ -34,6 +34,7 @@
 #include "proxy/fleet/etcd_client.hpp"
 #include "proxy/fleet/fleet_fences.hpp"
 #include "proxy/fleet/fleet_roles.hpp"
+#include "proxy/fleet/fleet_schema.hpp"
 #include "proxy/ha/ha_fleet_link.hpp"
 #include "proxy/core/proxy_context.hpp"
 #include "proxy/maps/shard_map_manager.hpp"
@@ -48,6 +49,7 @@ class FleetAgent final : public FleetLink {
   // Before start(): who follows the fleet's role changes (the HA coordinator).
   void attachHa(HaFleetFollower* follower) { ha_ = follower; }
   HaFleetLink* roles() { return roles_.get(); }
+  SchemaFleetLink* schemaLink() { return schema_.get(); }
   void start();
   // Revokes the lease (the proxy leaves SHOW FLEET at once) and joins.
   void stop();
@@ -111,6 +113,7 @@ class FleetAgent final : public FleetLink {
   std::shared_ptr<EtcdStream> watch_stream_;  // agent thread only; closed by stop()
   std::unique_ptr<FleetFences> fences_;       // agent thread only
   std::unique_ptr<FleetRoles> roles_;
+  std::unique_ptr<FleetSchema> schema_;
   HaFleetFollower* ha_ = nullptr;
   int64_t held_change_ = 0;  // another proxy's role change this proxy holds for (agent thread)
 };

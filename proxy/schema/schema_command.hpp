@@ -1,7 +1,11 @@
 // The admin port's schema-change commands (docs/admin.md, "Schema changes"):
 //   SHOW SCHEMA CHANGES            every change, its state and progress
-//   SHOW SCHEMA CHANGE <id>        its physical tables, one row each
-//   RETRY SCHEMA CHANGE <id>       a failed change again, from where it stopped
+//   SHOW SCHEMA CHANGE <id> [FROM PROXY <name>]
+//                                  its physical tables, one row each (in a
+//                                  fleet: another proxy's change)
+//   RETRY SCHEMA CHANGE <id> [FROM PROXY <name>]
+//                                  a failed change again, from where it
+//                                  stopped (another proxy's: adopted here)
 //   ALTER TABLE / CREATE [UNIQUE] INDEX / DROP INDEX / CREATE TABLE / TRUNCATE
 //   on a logical table             as from a client with allow_ddl
 // Pure: parsed with the SQL lexer.
@@ -20,6 +24,7 @@ struct SchemaCommand {
   enum class Kind : uint8_t { kShow, kShowOne, kRetry, kDdl };
   Kind kind = Kind::kShow;
   int64_t id = 0;         // kShowOne, kRetry
+  std::string proxy;      // kShowOne, kRetry: FROM PROXY <name> (empty: this proxy)
   std::string statement;  // kDdl
 };
 

@@ -8,18 +8,13 @@
 
 #include "conf/config.hpp"
 #include "proxy/maps/shard_map_store.hpp"
+#include "proxy/schema/schema_change_rows.hpp"
+#include "proxy/schema/schema_errors.hpp"
 #include "proxy/schema/schema_table_run.hpp"
 
 namespace sp::proxy {
 
 namespace {
-
-// docs/admin.md, "Schema changes": 9150 a change failed on a table (the rest
-// waits for RETRY SCHEMA CHANGE); 9151 refused before any table changed.
-constexpr uint16_t kChangeFailed = 9150;
-constexpr uint16_t kChangeRefused = 9151;
-
-AdminError refused(std::string message) { return AdminError{kChangeRefused, "HY000", "shardproxy: " + message}; }
 
 // shapes_before: "role\x1fshape\x1e" per role.
 std::string shapeOf(const std::string& shapes, const std::string& role) {
@@ -33,39 +28,6 @@ std::string shapeOf(const std::string& shapes, const std::string& role) {
     at = end + 1;
   }
   return {};
-}
-
-struct Counts {
-  size_t changed = 0, absent = 0, failed = 0, pending = 0;
-  double seconds = 0;
-};
-Counts countsOf(const SchemaChangeRecord& r) {
-  Counts c;
-  for (const auto& t : r.tables) {
-    c.seconds += t.seconds;
-    switch (t.state) {
-      case TableChangeState::kDone:
-      case TableChangeState::kAlready: ++c.changed; break;
-      case TableChangeState::kAbsent: ++c.absent; break;
-      case TableChangeState::kFailed: ++c.failed; break;
-      case TableChangeState::kPending: ++c.pending; break;
-    }
-  }
-  return c;
-}
-
-LocalResult changesResult(const std::vector<const SchemaChangeRecord*>& records) {
-  LocalResult out;
-  out.columns = {"id",      "table_name", "kind",    "state",   "tables",     "changed",    "absent",    "failed",
-                 "pending", "seconds",    "message", "statement", "created_by", "created_at", "updated_at"};
-  for (const auto* r : records) {
-    const Counts c = countsOf(*r);
-    out.rows.push_back({std::to_string(r->id), r->table, r->kind, std::string(toString(r->state)),
-                        std::to_string(r->tables.size()), std::to_string(c.changed), std::to_string(c.absent),
-                        std::to_string(c.failed), std::to_string(c.pending), fmt::format("{:.3f}", c.seconds),
-                        r->message, r->statement, r->created_by, r->created_at, r->updated_at});
-  }
-  return out;
 }
 
 }  // namespace
@@ -98,7 +60,7 @@ void SchemaCoordinator::start() {
   thread_ = std::thread([this] { io_.run(); });
   for (int64_t id : unfinished) {
     spdlog::warn("schema change {}: interrupted by a restart, resumed", id);
-    asio::co_spawn(io_, runToEnd(id, true), asio::detached);
+    asio::co_spawn(io_, runToEnd(id, true), asio::detached);  // in a fleet: once it holds the table's claim
   }
 }
 
@@ -113,6 +75,7 @@ void SchemaCoordinator::save(SchemaChangeRecord& record) {
   record.updated_at = utcNowText();
   if (!store_) return;
   if (auto saved = store_->save(record); !saved) spdlog::error("schema change {}: {}", record.id, saved.error());
+  publishLater(record.id);
 }
 
 awaitable<AdminReply> SchemaCoordinator::submit(routing::LogicalDdl ddl, std::string who) {
@@ -121,15 +84,22 @@ awaitable<AdminReply> SchemaCoordinator::submit(routing::LogicalDdl ddl, std::st
 
 awaitable<AdminReply> SchemaCoordinator::execute(SchemaCommand command, std::string who) {
   switch (command.kind) {
-    case SchemaCommand::Kind::kShow: {
-      std::lock_guard lock(mutex_);
-      co_return show();
-    }
-    case SchemaCommand::Kind::kShowOne: {
-      std::lock_guard lock(mutex_);
-      co_return showOne(command.id);
-    }
+    case SchemaCommand::Kind::kShow:
+    case SchemaCommand::Kind::kShowOne:
+      if (fleet_) co_return co_await asio::co_spawn(io_, showFleet(command), asio::use_awaitable);
+      if (!command.proxy.empty()) co_return notInAFleet();
+      {
+        std::lock_guard lock(mutex_);
+        co_return command.kind == SchemaCommand::Kind::kShow ? show() : showOne(command.id);
+      }
     case SchemaCommand::Kind::kRetry:
+      if (!command.proxy.empty()) {
+        if (!fleet_) co_return notInAFleet();
+        if (command.proxy != fleet_->proxyName()) {
+          co_return co_await asio::co_spawn(io_, adopt(command.proxy, command.id, std::move(who)),
+                                            asio::use_awaitable);
+        }
+      }
       co_return co_await asio::co_spawn(io_, retry(command.id, std::move(who)), asio::use_awaitable);
     case SchemaCommand::Kind::kDdl:
       break;
@@ -148,27 +118,29 @@ awaitable<AdminReply> SchemaCoordinator::execute(SchemaCommand command, std::str
 
 awaitable<AdminReply> SchemaCoordinator::begin(routing::LogicalDdl ddl, std::string who) {
   const auto& cfg = context_.config().schema;
-  if (!store_) co_return refused("schema changes are not available: " + store_problem_);
+  if (!store_) co_return schemaChangeRefused("schema changes are not available: " + store_problem_);
   auto map = context_.shard_map.load();
   const routing::TableRule* rule = map ? map->findTable(ddl.table) : nullptr;
-  if (rule == nullptr) co_return refused("no logical table " + ddl.table + " in the shard map in force");
+  if (rule == nullptr) co_return schemaChangeRefused("no logical table " + ddl.table + " in the shard map in force");
   if (ddl.kind == routing::LogicalDdlKind::kTruncate && !cfg.allow_truncate) {
-    co_return refused(fmt::format("TRUNCATE of sharded table {} would empty all its physical tables; set "
+    co_return schemaChangeRefused(fmt::format("TRUNCATE of sharded table {} would empty all its physical tables; set "
                                   "schema.allow_truncate: true to allow it", ddl.table));
   }
   if (ddl.copy && !cfg.allow_copy) {
-    co_return refused(fmt::format("ALGORITHM=COPY rebuilds each physical table of {} and blocks its writes while it "
+    co_return schemaChangeRefused(fmt::format("ALGORITHM=COPY rebuilds each physical table of {} and blocks its writes while it "
                                   "runs; set schema.allow_copy: true to allow it", ddl.table));
+  }
+  if (auto running = runningChangeOf(ddl.table)) co_return schemaChangeRefused(*running);
+  std::optional<SchemaClaimTicket> claim;
+  if (fleet_) {
+    // One proxy of the fleet changes a table at a time; held to the change's end.
+    auto claimed = co_await fleet_->claim(ddl.table, 0, ddl.statement, who);
+    if (!claimed) co_return schemaChangeRefused(claimed.error().message);
+    claim = *claimed;
   }
   SchemaChangeRecord record;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [id, r] : records_) {
-      if (r.table == ddl.table && r.state == SchemaChangeState::kRunning) {
-        co_return refused(fmt::format("schema change {} of {} is running (SHOW SCHEMA CHANGES); one change of a "
-                                      "table at a time", id, ddl.table));
-      }
-    }
     record.table = ddl.table;
     record.kind = std::string(routing::toString(ddl.kind));
     record.statement = ddl.statement;
@@ -179,6 +151,7 @@ awaitable<AdminReply> SchemaCoordinator::begin(routing::LogicalDdl ddl, std::str
     }
     save(record);
     records_[record.id] = record;
+    if (claim) claims_[record.id] = *claim;
   }
   // Each role's definition before the change, from its first table: a
   // resumed change takes a table that no longer has it as changed.
@@ -202,36 +175,58 @@ awaitable<AdminReply> SchemaCoordinator::begin(routing::LogicalDdl ddl, std::str
   if (cfg.async) {
     asio::co_spawn(io_, runToEnd(record.id, false), asio::detached);
     std::lock_guard lock(mutex_);
-    co_return changesResult({&records_[record.id]});
+    co_return changesResult({ChangeRow{&records_[record.id], ownName(), "", ""}});
   }
   co_return co_await runToEnd(record.id, false);
+}
+
+// Why change `id` cannot be retried now, or nullopt (mutex_ held).
+std::optional<AdminError> SchemaCoordinator::retryRefusal(int64_t id) {
+  auto it = records_.find(id);
+  if (it == records_.end()) return AdminError{1105, "HY000", fmt::format("shardproxy admin: no schema change {}", id)};
+  const auto& r = it->second;
+  if (r.state != SchemaChangeState::kFailed || active_.contains(id)) {
+    return AdminError{1105, "HY000",
+                      fmt::format("shardproxy admin: schema change {} is {}; only a failed change is retried", id,
+                                  active_.contains(id) ? "running" : toString(r.state))};
+  }
+  for (const auto& [other, o] : records_) {
+    if (other != id && o.table == r.table && o.state == SchemaChangeState::kRunning) {
+      return schemaChangeRefused(fmt::format("schema change {} of {} is running", other, r.table));
+    }
+  }
+  return std::nullopt;
 }
 
 awaitable<AdminReply> SchemaCoordinator::retry(int64_t id, std::string who) {
   {
     std::lock_guard lock(mutex_);
-    auto it = records_.find(id);
-    if (it == records_.end()) co_return AdminError{1105, "HY000", fmt::format("shardproxy admin: no schema change {}", id)};
-    auto& r = it->second;
-    if (r.state != SchemaChangeState::kFailed || active_.contains(id)) {
-      co_return AdminError{1105, "HY000",
-                           fmt::format("shardproxy admin: schema change {} is {}; only a failed change is retried", id,
-                                       active_.contains(id) ? "running" : toString(r.state))};
-    }
-    for (const auto& [other, o] : records_) {
-      if (other != id && o.table == r.table && o.state == SchemaChangeState::kRunning) {
-        co_return refused(fmt::format("schema change {} of {} is running", other, r.table));
+    if (auto refusal = retryRefusal(id)) co_return *refusal;
+  }
+  if (fleet_) {
+    // The fleet's claim first; it may tell that another proxy adopted it.
+    if (auto refusal = co_await claimToRetry(id)) co_return *refusal;
+  }
+  std::optional<AdminError> refusal;
+  {
+    std::lock_guard lock(mutex_);
+    refusal = retryRefusal(id);  // again: it may have changed while claiming
+    if (!refusal) {
+      auto& r = records_[id];
+      for (auto& t : r.tables) {
+        if (t.state == TableChangeState::kFailed) {
+          t.state = TableChangeState::kPending;
+          t.error.clear();
+        }
       }
+      r.state = SchemaChangeState::kRunning;
+      r.message = "retried by " + who;
+      save(r);
     }
-    for (auto& t : r.tables) {
-      if (t.state == TableChangeState::kFailed) {
-        t.state = TableChangeState::kPending;
-        t.error.clear();
-      }
-    }
-    r.state = SchemaChangeState::kRunning;
-    r.message = "retried by " + who;
-    save(r);
+  }
+  if (refusal) {
+    if (fleet_) co_await releaseClaim(id);
+    co_return *refusal;
   }
   spdlog::warn("schema change {}: retried by {}", id, who);
   co_return co_await runToEnd(id, true);
@@ -244,23 +239,38 @@ awaitable<AdminReply> SchemaCoordinator::runToEnd(int64_t id, bool resuming) {
     if (!active_.insert(id).second) co_return outcome(id);
     statement = records_[id].statement;
   }
+  if (fleet_ && !holdsClaim(id)) {
+    // A change resumed at start-up: once this proxy holds its table's claim
+    // again, unless another proxy adopted it meanwhile.
+    if (co_await claimToResume(id) == ResumeClaim::kAdopted) {
+      std::lock_guard lock(mutex_);
+      active_.erase(id);
+      co_return outcome(id);
+    }
+  }
   auto map = context_.shard_map.load();
   auto recognized = map ? routing::recognizeLogicalDdl(statement, *map) : std::nullopt;
   if (recognized && *recognized) {
     const routing::LogicalDdl ddl = **recognized;
     co_await runTables(id, ddl, resuming);
   }
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   auto& r = records_[id];
-  const Counts c = countsOf(r);
+  const TableCounts c = countsOf(r);
   if (!recognized || !*recognized) {
     r.state = SchemaChangeState::kFailed;
     r.message = "the statement is no longer a change of a logical table of the map in force";
   } else {
     r.state = c.failed == 0 && c.pending == 0 ? SchemaChangeState::kDone : SchemaChangeState::kFailed;
   }
+  if (auto halted = halted_.find(id); halted != halted_.end()) {
+    if (r.state == SchemaChangeState::kFailed) r.message = halted->second;
+    halted_.erase(halted);
+  }
   if (r.state == SchemaChangeState::kDone) {
-    r.message = fmt::format("{} tables changed, {} absent", c.changed, c.absent);
+    // An adopted change keeps saying whose it was (the original's record names this one).
+    const std::string origin = r.message.starts_with("adopted from ") ? "; " + r.message : "";
+    r.message = fmt::format("{} tables changed, {} absent{}", c.changed, c.absent, origin);
     spdlog::warn("schema change {} of {}: done ({:.3f} s of ALTER over {} tables)", id, r.table, c.seconds,
                  r.tables.size());
   } else {
@@ -268,6 +278,9 @@ awaitable<AdminReply> SchemaCoordinator::runToEnd(int64_t id, bool resuming) {
   }
   save(r);
   active_.erase(id);
+  lock.unlock();
+  if (fleet_) co_await releaseClaim(id);
+  lock.lock();
   co_return outcome(id);
 }
 
@@ -291,6 +304,7 @@ awaitable<void> SchemaCoordinator::runTables(int64_t id, const routing::LogicalD
   if (!first) co_return;
   // The first table alone: a change the server cannot make online is
   // refused with nothing else changed.
+  if (!co_await stillClaimed(id)) co_return;
   co_await runOne(id, *first, ddl, resuming);
   {
     std::lock_guard lock(mutex_);
@@ -321,8 +335,9 @@ awaitable<void> SchemaCoordinator::runBackendQueue(int64_t id, std::shared_ptr<s
     {
       // A failed table stops the change: nothing more starts (RETRY SCHEMA CHANGE goes on).
       std::lock_guard lock(mutex_);
-      if (countsOf(records_[id]).failed > 0) co_return;
+      if (countsOf(records_[id]).failed > 0 || halted_.contains(id)) co_return;
     }
+    if (!co_await stillClaimed(id)) co_return;
     const size_t index = queue->front();
     queue->erase(queue->begin());
     co_await runOne(id, index, ddl, resuming);
@@ -389,38 +404,50 @@ awaitable<void> SchemaCoordinator::runOne(int64_t id, size_t index, const routin
 
 AdminReply SchemaCoordinator::outcome(int64_t id) {
   const auto& r = records_[id];
-  const Counts c = countsOf(r);
+  const TableCounts c = countsOf(r);
+  if (r.state == SchemaChangeState::kAdopted) {
+    return AdminError{kSchemaChangeFailed, "HY000",
+                      fmt::format("shardproxy: schema change {} of {} was {} (SHOW SCHEMA CHANGES)", id, r.table,
+                                  r.message)};
+  }
   if (r.state == SchemaChangeState::kFailed) {
     if (c.changed == 0) {
-      return AdminError{kChangeRefused, "HY000",
+      return AdminError{kSchemaChangeRefused, "HY000",
                         fmt::format("shardproxy: schema change {} of {} changed nothing: {} (SHOW SCHEMA CHANGE {} on "
                                     "the admin port lists its tables)", id, r.table, r.message, id)};
     }
-    return AdminError{kChangeFailed, "HY000",
+    return AdminError{kSchemaChangeFailed, "HY000",
                       fmt::format("shardproxy: schema change {} of {} failed: {}; {} of {} tables changed, {} not yet: "
                                   "fix the cause and RETRY SCHEMA CHANGE {} on the admin port (SHOW SCHEMA CHANGE {} "
                                   "lists them; SHOW SCHEMA DRIFT shows the difference meanwhile)",
                                   id, r.table, r.message, c.changed, r.tables.size(), c.pending + c.failed, id, id)};
   }
-  return changesResult({&r});
+  return changesResult({ChangeRow{&r, ownName(), "", ""}});
 }
 
 AdminReply SchemaCoordinator::show() {
-  std::vector<const SchemaChangeRecord*> all;
-  for (const auto& [id, r] : records_) all.push_back(&r);
-  return changesResult(all);
+  std::vector<ChangeRow> rows;
+  for (const auto& [id, r] : records_) rows.push_back(ChangeRow{&r, ownName(), "", ""});
+  return changesResult(rows);
 }
 
 AdminReply SchemaCoordinator::showOne(int64_t id) {
   auto it = records_.find(id);
   if (it == records_.end()) return AdminError{1105, "HY000", fmt::format("shardproxy admin: no schema change {}", id)};
-  LocalResult out;
-  out.columns = {"backend", "table_name", "role", "state", "algorithm", "seconds", "error"};
-  for (const auto& t : it->second.tables) {
-    out.rows.push_back({t.backend, t.table, t.role, std::string(toString(t.state)), t.algorithm,
-                        fmt::format("{:.3f}", t.seconds), t.error});
+  return tablesResult(it->second);
+}
+
+std::string SchemaCoordinator::ownName() const { return fleet_ ? fleet_->proxyName() : std::string(); }
+
+std::optional<std::string> SchemaCoordinator::runningChangeOf(const std::string& table) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, r] : records_) {
+    if (r.table == table && r.state == SchemaChangeState::kRunning) {
+      return fmt::format("schema change {} of {} is running (SHOW SCHEMA CHANGES); one change of a table at a time",
+                         id, table);
+    }
   }
-  return out;
+  return std::nullopt;
 }
 
 }  // namespace sp::proxy

@@ -2,7 +2,6 @@
 
 #include <sqlite3.h>
 
-#include <array>
 #include <map>
 
 #include "proxy/core/sqlite_query.hpp"
@@ -21,17 +20,6 @@ constexpr const char* kSchema =
     " role TEXT NOT NULL, state TEXT NOT NULL, algorithm TEXT NOT NULL, seconds REAL NOT NULL, error TEXT NOT NULL,"
     " PRIMARY KEY (change_id, seq))";
 
-constexpr std::array<std::string_view, 3> kChangeStates = {"running", "done", "failed"};
-constexpr std::array<std::string_view, 5> kTableStates = {"pending", "done", "already", "absent", "failed"};
-
-template <typename E, size_t N>
-E fromName(const std::array<std::string_view, N>& names, std::string_view text, E fallback) {
-  for (size_t i = 0; i < N; ++i) {
-    if (names[i] == text) return static_cast<E>(i);
-  }
-  return fallback;
-}
-
 std::expected<void, std::string> exec(sqlite3* db, const char* sql) {
   char* error = nullptr;
   if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
@@ -43,9 +31,6 @@ std::expected<void, std::string> exec(sqlite3* db, const char* sql) {
 }
 
 }  // namespace
-
-std::string_view toString(SchemaChangeState state) { return kChangeStates[static_cast<size_t>(state)]; }
-std::string_view toString(TableChangeState state) { return kTableStates[static_cast<size_t>(state)]; }
 
 std::expected<std::unique_ptr<SchemaStore>, std::string> SchemaStore::open(const std::string& path) {
   auto db = openSqliteWithSchema(path, kSchema);
@@ -119,7 +104,7 @@ std::expected<std::vector<SchemaChangeRecord>, std::string> SchemaStore::list() 
     r.table = q.text(c++);
     r.kind = q.text(c++);
     r.statement = q.text(c++);
-    r.state = fromName(kChangeStates, q.text(c++), SchemaChangeState::kFailed);
+    r.state = schemaChangeStateNamed(q.text(c++)).value_or(SchemaChangeState::kFailed);
     r.message = q.text(c++);
     r.shapes_before = q.text(c++);
     r.created_by = q.text(c++);
@@ -138,7 +123,7 @@ std::expected<std::vector<SchemaChangeRecord>, std::string> SchemaStore::list() 
     tc.backend = t.text(1);
     tc.table = t.text(2);
     tc.role = t.text(3);
-    tc.state = fromName(kTableStates, t.text(4), TableChangeState::kPending);
+    tc.state = tableChangeStateNamed(t.text(4)).value_or(TableChangeState::kPending);
     tc.algorithm = t.text(5);
     tc.seconds = t.real(6);
     tc.error = t.text(7);

@@ -13,45 +13,11 @@
 #include <string_view>
 #include <vector>
 
+#include "proxy/schema/schema_change_record.hpp"
+
 struct sqlite3;
 
 namespace sp::proxy {
-
-enum class SchemaChangeState : uint8_t { kRunning, kDone, kFailed };
-std::string_view toString(SchemaChangeState state);
-
-enum class TableChangeState : uint8_t {
-  kPending,
-  kDone,     // changed by this change
-  kAlready,  // found with the new definition (a run a crash interrupted after the server finished)
-  kAbsent,   // an archive or backfill table that does not exist (yet): nothing to change
-  kFailed,
-};
-std::string_view toString(TableChangeState state);
-
-struct TableChange {
-  std::string backend;
-  std::string table;
-  std::string role;          // shard, archive, backfill
-  TableChangeState state = TableChangeState::kPending;
-  std::string algorithm;     // the one the server took
-  double seconds = 0;
-  std::string error;
-};
-
-struct SchemaChangeRecord {
-  int64_t id = 0;
-  std::string table;         // logical
-  std::string kind;          // ALTER TABLE, CREATE INDEX, ...
-  std::string statement;     // as the client wrote it
-  SchemaChangeState state = SchemaChangeState::kRunning;
-  std::string message;       // the first table's error, or a note
-  // Each role's table definition before the change ("role\tshape\n"...):
-  // a pending table found different from it was already changed.
-  std::string shapes_before;
-  std::string created_by, created_at, updated_at;
-  std::vector<TableChange> tables;
-};
 
 class SchemaStore {
  public:

@@ -53,6 +53,22 @@ awaitable<std::expected<std::string, std::string>> readTableShape(const conf::Ba
   co_return co_await shapeOn(**conn, table);
 }
 
+namespace {
+
+// 1050 table exists, 1060 duplicate column, 1061 duplicate key name, 1091
+// cannot drop a column or key that is not there: what the same change made
+// twice answers.
+bool isAlreadyMadeError(uint16_t code) { return code == 1050 || code == 1060 || code == 1061 || code == 1091; }
+
+// A resumed change's table whose definition is the changed one (as a table
+// this change did), or, with none done yet, no longer the one before.
+bool changedAlready(const TableRunInput& in, const std::string& shape) {
+  return (!in.shape_after.empty() && shape == in.shape_after) ||
+         (in.shape_after.empty() && !in.shape_before.empty() && shape != in.shape_before);
+}
+
+}  // namespace
+
 awaitable<TableRunResult> runTableChange(const TableRunInput& in) {
   TableRunResult result;
   const routing::LogicalDdl& ddl = *in.ddl;
@@ -81,8 +97,7 @@ awaitable<TableRunResult> runTableChange(const TableRunInput& in) {
     co_return result;
   }
   if (in.resuming && ddl.kind != routing::LogicalDdlKind::kTruncate && !create) {
-    if ((!in.shape_after.empty() && *shape == in.shape_after) ||
-        (in.shape_after.empty() && !in.shape_before.empty() && *shape != in.shape_before)) {
+    if (changedAlready(in, *shape)) {
       result.state = TableChangeState::kAlready;
       result.shape = *shape;
       co_return result;
@@ -112,6 +127,17 @@ awaitable<TableRunResult> runTableChange(const TableRunInput& in) {
         algorithm != routing::DdlAlgorithm::kAsWritten) {
       refusals += (refusals.empty() ? "" : "; ") + std::string(routing::toString(algorithm)) + ": " + e.message;
       continue;
+    }
+    if (in.resuming && e.kind == BackendError::Kind::kServer && isAlreadyMadeError(e.code)) {
+      // Made meanwhile by the statement of a run that was cut off (a proxy
+      // killed while its ALTER waited for the table): judged by the table's
+      // definition now, as before the attempt.
+      auto now = co_await shapeOn(**conn, in.table);
+      if (now && !now->empty() && changedAlready(in, *now)) {
+        result.state = TableChangeState::kAlready;
+        result.shape = *now;
+        co_return result;
+      }
     }
     result.error = e.kind == BackendError::Kind::kServer ? fmt::format("error {}: {}", e.code, e.message) : e.message;
     if (e.kind == BackendError::Kind::kServer && e.code == 1205) {

@@ -319,7 +319,16 @@ class FleetTest(unittest.TestCase):
             with self.assertRaises(pymysql.err.OperationalError) as e:
                 ap.rows(c, "SHOW FLEET")
             self.assertIn("unreachable", e.exception.args[1])
+            # A proxy cut off from etcd starts no schema change (another could change the table meanwhile).
+            with self.assertRaises(pymysql.err.OperationalError) as e:
+                ap.rows(c, f"ALTER TABLE {ap.TABLE} ADD INDEX it_fleet_cut_off (body)")
+            self.assertEqual(e.exception.args[0], 9151, e.exception.args)
+            self.assertIn("etcd", e.exception.args[1])
+            with self.assertRaises(pymysql.err.OperationalError) as e:
+                ap.rows(c, "SHOW SCHEMA CHANGES")
+            self.assertIn("cannot read the fleet's schema changes", e.exception.args[1])
             c.close()
+            self.assertNotIn("it_fleet_cut_off", self.indexes(ap.DB0_PORT, f"{ap.TABLE}_s01"))
             self.assertEqual(self.versions(), [version] * 3)
         finally:
             stop.set()
@@ -385,6 +394,171 @@ class FleetTest(unittest.TestCase):
         row = self.reload_after_outage(self.proxies[1])
         self.assertEqual(row["result"], "applied")
         self.wait_versions(version + 1)
+
+    # ---- schema changes across the fleet (issue 31) ----
+
+    def schema_changes(self, proxy):
+        c = admin(proxy)
+        try:
+            return ap.dict_rows(c, "SHOW SCHEMA CHANGES")
+        finally:
+            c.close()
+
+    def wait_schema_change(self, proxy, pred, what, timeout=20):
+        """The newest row of SHOW SCHEMA CHANGES on `proxy` that `pred` accepts, polled."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                last = self.schema_changes(proxy)
+                match = [r for r in last if pred(r)]
+                if match:
+                    return match[-1]
+            except pymysql.err.OperationalError as e:  # a proxy (re)starting
+                last = e
+            time.sleep(0.1)
+        self.fail(f"{proxy.name}: no schema change {what}: {last}")
+
+    def physical_names(self, port, table, sql):
+        c = ap.direct(port)
+        try:
+            return {r[0] for r in ap.rows(c, sql.format(table))}
+        finally:
+            c.close()
+
+    def indexes(self, port, table):
+        return self.physical_names(port, table, "SELECT INDEX_NAME FROM information_schema.STATISTICS "
+                                                "WHERE TABLE_SCHEMA = 'im' AND TABLE_NAME = '{}'")
+
+    def columns(self, port, table):
+        return self.physical_names(port, table, "SELECT COLUMN_NAME FROM information_schema.COLUMNS "
+                                                "WHERE TABLE_SCHEMA = 'im' AND TABLE_NAME = '{}'")
+
+    def test_7_one_schema_change_of_a_table_at_a_time_in_the_fleet(self):
+        self.wait_fleet(3, timeout=30)
+        # The first physical table waits for this lock: p1's change is running, holding the claim.
+        lock = ap.direct(ap.DB0_PORT)
+        ap.rows(lock, f"LOCK TABLES {ap.TABLE}_s01 WRITE")
+        outcome = {}
+
+        def change():
+            c = admin(self.proxies[0])
+            try:
+                outcome["rows"] = ap.dict_rows(c, f"ALTER TABLE {ap.TABLE} ADD INDEX it_fleet_body (body)")
+            except pymysql.err.MySQLError as e:
+                outcome["error"] = e
+            finally:
+                c.close()
+
+        worker = threading.Thread(target=change)
+        worker.start()
+        try:
+            row = self.wait_schema_change(
+                self.proxies[2], lambda r: r["proxy"] == "p1" and r["state"] == "running" and "it_fleet_body" in r["statement"],
+                "of p1 running on p3's list")
+            self.assertEqual(row["claimed"], "yes", row)
+            c = admin(self.proxies[1])
+            try:
+                with self.assertRaises(pymysql.err.OperationalError) as e:
+                    ap.rows(c, f"CREATE INDEX it_fleet_other ON {ap.TABLE} (msg_id)")
+            finally:
+                c.close()
+            self.assertEqual(e.exception.args[0], 9151, e.exception.args)
+            self.assertIn("runs on proxy p1", e.exception.args[1])
+        finally:
+            ap.rows(lock, "UNLOCK TABLES")
+            lock.close()
+            worker.join(60)
+        self.assertNotIn("error", outcome)
+        self.assertEqual(outcome["rows"][0]["state"], "done", outcome)
+        self.assertEqual(outcome["rows"][0]["proxy"], "p1")
+        change_id = outcome["rows"][0]["id"]
+        self.assertIn("it_fleet_body", self.indexes(ap.DB0_PORT, f"{ap.TABLE}_s01"))
+        self.assertIn("it_fleet_body", self.indexes(ap.DB1_PORT, f"{ap.TABLE}_s02"))
+        # The fleet's record says done, the claim is gone: p2 changes the table at once.
+        row = self.wait_schema_change(self.proxies[1], lambda r: r["proxy"] == "p1" and r["id"] == change_id
+                                      and r["state"] == "done", f"{change_id} of p1 done on p2's list")
+        self.assertEqual((row["claimed"], row["changed"], row["pending"]), ("no", "2", "0"), row)
+        c = admin(self.proxies[1])
+        try:
+            done = ap.dict_rows(c, f"DROP INDEX it_fleet_body ON {ap.TABLE}")
+            tables = ap.dict_rows(c, f"SHOW SCHEMA CHANGE {change_id} FROM PROXY p1")
+        finally:
+            c.close()
+        self.assertEqual((done[0]["state"], done[0]["proxy"]), ("done", "p2"), done)
+        self.assertEqual(sorted(t["table_name"] for t in tables), [f"{ap.TABLE}_s01", f"{ap.TABLE}_s02"])
+        self.assertNotIn("it_fleet_body", self.indexes(ap.DB0_PORT, f"{ap.TABLE}_s01"))
+
+    def test_8_a_killed_proxys_schema_change_adopted_by_another(self):
+        self.wait_fleet(3, timeout=30)
+        victim, adopter = self.proxies[0], self.proxies[1]
+        # The second physical table waits: p1 changes the first one, then is killed.
+        lock = ap.direct(ap.DB1_PORT)
+        ap.rows(lock, f"LOCK TABLES {ap.TABLE}_s02 WRITE")
+
+        def change():
+            try:
+                c = admin(victim)
+                ap.rows(c, f"ALTER TABLE {ap.TABLE} ADD COLUMN it_fleet_col INT NULL")
+            except Exception:
+                pass  # its proxy is killed under it
+
+        threading.Thread(target=change, daemon=True).start()
+        unlocked = False
+        try:
+            row = self.wait_schema_change(adopter, lambda r: r["proxy"] == "p1" and "it_fleet_col" in r["statement"]
+                                          and r["changed"] == "1", "of p1 half done on p2's list")
+            change_id = row["id"]
+            victim.proc.kill()
+            victim.proc.wait()
+            killed_at = time.monotonic()
+            c = admin(adopter)
+            try:
+                with self.assertRaises(pymysql.err.OperationalError) as e:
+                    ap.rows(c, f"RETRY SCHEMA CHANGE {change_id} FROM PROXY p1")
+            finally:
+                c.close()
+            if time.monotonic() - killed_at < 1.5:  # well inside fleet.lease_ttl_s (3 s): p1's claim stands
+                self.assertIn("proxy p1 runs schema change", e.exception.args[1])
+            ap.rows(lock, "UNLOCK TABLES")
+            unlocked = True
+            # Once p1's lease expired, p2 adopts the change and finishes it.
+            deadline = time.monotonic() + 20
+            while True:
+                c = admin(adopter)
+                try:
+                    adopted = ap.dict_rows(c, f"RETRY SCHEMA CHANGE {change_id} FROM PROXY p1")
+                    break
+                except pymysql.err.OperationalError as e:
+                    self.assertIn("runs schema change", e.args[1])
+                    self.assertLess(time.monotonic(), deadline, e)
+                    time.sleep(0.2)
+                finally:
+                    c.close()
+        finally:
+            if not unlocked:
+                ap.rows(lock, "UNLOCK TABLES")
+            lock.close()
+        row = adopted[0]
+        self.assertEqual((row["state"], row["proxy"], row["pending"], row["failed"]), ("done", "p2", "0", "0"), row)
+        self.assertIn(f"adopted from p1/{change_id}", row["message"])
+        self.assertIn("it_fleet_col", self.columns(ap.DB0_PORT, f"{ap.TABLE}_s01"))
+        self.assertIn("it_fleet_col", self.columns(ap.DB1_PORT, f"{ap.TABLE}_s02"))
+        theirs = self.wait_schema_change(self.proxies[2], lambda r: r["proxy"] == "p1" and r["id"] == change_id
+                                         and r["state"] == "adopted", f"{change_id} of p1 adopted on p3's list")
+        self.assertEqual(theirs["adopted_by"], f"p2/{row['id']}")
+        # p1, back, does not resume what p2 finished: its own record says adopted.
+        victim.start()
+        self.wait_fleet(3, timeout=30)
+        mine = self.wait_schema_change(victim, lambda r: r["proxy"] == "p1" and r["id"] == change_id
+                                       and r["state"] == "adopted", f"{change_id} adopted on p1's own list")
+        self.assertIn(f"adopted by p2/{row['id']}", mine["message"])
+        c = admin(adopter)
+        try:
+            ap.rows(c, f"ALTER TABLE {ap.TABLE} DROP COLUMN it_fleet_col")
+        finally:
+            c.close()
+        self.assertNotIn("it_fleet_col", self.columns(ap.DB1_PORT, f"{ap.TABLE}_s02"))
 
 
 if __name__ == "__main__":

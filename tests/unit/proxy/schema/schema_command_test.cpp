@@ -30,8 +30,28 @@ TEST(SchemaCommand, ParsesEachForm) {
   EXPECT_EQ((*ddl)->kind, SchemaCommand::Kind::kDdl);
 }
 
+TEST(SchemaCommand, NamesAnotherProxyOfTheFleet) {
+  auto retry = parseSchemaCommand("retry schema change 7 from proxy p2");
+  ASSERT_TRUE(retry && *retry);
+  EXPECT_EQ((*retry)->kind, SchemaCommand::Kind::kRetry);
+  EXPECT_EQ((*retry)->id, 7);
+  EXPECT_EQ((*retry)->proxy, "p2");
+  auto quoted = parseSchemaCommand("SHOW SCHEMA CHANGE 3 FROM PROXY 'proxy-2';");
+  ASSERT_TRUE(quoted && *quoted);
+  EXPECT_EQ((*quoted)->kind, SchemaCommand::Kind::kShowOne);
+  EXPECT_EQ((*quoted)->proxy, "proxy-2");
+  auto backticked = parseSchemaCommand("SHOW SCHEMA CHANGE 3 FROM PROXY `b.1`");
+  ASSERT_TRUE(backticked && *backticked);
+  EXPECT_EQ((*backticked)->proxy, "b.1");
+  auto own = parseSchemaCommand("RETRY SCHEMA CHANGE 3");
+  ASSERT_TRUE(own && *own);
+  EXPECT_EQ((*own)->proxy, "");
+}
+
 TEST(SchemaCommand, MalformedOnesSayTheForm) {
-  for (const char* sql : {"RETRY SCHEMA CHANGE", "RETRY SCHEMA CHANGE x", "SHOW SCHEMA CHANGE 0", "SHOW SCHEMA CHANGES 4"}) {
+  for (const char* sql : {"RETRY SCHEMA CHANGE", "RETRY SCHEMA CHANGE x", "SHOW SCHEMA CHANGE 0", "SHOW SCHEMA CHANGES 4",
+                          "RETRY SCHEMA CHANGE 3 FROM p2", "RETRY SCHEMA CHANGE 3 FROM PROXY", "SHOW SCHEMA CHANGE 3 FROM PROXY ''",
+                          "RETRY SCHEMA CHANGE 3 FROM PROXY p2 p3", "SHOW SCHEMA CHANGE 3 FROM PROXY 7"}) {
     auto r = parseSchemaCommand(sql);
     ASSERT_TRUE(r.has_value()) << sql;
     ASSERT_FALSE(r->has_value()) << sql;
