@@ -20,6 +20,7 @@
 #include "conf/moves_config.hpp"
 #include "conf/observe_config.hpp"
 #include "conf/scatter_config.hpp"
+#include "conf/background_config.hpp"
 #include "conf/schema_config.hpp"
 #include "conf/server_config.hpp"
 #include "conf/user_account.hpp"
@@ -30,6 +31,7 @@ struct Config {
   ServerConfig server;
   MovesConfig moves;
   SchemaConfig schema;  // DDL on logical tables
+  BackgroundConfig background;  // when moves, archiving, upkeep and schema changes yield
   std::optional<FleetConfig> fleet;
   PartitionsConfig partitions;
   ArchiveConfig archive;

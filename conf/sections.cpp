@@ -513,6 +513,10 @@ const FieldSpec<Document> kTopFields[] = {
        if (v.IsNull()) return;
        readMapping<SchemaConfig>(w, v, p, kSchemaFields, d.config.schema);
      }},
+    {"background", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       readBackground(w, v, p, d.config.background);
+     }},
     {"scatter", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        if (v.IsNull()) return;

@@ -155,6 +155,12 @@ std::string Server::start() {
   context_.ha = ha_.get();
   for (auto& w : workers_) w->start();
   maps_->attachWorkers(std::vector<PoolHost*>(workers.begin(), workers.end()));
+  // Background work (moves, archiving, partition upkeep, schema changes) yields
+  // to the foreground: the gate before any of them starts.
+  background_gate_ = std::make_unique<BackgroundGate>(cfg.background);
+  context_.background = background_gate_.get();
+  background_governor_ = std::make_unique<BackgroundGovernor>(context_, *background_gate_);
+  background_governor_->start();
   moves_ = std::make_unique<MoveCoordinator>(context_, *maps_);
   moves_->start();  // resumes moves a restart interrupted
   context_.moves = moves_.get();
@@ -233,6 +239,7 @@ void Server::runUntilSignalled() {
 
 void Server::shutdown() {
   context_.shutting_down = true;
+  if (background_governor_) background_governor_->stop();  // it asks the workers: before they stop
   if (ha_) ha_->stop();
   if (schema_) schema_->stop();
   if (moves_) moves_->stop();

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "proxy/admin/admin_server.hpp"
+#include "proxy/background_governor.hpp"
+#include "proxy/core/background_gate.hpp"
 #include "proxy/fleet/fleet_agent.hpp"
 #include "proxy/ha/ha_coordinator.hpp"
 #include "proxy/schema/schema_coordinator.hpp"
@@ -38,6 +40,9 @@ class Server {
 
   ProxyContext context_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  // Before every background worker: destroyed after them.
+  std::unique_ptr<BackgroundGate> background_gate_;
+  std::unique_ptr<BackgroundGovernor> background_governor_;
   std::unique_ptr<ShardMapManager> maps_;
   std::unique_ptr<FleetAgent> fleet_;
   std::unique_ptr<AdminServer> admin_;

@@ -6,6 +6,7 @@
 #include "proxy/ha/ha_command.hpp"
 #include "proxy/lifecycle/lifecycle_command.hpp"
 #include "proxy/move/move_command.hpp"
+#include "proxy/admin/background_command.hpp"
 #include "proxy/schema/schema_command.hpp"
 
 namespace sp::proxy {
@@ -207,6 +208,7 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
   for (auto& line : moveCommandHelp()) help.push_back(std::move(line));
   for (auto& line : haCommandHelp()) help.push_back(std::move(line));
   for (auto& line : schemaCommandHelp()) help.push_back(std::move(line));
+  for (auto& line : backgroundCommandHelp()) help.push_back(std::move(line));
   return help;
 }
 

@@ -18,6 +18,7 @@
 #include "proxy/ha/ha_coordinator.hpp"
 #include "proxy/lifecycle/lifecycle_admin.hpp"
 #include "proxy/move/move_coordinator.hpp"
+#include "proxy/admin/background_command.hpp"
 #include "proxy/schema/schema_command.hpp"
 #include "proxy/schema/schema_coordinator.hpp"
 #include "proxy/session/server_handshake.hpp"
@@ -115,6 +116,21 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
       AdminReply reply = co_await context_.ha->execute(command, who);
       if (std::holds_alternative<AdminError>(reply)) context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
       queueReply(std::move(reply), seq);
+    }
+    co_return;
+  }
+  if (auto background = parseBackgroundCommand(sql)) {
+    context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("admin {}@{}: {}", user_, peer_, sql.substr(0, 200));
+    if (!*background) {
+      queueReply(AdminError{1064, "42000", background->error()}, seq);
+    } else if (!context_.background) {
+      queueReply(AdminError{1105, "HY000", "shardproxy admin: background work is not running"}, seq);
+    } else {
+      if ((*background)->kind == BackgroundCommand::Kind::kSet) {
+        spdlog::warn("admin {}@{}: background.{} set to {}", user_, peer_, (*background)->key, (*background)->value);
+      }
+      queueReply(runBackgroundCommand(*context_.background, **background), seq);
     }
     co_return;
   }

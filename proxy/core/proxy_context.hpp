@@ -41,6 +41,7 @@ class MoveCoordinator;
 class HaCoordinator;
 class SchemaChangeService;
 class SchemaCoordinator;
+class BackgroundGate;
 class ServerTls;
 
 struct ProxyContext {
@@ -130,6 +131,9 @@ struct ProxyContext {
   // DDL on logical tables (proxy/schema/, set at start-up; null: refused as before).
   SchemaChangeService* schema_changes = nullptr;
   SchemaCoordinator* schema = nullptr;  // the same, for the admin port's commands
+  // Where background work yields to the foreground (background_gate.hpp; set
+  // at start-up, before any background work starts).
+  BackgroundGate* background = nullptr;
 
  private:
   std::unique_ptr<conf::Config> config_;  // never null

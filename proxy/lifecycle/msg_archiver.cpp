@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "conf/config.hpp"
+#include "proxy/core/background_gate.hpp"
 #include "proxy/lifecycle/archive_store.hpp"
 #include "proxy/lifecycle/lifecycle_links.hpp"
 #include "proxy/lifecycle/partition_admin.hpp"
@@ -86,6 +87,13 @@ class ShardMove {
     const auto& cfg = context_.config().archive;
     asio::steady_timer pause(co_await asio::this_coro::executor);
     for (;;) {
+      // Background work yields while the backend's clients are slow or its replicas behind.
+      auto waited = co_await yieldToForeground(context_.background, backend_, "archive " + p_.table,
+                                               [this](const std::string& why) {
+                                                 p_.message = "paused: " + why;
+                                                 (void)store_.save(p_);
+                                               });
+      if (waited.count() > 0 && p_.message.starts_with("paused: ")) p_.message.clear();
       auto started = Clock::now();
       KeyTuple cursor = splitKey(p_.cursor);
       auto select = routing::archiveBatchSql(p_.source, p_.target, key_, time_column_, p_.cutoff, cursor, {},

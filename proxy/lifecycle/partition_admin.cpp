@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "conf/config.hpp"
+#include "proxy/core/background_gate.hpp"
 #include "routing/conditions.hpp"
 #include "routing/map/partition_layout.hpp"
 
@@ -160,7 +161,7 @@ awaitable<std::expected<LocalResult, std::string>> showPartitions(ProxyContext& 
 }
 
 awaitable<std::expected<EnsureOutcome, std::string>> ensurePartitions(ProxyContext& context, std::string_view table,
-                                                                      uint32_t ahead, MonthIndex now) {
+                                                                      uint32_t ahead, MonthIndex now, bool background) {
   auto targets = partitionTargets(context.shard_map.load().get(), table);
   if (!targets) co_return std::unexpected(targets.error());
   EnsureOutcome out;
@@ -185,6 +186,7 @@ awaitable<std::expected<EnsureOutcome, std::string>> ensurePartitions(ProxyConte
     }
     std::string sql = routing::reorganizeStatement(t.physical, *layout, now, ahead);
     std::string added = "-";
+    if (!sql.empty() && background) co_await yieldToForeground(context.background, t.backend, "partition upkeep");
     if (!sql.empty()) {
       auto done = co_await links.run(t.backend, sql);
       if (!done) {

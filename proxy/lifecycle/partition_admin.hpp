@@ -51,7 +51,10 @@ struct EnsureOutcome {
   uint64_t missing_months = 0; // months still missing afterwards (failed shards)
   uint64_t pmax_rows = 0;      // rows in pmax over all shards afterwards
 };
+// `background`: the periodic upkeep's run, whose tables yield to the
+// foreground (proxy/core/background_gate.hpp); ENSURE PARTITIONS does not wait.
 awaitable<std::expected<EnsureOutcome, std::string>> ensurePartitions(ProxyContext& context, std::string_view table,
-                                                                      uint32_t ahead, routing::MonthIndex now);
+                                                                      uint32_t ahead, routing::MonthIndex now,
+                                                                      bool background = false);
 
 }  // namespace sp::proxy

@@ -14,7 +14,8 @@ namespace sp::proxy {
 awaitable<std::expected<EnsureOutcome, std::string>> runPartitionUpkeep(ProxyContext& context, std::string_view table,
                                                                         uint32_t ahead, routing::MonthIndex now,
                                                                         std::string who) {
-  auto outcome = co_await ensurePartitions(context, table, ahead, now);
+  // The periodic upkeep (who "upkeep") is background work; a run at start-up or on request is not.
+  auto outcome = co_await ensurePartitions(context, table, ahead, now, who == "upkeep");
   auto& stats = context.lifecycle;
   stats.last_upkeep_unix_s.store(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());

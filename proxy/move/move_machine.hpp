@@ -90,6 +90,10 @@ class MoveSteps {
   virtual awaitable<std::string> finishFleetFence() { co_return std::string(); }
   // Lifts a fence standing without a switch (routing stays on the source).
   virtual void abandonFleetFence() {}
+  // Copy and cleanup batches yield to the foreground (proxy/core/
+  // background_gate.hpp): `note(why)` when one starts waiting, `note("")`
+  // when it goes on, for the record.
+  virtual void setYieldNote(std::function<void(const std::string&)> note) { (void)note; }
 };
 
 struct MoveSettings {
@@ -105,7 +109,13 @@ class MoveMachine {
   using Saver = std::function<void(const MoveRecord&)>;
   MoveMachine(MoveRecord& record, MoveSteps& steps, WriteHold& hold, uint64_t watch, MoveSettings settings,
               Saver save)
-      : r_(record), steps_(steps), hold_(hold), watch_(watch), settings_(settings), save_(std::move(save)) {}
+      : r_(record), steps_(steps), hold_(hold), watch_(watch), settings_(settings), save_(std::move(save)) {
+    steps_.setYieldNote([this](const std::string& why) {
+      if (!why.empty()) r_.message = "paused: " + why;
+      else if (r_.message.starts_with("paused: ")) r_.message.clear();
+      save_(r_);
+    });
+  }
 
   // Runs from copying (a resumed move starts its copy again) through the
   // verify after the switch.

@@ -11,6 +11,7 @@
 #include "proxy/backend/binlog_stream.hpp"
 #include "proxy/fleet/fleet_cutover.hpp"
 #include "proxy/fleet/fleet_fences.hpp"
+#include "proxy/core/background_gate.hpp"
 #include "proxy/move/move_catchup.hpp"
 #include "proxy/maps/shard_map_manager.hpp"
 
@@ -153,9 +154,22 @@ class BackendMoveSteps final : public MoveSteps {
     asio::steady_timer t(co_await asio::this_coro::executor, d);
     co_await t.async_wait(kNoThrow);
   }
+  void setYieldNote(std::function<void(const std::string&)> note) override { yield_note_ = std::move(note); }
 
  private:
   using Conn = std::unique_ptr<BackendConnection>;
+
+  // Before a batch: waits while the source's or the target's clients are
+  // slow or their replicas behind (background.*).
+  awaitable<void> yieldToClients() {
+    bool waited = false;
+    for (const std::string* backend : {&plan_.source_backend, &plan_.target_backend}) {
+      auto ms = co_await yieldToForeground(context_.background, *backend, fmt::format("move {}", id_), yield_note_);
+      waited = waited || ms.count() > 0;
+    }
+    if (waited && yield_note_) yield_note_("");
+  }
+  std::function<void(const std::string&)> yield_note_;
 
   // The backend's current primary (a SWITCHOVER may have changed it).
   std::optional<conf::BackendConfig> backend(const std::string& name) const { return currentPrimary(context_, name); }
@@ -298,6 +312,8 @@ awaitable<std::expected<std::string, std::string>> BackendMoveSteps::copy(
     pk_index.push_back(static_cast<size_t>(std::find(columns_.begin(), columns_.end(), k) - columns_.begin()));
   }
   for (;;) {
+    if (cancel.load()) break;
+    co_await yieldToClients();
     if (cancel.load()) break;
     // Built before the co_await (GCC 12 mishandles conditional temporaries inside one).
     std::string sql = select;
@@ -568,6 +584,7 @@ awaitable<std::expected<uint64_t, std::string>> BackendMoveSteps::deleteBatch(Ba
 
 awaitable<std::expected<uint64_t, std::string>> BackendMoveSteps::deleteSourceBatch() {
   if (auto r = co_await ensureLinks(); !r) co_return std::unexpected(r.error());
+  co_await yieldToClients();
   co_return co_await deleteBatch(*source_, plan_.source_table);
 }
 

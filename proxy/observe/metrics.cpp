@@ -130,6 +130,7 @@ void WorkerMetrics::record(const StatementRecord& r, double seconds) {
     auto& c = backend(b);
     ++c.statements;
     if (failed) ++c.errors;
+    c.latency.observe(seconds);
   }
   if (!r.shards.empty()) {
     for (const auto& s : r.shards) backend(s.backend).rows += s.rows;
@@ -185,6 +186,7 @@ void WorkerMetrics::add(const WorkerMetrics& o) {
     mine.statements += b.statements;
     mine.errors += b.errors;
     mine.rows += b.rows;
+    mine.latency.add(b.latency);
   }
   for (size_t p = 0; p < kPlanLabelCount; ++p) latency[p].add(o.latency[p]);
   for (auto [code, n] : o.errors) errors[code] += n;

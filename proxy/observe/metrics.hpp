@@ -119,6 +119,8 @@ struct WorkerMetrics {
     uint64_t statements = 0;
     uint64_t errors = 0;
     uint64_t rows = 0;  // result rows it returned (a scatter's shards each count their own)
+    // The statements' latency (client's view): what background work yields to.
+    Histogram latency{kLatencyBounds};
   };
   std::vector<TableCounters> tables;
   std::vector<BackendCounters> backends;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "conf/config.hpp"
+#include "proxy/core/background_gate.hpp"
 #include "proxy/maps/shard_map_store.hpp"
 #include "proxy/schema/schema_change_rows.hpp"
 #include "proxy/schema/schema_errors.hpp"
@@ -359,6 +360,20 @@ awaitable<void> SchemaCoordinator::runOne(int64_t id, size_t index, const routin
         break;
       }
     }
+  }
+  // Background work yields: while the backend's clients are slow or its
+  // replicas behind, wait (at most background.max_pause_ms) before the ALTER.
+  auto paused = co_await yieldToForeground(context_.background, target.backend, fmt::format("schema change {}", id),
+                                           [this, id](const std::string& why) {
+                                             std::lock_guard lock(mutex_);
+                                             auto& r = records_[id];
+                                             r.message = "paused: " + why;
+                                             save(r);
+                                           });
+  if (paused.count() > 0) {
+    std::lock_guard lock(mutex_);
+    auto& r = records_[id];
+    if (r.message.starts_with("paused: ")) r.message.clear();
   }
   TableRunResult result;
   auto server = currentPrimary(context_, target.backend);

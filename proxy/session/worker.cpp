@@ -246,6 +246,12 @@ std::vector<Worker::PoolSnapshot> Worker::poolSnapshots() const {
   return out;
 }
 
+std::vector<std::pair<std::string, Histogram>> Worker::backendLatencies() const {
+  std::vector<std::pair<std::string, Histogram>> out;
+  for (const auto& b : observer_.metrics().backends) out.emplace_back(b.backend, b.latency);
+  return out;
+}
+
 Worker::Observation Worker::observe() const {
   Observation o;
   o.metrics = observer_.metrics();

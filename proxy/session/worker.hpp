@@ -98,6 +98,9 @@ class Worker final : public PoolHost {
     std::map<std::string, uint32_t> users;  // logged-in sessions per user
   };
   Observation observe() const;
+  // The statement latency histogram of each backend (cumulative), copied on
+  // this worker's thread: what background work yields to.
+  std::vector<std::pair<std::string, Histogram>> backendLatencies() const;
 
   // SHOW PROCESSLIST: this worker's logged-in sessions of `user` (empty:
   // every user's). Call on this worker's thread.

@@ -137,6 +137,17 @@ def mirror():
     return c
 
 
+def insert_messages(key, count, month):
+    """`count` messages of channel `key` in `month`, through the proxy."""
+    app = ap.app()
+    try:
+        for i in range(1, count + 1):
+            rows(app, f"INSERT INTO {CHAN} (peer_id, message_id, message_month, message_time, ingested_at) "
+                      f"VALUES (%s, %s, %s, %s, %s)", (key, i, month, month + " 01:00:00", "2024-12-01"))
+    finally:
+        app.close()
+
+
 def wait_moves(admin, ids, states, timeout=180):
     deadline = time.monotonic() + timeout
     while True:
@@ -444,11 +455,7 @@ class MoveCommands(unittest.TestCase):
         cls.proxy = MoveProxy("move_commands", "moves: {batch_rows: 20, pause_ms: 150}\n")
         cls.proxy.start()
         cls.key = keys_where(lambda k: bucket_of(k) == 20, 1)[0]  # s01, db0
-        app = ap.app()
-        for i in range(1, 201):
-            rows(app, f"INSERT INTO {CHAN} (peer_id, message_id, message_month, message_time, ingested_at) "
-                      f"VALUES (%s, %s, %s, %s, %s)", (cls.key, i, MONTHS[0], MONTHS[0] + " 01:00:00", "2024-12-01"))
-        app.close()
+        insert_messages(cls.key, 200, MONTHS[0])
 
     @classmethod
     def tearDownClass(cls):
@@ -499,11 +506,7 @@ class MoveCommands(unittest.TestCase):
 
     def test_resumed_after_a_restart(self):
         key = keys_where(lambda k: bucket_of(k) == 21, 1)[0]
-        app = ap.app()
-        for i in range(1, 101):
-            rows(app, f"INSERT INTO {CHAN} (peer_id, message_id, message_month, message_time, ingested_at) "
-                      f"VALUES (%s, %s, %s, %s, %s)", (key, i, MONTHS[1], MONTHS[1] + " 01:00:00", "2024-12-01"))
-        app.close()
+        insert_messages(key, 100, MONTHS[1])
         admin = ap.admin(autocommit=True)
         move = int(ap.dict_rows(admin, f"MOVE KEY {key} OF {CHAN} TO s02")[0]["id"])
         time.sleep(0.4)
@@ -520,6 +523,65 @@ class MoveCommands(unittest.TestCase):
         c = ap.direct(DB1_PORT)
         self.assertEqual(rows(c, f"SELECT COUNT(*) FROM {CHAN}_s02 WHERE peer_id = %s", (key,))[0][0], 100)
         c.close()
+
+    def test_yields_to_slow_clients(self):
+        """Background work yields: a move whose source backend's clients are slow pauses, says so, and finishes."""
+        key = keys_where(lambda k: bucket_of(k) == 22, 1)[0]  # s01, db0
+        insert_messages(key, 200, MONTHS[0])
+        admin = ap.admin(autocommit=True)
+        for setting in ("max_foreground_p99_ms = 20", "min_statements = 3", "max_pause_ms = 600", "check_ms = 100"):
+            rows(admin, f"SET BACKGROUND {setting}")
+        stop = threading.Event()
+        slow = []
+
+        def slow_client():
+            c = ap.app()
+            try:
+                while not stop.is_set():
+                    rows(c, "SELECT SLEEP(0.05)")  # passthrough: the default backend, db0
+                    slow.append(1)
+            finally:
+                c.close()
+
+        clients = [threading.Thread(target=slow_client) for _ in range(3)]
+        for t in clients:
+            t.start()
+        try:
+            deadline = time.monotonic() + 10
+            while not any(r["backend"] == "db0" and r["waits_now"] == "yes" for r in ap.dict_rows(admin, "SHOW BACKGROUND")):
+                self.assertLess(time.monotonic(), deadline, "db0 never judged overloaded")
+                time.sleep(0.1)
+            started = time.monotonic()
+            move = int(ap.dict_rows(admin, f"MOVE KEY {key} OF {CHAN} TO s02")[0]["id"])
+            notes = set()
+            while True:
+                row = next(r for r in ap.dict_rows(admin, "SHOW MOVES") if int(r["id"]) == move)
+                if row["message"].startswith("paused: "):
+                    notes.add(row["message"])
+                if row["state"] == "verified":
+                    break
+                self.assertNotIn(row["state"], ("failed", "cancelled", "verify_failed"), row)
+                self.assertLess(time.monotonic() - started, 120, row)
+                time.sleep(0.05)
+            took = time.monotonic() - started
+        finally:
+            stop.set()
+            for t in clients:
+                t.join()
+            rows(admin, "SET BACKGROUND max_foreground_p99_ms = 0")
+        self.assertTrue(any("clients' p99 on db0" in n and "background.max_foreground_p99_ms = 20" in n for n in notes),
+                        notes)
+        db0 = next(r for r in ap.dict_rows(admin, "SHOW BACKGROUND") if r["backend"] == "db0")
+        admin.close()
+        self.assertGreaterEqual(int(db0["pauses"]), 1, db0)
+        self.assertGreaterEqual(int(db0["forced"]), 1, db0)  # the overload lasted: steps ran anyway
+        self.assertEqual(db0["last_paused"], f"move {move}")
+        self.assertEqual(self.route(key), ("s02", "db1"))
+        c = ap.direct(DB1_PORT)
+        self.assertEqual(rows(c, f"SELECT COUNT(*) FROM {CHAN}_s02 WHERE peer_id = %s", (key,))[0][0], 200)
+        c.close()
+        print(f"\nmove under slow clients: {took:.1f} s with {db0['pauses']} pauses ({db0['paused_ms']} ms, "
+              f"{db0['forced']} forced), {len(slow)} slow statements", flush=True)
 
 
 if __name__ == "__main__":
