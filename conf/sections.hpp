@@ -50,6 +50,8 @@ void readHa(Walker& walker, const YAML::Node& value, const std::string& path, Ha
 void readReplicas(Walker& walker, const YAML::Node& list, const std::string& path, std::vector<ReplicaConfig>& out,
                   std::vector<int>& name_lines);
 void checkServers(Walker& walker, const Document& doc);
+// overload: (overload_fields.cpp): how statements wait for a server's budget.
+void readOverload(Walker& walker, const YAML::Node& value, const std::string& path, OverloadConfig& out);
 // Reads the top-level mapping; every schema problem is reported to the walker.
 void readDocument(Walker& walker, const YAML::Node& root, Document& doc);
 
