@@ -8,9 +8,10 @@
 // waits, in a sub-queue of its (user, key) pair: key is the statement's shard
 // key (one conversation) or empty when it has none. A freed slot goes to the
 // sub-queue whose user and key hold the fewest slots now (the larger of the
-// two counts; a statement without a key counts its user only), ties to the one
-// whose head waited longest. So while others wait, a flooding user or a hot
-// key gets no more of the freed slots than anyone else waiting, and when
+// two counts, then their sum; a statement without a key counts its user
+// only), ties to the one whose user, then key, was served least recently
+// (round robin), then to the one whose head waited longest. So while others
+// wait, a flooding user or a hot key gets no more of the freed slots than anyone else waiting, and when
 // nobody else waits it gets them all (no slot is left idle).
 #pragma once
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -67,8 +69,8 @@ class AdmissionQueue {
   uint32_t active() const { return static_cast<uint32_t>(holders_.size()); }
   uint32_t queued() const { return static_cast<uint32_t>(waiting_.size()); }
   // Slots held now by one user / one key (tests, SHOW OVERLOAD).
-  uint32_t activeOfUser(std::string_view user) const { return countOf(user_active_, user); }
-  uint32_t activeOfKey(std::string_view key) const { return countOf(key_active_, key); }
+  uint32_t activeOfUser(std::string_view user) const { return activeOf(users_, user); }
+  uint32_t activeOfKey(std::string_view key) const { return activeOf(keys_, key); }
 
  private:
   using Pair = std::pair<std::string, std::string>;  // (user, key)
@@ -80,14 +82,22 @@ class AdmissionQueue {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  using Counts = std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>>;
+  // One user's or one key's part: kept while it holds or waits for a slot.
+  struct Share {
+    uint32_t active = 0;
+    uint32_t waiting = 0;
+    uint64_t last_grant = 0;  // grant_seq_ of its latest slot
+  };
+  using Shares = std::unordered_map<std::string, Share, NameHash, std::equal_to<>>;
 
   bool hasFreeSlot() const { return limits_.budget == 0 || holders_.size() < limits_.budget; }
   void hold(Ticket ticket, const Pair& who);
   // Grants free slots to the fairest waiting tickets (appended to `granted`).
   void grantFree(std::vector<Ticket>& granted);
-  static uint32_t countOf(const Counts& counts, std::string_view name);
-  static void countDown(Counts& counts, const std::string& name);
+  static uint32_t activeOf(const Shares& shares, std::string_view name);
+  static uint64_t lastGrantOf(const Shares& shares, std::string_view name);
+  // Adds `active` / `waiting` to a share (negative: takes away); forgets it when idle.
+  static void change(Shares& shares, const std::string& name, int active, int waiting, uint64_t grant);
 
   Limits limits_;
   Ticket next_ticket_ = 1;
@@ -95,8 +105,9 @@ class AdmissionQueue {
   std::unordered_map<Ticket, Pair> holders_;           // tickets holding a slot
   std::unordered_map<Ticket, Pair> waiting_;           // tickets waiting, by their sub-queue
   std::map<Pair, std::deque<Waiting>> queues_;         // sub-queues, never empty
-  Counts user_active_;
-  Counts key_active_;  // keyed statements only
+  uint64_t grant_seq_ = 0;
+  Shares users_;
+  Shares keys_;  // keyed statements only
 };
 
 }  // namespace sp::proxy
