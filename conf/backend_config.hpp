@@ -39,6 +39,10 @@ struct BackendConfig {
   uint32_t idle_timeout_ms = 60000;  // idle connections above min are closed after this
   uint32_t ping_interval_ms = 10000; // idle connections are health-pinged this often
   uint32_t query_timeout_ms = 0;     // 0 = none
+  // Statements in flight on this server at once, all workers together; more
+  // wait in its queue (overload:). 0 = no budget. Replicas inherit it unless
+  // they set their own (ReplicaConfig::max_active_statements).
+  uint32_t max_active_statements = 0;
   std::optional<BackendTls> tls;     // absent = plaintext
   // Servers replicating from this one (docs/availability.md); each gets its
   // own pools with this backend's pool settings, TLS and database.

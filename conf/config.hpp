@@ -19,6 +19,7 @@
 #include "conf/limits_config.hpp"
 #include "conf/moves_config.hpp"
 #include "conf/observe_config.hpp"
+#include "conf/overload_config.hpp"
 #include "conf/scatter_config.hpp"
 #include "conf/background_config.hpp"
 #include "conf/schema_config.hpp"
@@ -39,6 +40,7 @@ struct Config {
   DigestsConfig digests;
   LimitsConfig limits;
   ScatterConfig scatter;
+  OverloadConfig overload;  // waiting for backends[].max_active_statements
   HaConfig ha;
   std::vector<UserAccount> users;
   std::vector<UserAccount> admin_users;

@@ -13,6 +13,8 @@ namespace sp::conf::detail {
 
 inline constexpr uint64_t kMaxClientConnections = 1'000'000;
 inline constexpr uint64_t kMaxPoolConnections = 100'000;
+// backends[].max_active_statements and a replica's own (0: no budget).
+inline constexpr uint64_t kMaxActiveStatements = 100'000;
 
 template <class Target>
 void assign(std::optional<uint64_t> value, Target& target) {

@@ -4,6 +4,7 @@
 // this, not the whole of config.hpp.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "conf/host_port.hpp"
@@ -17,6 +18,8 @@ struct ReplicaConfig {
   HostPort address;
   std::string user;
   std::string password;
+  // Its own concurrency budget; unset: the backend's max_active_statements.
+  std::optional<uint32_t> max_active_statements;
 };
 
 // users[].reads: where a user's plain reads outside transactions go by default.

@@ -53,6 +53,10 @@ const FieldSpec<ReplicaEntry> kReplicaFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, ReplicaEntry& r) {
        readStringInto(w, v, p, r.replica.password, NullIs::kEmpty, true);
      }},
+    {"max_active_statements", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, ReplicaEntry& r) {
+       if (auto n = w.readUInt(v, p, 0, kMaxActiveStatements)) r.replica.max_active_statements = static_cast<uint32_t>(*n);
+     }},
 };
 
 bool sameAddress(const HostPort& a, const HostPort& b) { return a.port == b.port && a.host == b.host; }

@@ -444,6 +444,8 @@ const FieldSpec<BackendEntry> kBackendFields[] = {
     {"idle_timeout_ms", false, readBackendUInt<&BackendConfig::idle_timeout_ms, 0, kMaxTimeoutMs>},
     {"ping_interval_ms", false, readBackendUInt<&BackendConfig::ping_interval_ms, 0, kMaxTimeoutMs>},
     {"query_timeout_ms", false, readBackendUInt<&BackendConfig::query_timeout_ms, 0, kMaxTimeoutMs>},
+    {"max_active_statements", false,
+     readBackendUInt<&BackendConfig::max_active_statements, 0, kMaxActiveStatements>},
     {"tls", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, BackendEntry& b) {
        readBackendTls(w, v, p, b.backend.tls);
@@ -524,6 +526,8 @@ const FieldSpec<Document> kTopFields[] = {
      }},
     {"ha", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) { readHa(w, v, p, d.config.ha); }},
+    {"overload", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) { readOverload(w, v, p, d.config.overload); }},
     {"limits", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        if (v.IsNull()) return;

@@ -52,6 +52,8 @@ void readReplicas(Walker& walker, const YAML::Node& list, const std::string& pat
 void checkServers(Walker& walker, const Document& doc);
 // background: (background_fields.cpp): when background work yields to the foreground.
 void readBackground(Walker& walker, const YAML::Node& value, const std::string& path, BackgroundConfig& out);
+// overload: (overload_fields.cpp): how statements wait for a server's budget.
+void readOverload(Walker& walker, const YAML::Node& value, const std::string& path, OverloadConfig& out);
 // Reads the top-level mapping; every schema problem is reported to the walker.
 void readDocument(Walker& walker, const YAML::Node& root, Document& doc);
 

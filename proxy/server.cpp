@@ -83,6 +83,7 @@ unsigned autoThreads(const conf::Config& cfg) {
 Server::Server(conf::Config config) {
   context_.config() = std::move(config);
   context_.merge_budget.setTotal(context_.config().scatter.max_merge_bytes_total);
+  context_.admissions.configure(serverBudgets(context_.config()), overloadSettings(context_.config()));
 }
 
 Server::~Server() {

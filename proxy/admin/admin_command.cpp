@@ -74,7 +74,7 @@ std::string unknownCommand(std::string_view sql) {
   std::string shown(sql.substr(0, 80));
   return "shardproxy admin: unknown command '" + shown +
          "'; commands: SHOW SHARD MAP [HISTORY|ERRORS], RELOAD SHARD MAP, ROLLBACK SHARD MAP TO <version>, "
-         "SHOW FLEET, SHOW BACKENDS, SHOW SESSIONS, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, SHOW SCHEMA DRIFT, SHOW SCHEMA CHANGES, RETRY SCHEMA CHANGE <id>, SHOW TOPOLOGY, SWITCHOVER / FAILOVER / REJOIN BACKEND ..., HELP";
+         "SHOW FLEET, SHOW BACKENDS, SHOW SESSIONS, SHOW OVERLOAD, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, SHOW SCHEMA DRIFT, SHOW SCHEMA CHANGES, RETRY SCHEMA CHANGE <id>, SHOW TOPOLOGY, SWITCHOVER / FAILOVER / REJOIN BACKEND ..., HELP";
 }
 
 // SELECT @@var | name() [, ...] [LIMIT n]
@@ -169,6 +169,7 @@ std::expected<AdminCommand, std::string> parseAdminCommand(std::string_view sql)
   if (w.is({"show", "backends"})) return simple(K::kShowBackends);
   if (w.is({"show", "fleet"})) return simple(K::kShowFleet);
   if (w.is({"show", "sessions"})) return simple(K::kShowSessions);
+  if (w.is({"show", "overload"})) return simple(K::kShowOverload);
   if (w.is({"help"})) return simple(K::kHelp);
   if (w.startsWith({"show", "digests"})) return parseShowDigests(w, 2);
   if (w.startsWith({"show", "query", "digest"})) return parseShowDigests(w, 3);
@@ -197,6 +198,7 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
       {"SHOW FLEET", "the proxies of the fleet (fleet: in the config), the map version each serves and since when"},
       {"SHOW BACKENDS", "backend pools summed over worker threads"},
       {"SHOW SESSIONS", "client sessions, in transaction, statements served"},
+      {"SHOW OVERLOAD", "every server's concurrency budget (max_active_statements): in flight, waiting, waits, refusals"},
       {"SHOW ROUTE <statement>", "where a statement would go (same rows as EXPLAIN SHARDS on the client port)"},
       {"SHOW DIGESTS [LIMIT <n>]", "statistics per normalized statement, largest total time first"},
       {"RESET DIGESTS", "forget every query digest"},

@@ -19,6 +19,7 @@ enum class AdminCommandKind : uint8_t {
   kShowFleet,            // SHOW FLEET: the proxies of the fleet (etcd), the map each serves
   kShowBackends,         // SHOW BACKENDS
   kShowSessions,         // SHOW SESSIONS
+  kShowOverload,         // SHOW OVERLOAD: every server's concurrency budget, queue and refusals
   kShowRoute,            // SHOW ROUTE <statement>
   kShowDigests,          // SHOW DIGESTS [LIMIT n] (also SHOW QUERY DIGEST [LIMIT n])
   kResetDigests,         // RESET DIGESTS (also RESET QUERY DIGEST)

@@ -130,6 +130,26 @@ LocalResult showSessions(AdminEnv& env) {
   return r;
 }
 
+// One row per server with a concurrency budget, or that had one (backend_admission.hpp).
+LocalResult showOverload(AdminEnv& env) {
+  LocalResult r;
+  const auto settings = env.context.admissions.settings();
+  r.columns = {"server",           "max_active_statements", "active",      "queued",
+               "admitted",         "waited",                "bypassed",    "rejected_timeout",
+               "rejected_queue_full", "interrupted",        "wait_ms_avg", "wait_ms_max",
+               "queue_timeout_ms", "max_queued_per_backend"};
+  auto ms = [](double seconds) { return fmt::format("{:.1f}", seconds * 1000); };
+  for (const auto& s : env.context.admissions.stats()) {
+    r.rows.push_back(Row{s.server, std::to_string(s.budget), std::to_string(s.active), std::to_string(s.queued),
+                         std::to_string(s.admitted), std::to_string(s.waited), std::to_string(s.bypassed),
+                         std::to_string(s.rejected_timeout), std::to_string(s.rejected_full),
+                         std::to_string(s.interrupted), ms(s.wait_count ? s.wait_seconds_sum / s.wait_count : 0),
+                         ms(s.wait_seconds_max), std::to_string(settings.queue_timeout.count()),
+                         std::to_string(settings.max_queued)});
+  }
+  return r;
+}
+
 LocalResult showRoute(AdminEnv& env, const std::string& statement) {
   LocalResult r;
   for (auto column : routing::kExplainColumns) r.columns.emplace_back(column);
@@ -307,6 +327,7 @@ AdminReply executeAdminCommand(const AdminCommand& command, AdminEnv& env) {
     case K::kShowFleet: return showFleet(env);
     case K::kShowBackends: return showBackends(env);
     case K::kShowSessions: return showSessions(env);
+    case K::kShowOverload: return showOverload(env);
     case K::kShowRoute: return showRoute(env, command.statement);
     case K::kShowDigests: return showDigests(env, command.limit);
     case K::kResetDigests: return resetDigests(env);

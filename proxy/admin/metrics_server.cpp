@@ -88,6 +88,7 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.replica_reads = context.replica_reads.load();
   snap.causal_waits = context.causal_waits.load();
   snap.causal_fallbacks = context.causal_fallbacks.load();
+  snap.admissions = context.admissions.stats();
   snap.admin_commands = context.admin_commands.load();
   snap.admin_errors = context.admin_errors.load();
   snap.statements.addAdminCommands(snap.admin_commands - snap.admin_errors, snap.admin_errors);

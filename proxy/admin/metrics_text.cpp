@@ -236,6 +236,39 @@ void renderBackends(ExpositionWriter& w, const MetricsSnapshot& s) {
              [](const B& b) { return b.pool.up_transitions; });
 }
 
+// Each server's concurrency budget (backend_admission.hpp; label `server`).
+void renderAdmissions(ExpositionWriter& w, const MetricsSnapshot& s) {
+  auto perServer = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
+    w.family(name, type, help);
+    for (const auto& a : s.admissions) w.sample(name, {{"server", a.server}}, value(a));
+  };
+  using A = AdmissionStats;
+  perServer("shardproxy_backend_max_active_statements", "gauge",
+            "The server's concurrency budget (backends[].max_active_statements; 0: none).",
+            [](const A& a) { return uint64_t{a.budget}; });
+  perServer("shardproxy_backend_active_statements", "gauge", "Statements in flight on the server now.",
+            [](const A& a) { return uint64_t{a.active}; });
+  perServer("shardproxy_backend_queued_statements", "gauge", "Statements waiting for one of the server's slots now.",
+            [](const A& a) { return uint64_t{a.queued}; });
+  perServer("shardproxy_backend_admitted_statements_total", "counter", "Statements admitted to the server.",
+            [](const A& a) { return a.admitted; });
+  perServer("shardproxy_backend_bypassed_statements_total", "counter",
+            "Statements admitted past the queue: their transaction holds locks on the server.",
+            [](const A& a) { return a.bypassed; });
+  perServer("shardproxy_backend_queue_wait_seconds_sum", "counter",
+            "Time statements waited in the server's queue (admitted or refused).",
+            [](const A& a) { return a.wait_seconds_sum; });
+  perServer("shardproxy_backend_queue_wait_seconds_count", "counter", "Waits in the server's queue that ended.",
+            [](const A& a) { return a.wait_count; });
+  w.family("shardproxy_backend_queue_rejections_total", "counter",
+           "Statements refused by the server's queue: timeout (9145), queue_full (9146), interrupted (KILL).");
+  for (const auto& a : s.admissions) {
+    w.sample("shardproxy_backend_queue_rejections_total", {{"server", a.server}, {"reason", "timeout"}}, a.rejected_timeout);
+    w.sample("shardproxy_backend_queue_rejections_total", {{"server", a.server}, {"reason", "queue_full"}}, a.rejected_full);
+    w.sample("shardproxy_backend_queue_rejections_total", {{"server", a.server}, {"reason", "interrupted"}}, a.interrupted);
+  }
+}
+
 void renderServers(ExpositionWriter& w, const MetricsSnapshot& s) {
   w.family("shardproxy_replica_reads_total", "counter", "Statements a replica answered instead of its primary.");
   w.sample("shardproxy_replica_reads_total", {}, s.replica_reads);
@@ -367,6 +400,7 @@ std::string renderMetrics(const MetricsSnapshot& s) {
   renderStatements(w, s.statements);
   renderShards(w, s.statements);
   renderBackends(w, s);
+  renderAdmissions(w, s);
   renderServers(w, s);
   renderClients(w, s);
   renderCaches(w, s);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "proxy/backend/backend_pool.hpp"
+#include "proxy/core/backend_admission.hpp"
 #include "proxy/core/replica_health.hpp"
 #include "proxy/core/topology.hpp"
 #include "proxy/observe/metrics.hpp"
@@ -49,6 +50,8 @@ struct MetricsSnapshot {
   std::shared_ptr<const ReplicaHealth> servers;
   std::shared_ptr<const Topology> topology;  // the roles in force (SWITCHOVER / FAILOVER change them)
   uint64_t replica_reads = 0, causal_waits = 0, causal_fallbacks = 0;
+  // Every server's concurrency budget (backends[].max_active_statements).
+  std::vector<AdmissionStats> admissions;
 };
 
 // Builds exposition text: `# HELP`/`# TYPE` once per family, then samples.

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "protocol/session_track.hpp"
+#include "proxy/core/backend_admission.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/core/lifecycle_stats.hpp"
 #include "proxy/core/replica_health.hpp"
@@ -113,6 +114,9 @@ struct ProxyContext {
   // reached scatter.max_merge_bytes_total (merge_budget.hpp).
   std::atomic<uint64_t> refused_merge_memory{0};
   routing::MergeBudget merge_budget;  // its total set from the config at start-up
+  // Every server's concurrency budget (backends[].max_active_statements,
+  // overload:), set at start-up and by each RELOAD.
+  BackendAdmissions admissions;
   // Every worker, set once before they start (KILL finds a session on any of them).
   std::vector<Worker*> workers;
   // The fleet membership (fleet: in the config), set once before the admin

@@ -120,7 +120,7 @@ std::optional<conf::BackendConfig> primaryPoolConfig(const conf::Config& config,
   for (const auto& name : g->replicas) {
     auto r = serverLogin(*b, name);
     if (!r) continue;
-    login->replicas.push_back(conf::ReplicaConfig{r->name, r->address, r->user, r->password});
+    login->replicas.push_back(conf::ReplicaConfig{r->name, r->address, r->user, r->password, r->max_active_statements});
   }
   return login;
 }

@@ -243,6 +243,7 @@ SwapOutcome ShardMapManager::reload(const std::string& who) {
   std::vector<std::string> problems;
   std::vector<conf::BackendConfig> next_backends = backends_;
   const auto& source = context_.config().source_path;
+  std::optional<conf::Config> reread;  // its budgets follow the reload (backend_admission.hpp)
   if (!source.empty()) {
     auto config = conf::loadConfig(source);
     if (!config) {
@@ -250,6 +251,7 @@ SwapOutcome ShardMapManager::reload(const std::string& who) {
       return refuse(std::move(problems), who, "RELOAD SHARD MAP", started);
     }
     next_backends = config->backends;
+    reread = *config;
     if (config->default_backend != context_.config().default_backend) {
       spdlog::warn("config default_backend changed to '{}': ignored until restart (running '{}')",
                    config->default_backend, context_.config().default_backend);
@@ -269,7 +271,13 @@ SwapOutcome ShardMapManager::reload(const std::string& who) {
     }
   }
   if (!problems.empty()) return refuse(std::move(problems), who, "RELOAD SHARD MAP", started);
-  return apply(candidate, diff, std::move(next_backends), who, "reload", false, started);
+  SwapOutcome out = apply(candidate, diff, std::move(next_backends), who, "reload", false, started);
+  if (reread && out.verdict != SwapVerdict::kRefused) {
+    // The servers' concurrency budgets and the queue's bounds follow the
+    // file, whether or not the map changed (no pool is replaced for them).
+    context_.admissions.configure(serverBudgets(*reread), overloadSettings(*reread));
+  }
+  return out;
 }
 
 SwapOutcome ShardMapManager::rollback(uint64_t version, const std::string& who) {

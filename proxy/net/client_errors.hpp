@@ -61,6 +61,11 @@ inline constexpr Code kWriteHoldTimeout{9135, "HY000"};
 inline constexpr Code kWriteHoldFull{9136, "HY000"};
 // Writes to keys a fleet fence holds, on a proxy cut off from etcd (write_hold.hpp).
 inline constexpr Code kFleetUnsynchronised{9138, "HY000"};
+// A statement waited for its server's concurrency budget
+// (backends[].max_active_statements) longer than overload.queue_timeout_ms, or
+// found overload.max_queued_per_backend waiting already: retryable, nothing ran.
+inline constexpr Code kOverloadTimeout{9145, "HY000"};
+inline constexpr Code kOverloadQueueFull{9146, "HY000"};
 inline constexpr Code kSplitWritePartial{9121, "HY000"};  // a split INSERT's parts failed on some shards
 inline constexpr Code kNoSuchThread{1094, "HY000"};       // ER_NO_SUCH_THREAD (KILL of an unknown id)
 inline constexpr Code kKillDenied{1095, "HY000"};         // ER_KILL_DENIED_ERROR

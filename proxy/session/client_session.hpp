@@ -20,6 +20,7 @@
 #include "proxy/session/client_statements.hpp"
 #include "proxy/session/connection_bound_state.hpp"
 #include "proxy/session/process_row.hpp"
+#include "proxy/core/backend_admission.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/session/idle_timeout.hpp"
 #include "proxy/session/session_tracking.hpp"
@@ -140,6 +141,9 @@ class ClientSession {
     // A statement of a multi-statement packet run on its own with more to
     // follow: its response ends with SERVER_MORE_RESULTS_EXIST.
     bool more_results = false;
+    // The statement's shard key ("table:value"; empty: none): its share of
+    // the server's concurrency budget is counted per key (session_admission.cpp).
+    std::string admission_key;
   };
   // How runOn's statement ended: the sequence id after its response, and
   // whether it ended the command (an ERR, a lost backend): a multi-statement
@@ -173,6 +177,24 @@ class ClientSession {
   struct PacketStatement;
   awaitable<std::optional<protocol::ErrPacket>> planPacketStatement(PacketStatement& st);
   awaitable<std::unique_ptr<BackendConnection>> borrowFor(BackendPool& pool);
+
+  // session_admission.cpp: the servers' concurrency budgets
+  // (backend_admission.hpp). enterBudget: the statement's slot on `pool`'s
+  // server (admitted, queued or refused); a statement of the transaction (or
+  // LOCK TABLES, named locks) the session holds on that server passes the queue.
+  AdmissionSlot enterBudget(BackendPool& pool, std::string_view key);
+  // The ERR for a refused slot (9145, 9146, or 1317 when killed while waiting).
+  protocol::ErrPacket admissionRefusal(const AdmissionSlot& slot, const BackendPool& pool) const;
+  // One slot per server of `pools` (each server once, taken in name order so
+  // that two statements never hold one each of what the other waits for);
+  // nullopt after queueing the refusal.
+  awaitable<std::optional<std::vector<AdmissionSlot>>> admitAll(const std::vector<BackendPool*>& pools,
+                                                               std::string_view key = {});
+  static std::string admissionKey(const routing::Plan& plan);
+  // Where scatter targets run: each target's pool (a replica when the session
+  // reads there), or nullopt after queueing the refusal.
+  std::optional<std::vector<BackendPool*>> scatterPools(const routing::ScatterPlan& plan,
+                                                        const parser::StatementInfo& info, std::string_view sql);
 
   // session_scatter.cpp: statements that span shards (scatter_execution.hpp runs them).
   // binary_rows: answer a COM_STMT_EXECUTE (binary result rows built from the
@@ -457,6 +479,13 @@ class ClientSession {
   protocol::TrackingSettings tracking_;
   ReadYourWrites read_your_writes_;
   uint32_t replica_turn_ = 0;
+  // The wait of the statement running now for its server's budget: KILL QUERY ends it.
+  AdmissionWait admission_wait_;
+
+ public:
+  // KILL [QUERY] from another session (Worker::aimKill, on this worker's
+  // thread): a statement waiting for its server's budget stops waiting (1317).
+  void interruptAdmission() { admission_wait_.interrupt(); }
 };
 
 }  // namespace sp::proxy

@@ -77,6 +77,15 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
       co_return co_await client_.flush();
     }
   }
+  // The server's concurrency budget (session_admission.cpp): a slot before
+  // a connection, so a waiting statement holds none; given back once the
+  // answer is read, or by the slot's destructor on every other path.
+  AdmissionSlot slot = enterBudget(pool, out.admission_key);
+  if (slot.state() == AdmissionSlot::State::kQueued) co_await worker_.context().admissions.wait(slot, &admission_wait_);
+  if (!slot.admitted()) {
+    queueError(reply_seq_, admissionRefusal(slot, pool));
+    co_return co_await client_.flush();
+  }
   if (auto refused = reservePin(info)) {
     queueError(reply_seq_, *refused);
     co_return co_await client_.flush();
@@ -178,6 +187,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     result = co_await routeCommand(channel, out.payload, protocol::ResponseKind::kQuery, client, capabilities_,
                                    reply_seq_, more, &infile);
   }
+  slot.release();
   if (changes_globals) {
     advanceGlobalsEpoch();
     if (!result.server_error && changesConnectLimits(info)) markConnectLimitsChanged();

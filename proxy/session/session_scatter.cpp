@@ -85,25 +85,17 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, cons
   SessionState shard_state = desired_;
   shard_state.variables.erase("autocommit");
   std::vector<LentShard> borrowed(plan.targets.size());
+  auto pools = scatterPools(plan, info, sql);
+  if (!pools) co_return co_await client_.flush();
+  // A slot of each server's budget (session_admission.cpp) before any connection.
+  auto slots = co_await admitAll(*pools);
+  if (!slots) co_return co_await client_.flush();
   // Borrowing all shards' connections is one step per worker (async_gate.hpp):
   // concurrent scatters never hold part of what they need while waiting.
   AsyncGate::Pass gate_pass = co_await worker_.multiShardGate().enter();
-  // Replica reads decide on the statement's tokens: lexed once for every shard.
-  std::vector<parser::Token> read_tokens;
   for (size_t i = 0; i < plan.targets.size(); ++i) {
     const auto& t = plan.targets[i];
-    BackendPool* pool = worker_.pool(t.backend);
-    if (!pool) {
-      releaseLent(borrowed);
-      queueError(reply_seq_, client_error::make(client_error::kGeneric, "shardproxy: shard map names unknown backend " + t.backend));
-      co_return co_await client_.flush();
-    }
-    // A replica when the session reads there and one has its writes already
-    // (no waiting: one slow replica would hold every shard's connection).
-    if (!sql.empty() && !pool->config().replicas.empty()) {
-      if (read_tokens.empty()) read_tokens = parser::tokenize(sql, dialect_);
-      pool = readPoolNow(*pool, info, sql, read_tokens);
-    }
+    BackendPool* pool = (*pools)[i];
     // Pooled even when the session is pinned: scatterRefusal() let through only
     // statements that need nothing of the pinned connection.
     auto conn = co_await borrowPooled(*pool);  // sends the ERR itself on failure
@@ -158,6 +150,7 @@ awaitable<bool> ClientSession::runScatter(const routing::ScatterPlan& plan, cons
     }
   }
   releaseLent(borrowed);
+  slots->clear();  // the answer is read: the budgets' slots back
   record_.rows += outcome.rows;
   record_.merge_bytes += outcome.row_bytes;
   if (outcome.shard_timed_out) ++worker_.observer().metrics().shard_timeouts;

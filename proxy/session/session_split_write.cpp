@@ -76,6 +76,9 @@ awaitable<bool> ClientSession::runMultiWriteParallel(const routing::Plan& plan, 
     queueError(reply_seq_, *shortfall);
     co_return co_await client_.flush();
   }
+  // A slot of each server's budget (session_admission.cpp) before any connection.
+  auto slots = co_await admitAll(pools);
+  if (!slots) co_return co_await client_.flush();
   const std::chrono::milliseconds timeout(worker_.context().config().scatter.shard_timeout_ms);
   std::vector<LentShard> lent(plan.targets.size());
   // Every connection borrowed and in the session's state before anything
@@ -113,6 +116,9 @@ awaitable<bool> ClientSession::runMultiWriteOnOne(const routing::Plan& plan, con
     queueError(reply_seq_, *err);
     co_return co_await client_.flush();
   }
+  const std::vector<BackendPool*> server{pool};
+  auto slots = co_await admitAll(server);
+  if (!slots) co_return co_await client_.flush();
   auto conn = co_await borrowFor(*pool);
   if (!conn) co_return true;
   // A real transaction gets statement atomicity from a savepoint; under LOCK

@@ -117,6 +117,7 @@ Worker::KillAim Worker::aimKill(uint32_t connection_id, std::string_view user, b
   for (auto& [name, group] : replica_pools_) {
     for (auto& pool : group) aimAt(*pool);
   }
+  if (running) session->interruptAdmission();  // waiting for a server's budget: ends now (1317)
   if (!query_only) session->kill();
   return aim;
 }
@@ -175,7 +176,7 @@ std::optional<uint32_t> Worker::repointBackend(const std::string& backend, const
           // The primary stays; only the replicas the sessions read from change.
           conf::BackendConfig same = pool->config();
           same.replicas.clear();
-          for (const auto& r : replicas) same.replicas.push_back({r.name, r.address, r.user, r.password});
+          for (const auto& r : replicas) same.replicas.push_back({r.name, r.address, r.user, r.password, r.max_active_statements});
           pool->updateConfig(std::move(same));
         }
         auto& group = replica_pools_[backend];

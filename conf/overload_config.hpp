@@ -1,0 +1,17 @@
+// `overload:` of the configuration (docs/configuration.md): how statements
+// wait for a backend's concurrency budget (backends[].max_active_statements).
+// Its own header (conf/config.hpp holds the whole configuration): a file
+// that reads only this section includes only this.
+#pragma once
+#include <cstdint>
+
+namespace sp::conf {
+
+// Statements beyond a server's budget wait in its queue (docs/availability.md,
+// "Overload: per-backend budget"); past either bound they are refused.
+struct OverloadConfig {
+  uint32_t queue_timeout_ms = 1000;       // longest wait of one statement (9145 after it)
+  uint32_t max_queued_per_backend = 1000; // statements waiting for one server at once (9146 beyond)
+};
+
+}  // namespace sp::conf
