@@ -23,6 +23,7 @@
 #include "conf/scatter_config.hpp"
 #include "conf/background_config.hpp"
 #include "conf/schema_config.hpp"
+#include "conf/statement_limits_config.hpp"
 #include "conf/server_config.hpp"
 #include "conf/user_account.hpp"
 
@@ -32,6 +33,7 @@ struct Config {
   ServerConfig server;
   MovesConfig moves;
   SchemaConfig schema;  // DDL on logical tables
+  std::vector<StatementLimitRule> statement_limits;  // per user / per digest
   BackgroundConfig background;  // when moves, archiving, upkeep and schema changes yield
   std::optional<FleetConfig> fleet;
   PartitionsConfig partitions;

@@ -515,6 +515,10 @@ const FieldSpec<Document> kTopFields[] = {
        if (v.IsNull()) return;
        readMapping<SchemaConfig>(w, v, p, kSchemaFields, d.config.schema);
      }},
+    {"statement_limits", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
+       readStatementLimits(w, v, p, d.config.statement_limits);
+     }},
     {"background", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        readBackground(w, v, p, d.config.background);

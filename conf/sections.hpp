@@ -54,6 +54,9 @@ void checkServers(Walker& walker, const Document& doc);
 void readBackground(Walker& walker, const YAML::Node& value, const std::string& path, BackgroundConfig& out);
 // overload: (overload_fields.cpp): how statements wait for a server's budget.
 void readOverload(Walker& walker, const YAML::Node& value, const std::string& path, OverloadConfig& out);
+// statement_limits: (statement_limits_fields.cpp): rate and concurrency per user or digest.
+void readStatementLimits(Walker& walker, const YAML::Node& list, const std::string& path,
+                         std::vector<StatementLimitRule>& out);
 // Reads the top-level mapping; every schema problem is reported to the walker.
 void readDocument(Walker& walker, const YAML::Node& root, Document& doc);
 

@@ -137,6 +137,8 @@ std::string Server::start() {
     address = results.begin()->endpoint().address();
   }
   tcp::endpoint endpoint(address, cfg.server.listen.port);
+  statement_limits_ = std::make_unique<StatementLimits>(cfg.statement_limits);
+  context_.statement_limits = statement_limits_.get();
   for (unsigned i = 0; i < threads; ++i) {
     auto w = std::make_unique<Worker>(context_, i, threads);
     if (auto err = w->listen(endpoint); !err.empty()) {

@@ -9,6 +9,7 @@
 #include "proxy/admin/admin_server.hpp"
 #include "proxy/background_governor.hpp"
 #include "proxy/core/background_gate.hpp"
+#include "proxy/core/statement_limit_table.hpp"
 #include "proxy/fleet/fleet_agent.hpp"
 #include "proxy/ha/ha_coordinator.hpp"
 #include "proxy/schema/schema_coordinator.hpp"
@@ -39,6 +40,7 @@ class Server {
   void shutdown();
 
   ProxyContext context_;
+  std::unique_ptr<StatementLimits> statement_limits_;  // before the workers: they admit there
   std::vector<std::unique_ptr<Worker>> workers_;
   // Before every background worker: destroyed after them.
   std::unique_ptr<BackgroundGate> background_gate_;

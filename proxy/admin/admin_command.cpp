@@ -7,6 +7,7 @@
 #include "proxy/lifecycle/lifecycle_command.hpp"
 #include "proxy/move/move_command.hpp"
 #include "proxy/admin/background_command.hpp"
+#include "proxy/admin/limit_command.hpp"
 #include "proxy/schema/schema_command.hpp"
 
 namespace sp::proxy {
@@ -211,6 +212,7 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
   for (auto& line : haCommandHelp()) help.push_back(std::move(line));
   for (auto& line : schemaCommandHelp()) help.push_back(std::move(line));
   for (auto& line : backgroundCommandHelp()) help.push_back(std::move(line));
+  for (auto& line : limitCommandHelp()) help.push_back(std::move(line));
   return help;
 }
 

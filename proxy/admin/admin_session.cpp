@@ -19,6 +19,7 @@
 #include "proxy/lifecycle/lifecycle_admin.hpp"
 #include "proxy/move/move_coordinator.hpp"
 #include "proxy/admin/background_command.hpp"
+#include "proxy/admin/limit_command.hpp"
 #include "proxy/schema/schema_command.hpp"
 #include "proxy/schema/schema_coordinator.hpp"
 #include "proxy/session/server_handshake.hpp"
@@ -115,6 +116,25 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
       const std::string who = "admin:" + user_;
       AdminReply reply = co_await context_.ha->execute(command, who);
       if (std::holds_alternative<AdminError>(reply)) context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
+      queueReply(std::move(reply), seq);
+    }
+    co_return;
+  }
+  if (auto limit = parseLimitCommand(sql)) {
+    context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("admin {}@{}: {}", user_, peer_, sql.substr(0, 200));
+    if (!*limit) {
+      queueReply(AdminError{1064, "42000", limit->error()}, seq);
+    } else if (!context_.statement_limits) {
+      queueReply(AdminError{1105, "HY000", "shardproxy admin: statement limits are not running"}, seq);
+    } else {
+      const auto& users = context_.config().users;
+      const std::string& name = (*limit)->rule.user;
+      const bool known = std::any_of(users.begin(), users.end(), [&](const auto& u) { return u.name == name; });
+      AdminReply reply = runLimitCommand(*context_.statement_limits, **limit, known);
+      if ((*limit)->kind == LimitCommand::Kind::kSet && std::holds_alternative<AdminOk>(reply)) {
+        spdlog::warn("admin {}@{}: statement limit set: {}", user_, peer_, sql.substr(0, 300));
+      }
       queueReply(std::move(reply), seq);
     }
     co_return;

@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "conf/background_config.hpp"
-#include "parser/lexer.hpp"
 #include "proxy/core/background_gate.hpp"
+#include "proxy/core/command_cursor.hpp"
 
 namespace sp::proxy {
 
@@ -33,34 +31,26 @@ std::string keyList() {
 }  // namespace
 
 std::optional<std::expected<BackgroundCommand, std::string>> parseBackgroundCommand(std::string_view sql) {
-  std::vector<parser::Token> tokens = parser::tokenize(sql);
-  while (tokens.size() > 1 && tokens[tokens.size() - 2].is(parser::TokenKind::kSemicolon)) {
-    tokens.erase(tokens.end() - 2);
-  }
-  auto word = [&](size_t i, std::string_view w) { return i < tokens.size() && parser::tokenIsWord(tokens[i], sql, w); };
-  const size_t count = tokens.size() - 1;  // without kEnd
+  CommandCursor c(sql);
   BackgroundCommand command;
-  if (word(0, "SHOW") && word(1, "BACKGROUND")) {
-    if (count != 2) return std::unexpected(std::string("usage: SHOW BACKGROUND"));
+  if (c.accept({"SHOW", "BACKGROUND"})) {
+    if (!c.done()) return std::unexpected(std::string("usage: SHOW BACKGROUND"));
     return command;
   }
-  if (!(word(0, "SET") && word(1, "BACKGROUND"))) return std::nullopt;
+  if (!c.accept({"SET", "BACKGROUND"})) return std::nullopt;
   const std::string usage = "usage: SET BACKGROUND <key> = <n>, key one of " + keyList();
-  if (count != 5 || !tokens[2].is(parser::TokenKind::kIdentifier) || !tokens[3].is(parser::TokenKind::kEquals) ||
-      !tokens[4].is(parser::TokenKind::kInteger)) {
-    return std::unexpected(usage);
-  }
-  const conf::BackgroundKey* key = backgroundKey(tokens[2].text(sql));
-  if (key == nullptr) return std::unexpected("unknown key " + std::string(tokens[2].text(sql)) + "; " + usage);
-  std::string_view digits = tokens[4].text(sql);
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc{} || end != digits.data() + digits.size() || value < key->min || value > key->max) {
+  auto name = c.name();
+  if (!name || !c.accept(parser::TokenKind::kEquals)) return std::unexpected(usage);
+  auto value = c.integer();
+  if (!value || !c.done()) return std::unexpected(usage);
+  const conf::BackgroundKey* key = backgroundKey(*name);
+  if (key == nullptr) return std::unexpected("unknown key " + *name + "; " + usage);
+  if (*value < key->min || *value > key->max) {
     return std::unexpected(fmt::format("background.{} takes {} to {}", key->name, key->min, key->max));
   }
   command.kind = BackgroundCommand::Kind::kSet;
   command.key = std::string(key->name);
-  command.value = static_cast<uint32_t>(value);
+  command.value = static_cast<uint32_t>(*value);
   return command;
 }
 

@@ -43,6 +43,7 @@ class HaCoordinator;
 class SchemaChangeService;
 class SchemaCoordinator;
 class BackgroundGate;
+class StatementLimits;
 class ServerTls;
 
 struct ProxyContext {
@@ -138,6 +139,9 @@ struct ProxyContext {
   // Where background work yields to the foreground (background_gate.hpp; set
   // at start-up, before any background work starts).
   BackgroundGate* background = nullptr;
+  // statement_limits: per user and per digest (statement_limit_table.hpp; set at
+  // start-up, before the workers accept).
+  StatementLimits* statement_limits = nullptr;
 
  private:
   std::unique_ptr<conf::Config> config_;  // never null

@@ -8,6 +8,7 @@
 #include "conf/config.hpp"
 #include "coord/etcd_messages.hpp"
 #include "coord/ha_records.hpp"
+#include "proxy/core/statement_limit_table.hpp"
 
 namespace sp::proxy {
 
@@ -375,9 +376,27 @@ awaitable<std::string> FleetAgent::keepAlive(int64_t lease) {
     if (!kept) co_return "lease keepalive: " + kept.error();
     if (kept->ttl <= 0) co_return fmt::format("lease {} expired", lease);
     fences_->sweep();
+    co_await countMembers();
     if (tick % 3 == 0) {
       if (auto missed = co_await checkWatch(); !missed.empty()) co_return missed;
     }
+  }
+}
+
+// Once per keepalive: how many proxies are alive (their member keys, under
+// their leases), for the statement limits' per-proxy shares. Not answered:
+// the last count stays (the session's own checks end it if etcd is gone).
+awaitable<void> FleetAgent::countMembers() {
+  if (context_.statement_limits == nullptr || context_.statement_limits->empty()) co_return;
+  auto answer = co_await client_.call("/v3/kv/range",
+                                      coord::etcdRangeRequest(coord::membersPrefix(config_.etcd_prefix), true, true));
+  if (!answer) co_return;
+  auto range = coord::parseEtcdRange(*answer);
+  if (!range) co_return;
+  const auto alive = static_cast<uint32_t>(std::max<size_t>(1, range->kvs.size()));
+  if (alive != context_.statement_limits->fleetProxies()) {
+    spdlog::info("fleet {}: {} proxies alive: statement limits shared {} ways", config_.name, alive, alive);
+    context_.statement_limits->setFleetProxies(alive);
   }
 }
 

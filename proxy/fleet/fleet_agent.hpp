@@ -87,6 +87,7 @@ class FleetAgent final : public FleetLink {
   awaitable<std::string> watch(int64_t start_revision);
   awaitable<std::string> keepAlive(int64_t lease);
   awaitable<std::string> checkWatch();
+  awaitable<void> countMembers();
   awaitable<void> putMember();
   // member_ changed (agent thread): put it, serialized with other puts.
   void memberChanged();

@@ -58,6 +58,9 @@ inline constexpr Code kCrossBackend{9120, "HY000"};       // shardproxy: state b
 // A write to keys an online move holds for its cut-over waited too long or
 // found too many waiting (write_hold.hpp): retryable, nothing ran.
 inline constexpr Code kWriteHoldTimeout{9135, "HY000"};
+// statement_limits: (proxy/core/statement_limit_table.hpp): retryable, nothing ran.
+inline constexpr Code kStatementRateLimited{9160, "HY000"};         // over max_per_second
+inline constexpr Code kStatementConcurrencyLimited{9161, "HY000"};  // at max_concurrent
 inline constexpr Code kWriteHoldFull{9136, "HY000"};
 // Writes to keys a fleet fence holds, on a proxy cut off from etcd (write_hold.hpp).
 inline constexpr Code kFleetUnsynchronised{9138, "HY000"};

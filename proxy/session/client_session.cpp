@@ -145,8 +145,11 @@ awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
   switch (static_cast<Command>(payload[0])) {
     case Command::kQuit:
       co_return false;
-    case Command::kQuery:
+    case Command::kQuery: {
+      auto ticket = admitStatement(payload);
+      if (!ticket) co_return co_await client_.flush();
       co_return co_await onQuery(payload);
+    }
     case Command::kProcessKill:
       co_return co_await onProcessKill(payload);
     case Command::kPing:
@@ -165,8 +168,11 @@ awaitable<bool> ClientSession::dispatch(protocol::ByteView payload) {
       co_return co_await onSetOption(payload);
     case Command::kStmtPrepare:
       co_return co_await onStmtPrepare(payload);
-    case Command::kStmtExecute:
+    case Command::kStmtExecute: {
+      auto ticket = admitStatement(payload);
+      if (!ticket) co_return co_await client_.flush();
       co_return co_await onStmtExecute(payload);
+    }
     case Command::kStmtSendLongData:
       onStmtSendLongData(payload);
       co_return true;

@@ -22,6 +22,7 @@
 #include "proxy/session/process_row.hpp"
 #include "proxy/core/backend_admission.hpp"
 #include "proxy/core/host_limits.hpp"
+#include "proxy/core/statement_limit_table.hpp"
 #include "proxy/session/idle_timeout.hpp"
 #include "proxy/session/session_tracking.hpp"
 #include "routing/catalog.hpp"
@@ -102,6 +103,9 @@ class ClientSession {
   // client_session.cpp
   awaitable<bool> dispatch(protocol::ByteView payload);
   awaitable<bool> onQuery(protocol::ByteView payload);
+  // statement_limits: before a COM_QUERY or COM_STMT_EXECUTE (session_statement_limits.cpp):
+  // the ticket to hold while it runs, or nullopt with the refusal queued.
+  std::optional<StatementLimits::Ticket> admitStatement(protocol::ByteView payload);
   awaitable<bool> onExplainShards(std::string_view statement);
   // client_kill.cpp: KILL [CONNECTION | QUERY] n and COM_PROCESS_KILL.
   awaitable<bool> onKill(const parser::KillRequest& request);

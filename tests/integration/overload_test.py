@@ -228,6 +228,102 @@ class OverloadTest(unittest.TestCase):
         self.assertLessEqual(flood_before, 3, f"{flood_before} flood statements finished first")
         print(f"\n  fairness: {flood_before} of 12 flood statements finished before the other user's", flush=True)
 
+    # ---- statement limits per user and per digest (part 2) ----
+
+    def other_conn(self):
+        return pymysql.connect(host=sf.HOST, port=self.run_.port, user=OTHER_USER, password=OTHER_PASSWORD,
+                               database="im", autocommit=True, connect_timeout=10, read_timeout=60)
+
+    def limit_rows(self):
+        with self.admin() as a:
+            return {r[1]: r for r in sf.rows(a, "SHOW LIMITS")}
+
+    def set_limit(self, sql):
+        with self.admin() as a:
+            sf.rows(a, sql)
+
+    def test_6_user_and_digest_concurrency_limits(self):
+        self.reload(10000, 100)
+        self.set_limit(f"SET LIMIT FOR USER {OTHER_USER} max_concurrent = 2")
+        try:
+            other = self.sleep_through_proxy("lim_user", 0.4, (OTHER_USER, OTHER_PASSWORD))
+            results = run_all([other] * 5 + [self.sleep_through_proxy("lim_app", 0.1)])
+            errors = [r for r in results if isinstance(r, Exception)]
+            self.assertEqual(len(errors), 3, results)  # the app user's statement is not limited
+            for e in errors:
+                self.assertEqual(e.args[0], 9161, e.args)
+                self.assertIn(f"user '{OTHER_USER}' has 2 statements running", e.args[1])
+                self.assertIn("statement_limits max_concurrent 2", e.args[1])
+            # The prepared path: COM_STMT_EXECUTE passes the same limit.
+            holders = [threading.Thread(target=other) for _ in range(2)]
+            for t in holders:
+                t.start()
+            time.sleep(0.15)
+            conn = self.other_conn()
+            try:
+                with self.assertRaises(pymysql.err.OperationalError) as e:
+                    prepared_execute(conn, "SELECT 1")
+                self.assertEqual(e.exception.args[0], 9161)
+            finally:
+                conn.close()
+                for t in holders:
+                    t.join()
+            row = self.limit_rows()[OTHER_USER]
+            self.assertEqual((row[0], row[3], row[6]), ("user", "2", "0"), row)  # nothing left in flight
+            self.assertEqual(int(row[9]), 4, row)
+        finally:
+            self.set_limit(f"SET LIMIT FOR USER {OTHER_USER}")  # removed
+        self.assertNotIn(OTHER_USER, self.limit_rows())
+        # A digest: every SELECT SLEEP(?) of any user, one at a time.
+        self.set_limit("SET LIMIT FOR DIGEST 'SELECT SLEEP(1)' max_concurrent = 1")
+        try:
+            results = run_all([self.sleep_through_proxy("lim_digest", 0.4)] * 3)
+            errors = [r for r in results if isinstance(r, Exception)]
+            self.assertEqual(len(errors), 2, results)
+            for e in errors:
+                self.assertEqual(e.args[0], 9161, e.args)
+                self.assertIn("digest 'SELECT SLEEP ( ? )'", e.args[1])  # as SHOW DIGESTS writes it
+        finally:
+            self.set_limit("SET LIMIT FOR DIGEST 'SELECT SLEEP(1)'")
+
+    def test_7_a_rate_limit_holds(self):
+        rate = 50
+        self.set_limit(f"SET LIMIT FOR USER {OTHER_USER} max_per_second = {rate}")
+        ok, refused = [0], [0]
+        stop = threading.Event()
+
+        def hammer():
+            conn = self.other_conn()
+            try:
+                while not stop.is_set():
+                    try:
+                        sf.rows(conn, "SELECT 1")
+                        ok[0] += 1
+                    except pymysql.err.OperationalError as e:
+                        self.assertEqual(e.args[0], 9160, e.args)
+                        self.assertIn(f"statement_limits max_per_second {rate}", e.args[1])
+                        refused[0] += 1
+            finally:
+                conn.close()
+
+        try:
+            threads = [threading.Thread(target=hammer) for _ in range(4)]
+            started = time.monotonic()
+            for t in threads:
+                t.start()
+            time.sleep(3)
+            stop.set()
+            for t in threads:
+                t.join()
+            elapsed = time.monotonic() - started
+        finally:
+            self.set_limit(f"SET LIMIT FOR USER {OTHER_USER}")
+        allowed = rate * elapsed + rate  # the refill over the run plus the one second's worth it starts with
+        self.assertGreater(refused[0], 0)
+        self.assertLessEqual(ok[0], allowed * 1.05, f"{ok[0]} statements admitted, at most {allowed:.0f} allowed")
+        print(f"\n  rate limit {rate}/s over {elapsed:.2f} s: {ok[0]} admitted ({ok[0] / allowed:.3f} of the "
+              f"allowance incl. the first second's burst), {refused[0]} refused with 9160", flush=True)
+
 
 if __name__ == "__main__":
     unittest.main()
