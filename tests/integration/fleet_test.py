@@ -560,6 +560,69 @@ class FleetTest(unittest.TestCase):
             c.close()
         self.assertNotIn("it_fleet_col", self.columns(ap.DB1_PORT, f"{ap.TABLE}_s02"))
 
+    def test_9_a_statement_limit_shared_by_the_fleet(self):
+        """max_per_second on each of three proxies: each admits a third, the fleet the limit."""
+        self.wait_fleet(3, timeout=30)
+        rate = 60
+        for p in self.proxies:
+            c = admin(p)
+            try:
+                ap.rows(c, f"SET LIMIT FOR DIGEST 'SELECT 1 + 1' max_per_second = {rate}")
+            finally:
+                c.close()
+        # Every proxy has counted the fleet (once per keepalive: lease_ttl_s / 3).
+        deadline = time.monotonic() + 10
+        while True:
+            shares = []
+            for p in self.proxies:
+                c = admin(p)
+                shares.append(ap.dict_rows(c, "SHOW LIMITS")[0])
+                c.close()
+            if all(r["fleet_proxies"] == "3" for r in shares):
+                break
+            self.assertLess(time.monotonic(), deadline, shares)
+            time.sleep(0.2)
+        self.assertEqual({r["share_per_second"] for r in shares}, {str(rate // 3)})
+        ok, refused = [0, 0, 0], [0]
+        stop = threading.Event()
+
+        def hammer(i):
+            conn = app(self.proxies[i % 3])
+            try:
+                while not stop.is_set():
+                    try:
+                        ap.rows(conn, "SELECT 1 + 1")
+                        ok[i % 3] += 1
+                    except pymysql.err.OperationalError as e:
+                        self.assertEqual(e.args[0], 9160, e.args)
+                        self.assertIn("of a fleet of 3", e.args[1])
+                        refused[0] += 1
+            finally:
+                conn.close()
+
+        threads = [threading.Thread(target=hammer, args=(i,)) for i in range(6)]
+        started = time.monotonic()
+        for t in threads:
+            t.start()
+        time.sleep(3)
+        stop.set()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - started
+        for p in self.proxies:
+            c = admin(p)
+            try:
+                ap.rows(c, "SET LIMIT FOR DIGEST 'SELECT 1 + 1'")
+            finally:
+                c.close()
+        allowed = rate * elapsed + rate  # each proxy: a third of the rate, and a third of one second's burst
+        self.assertGreater(refused[0], 0)
+        self.assertLessEqual(sum(ok), allowed * 1.05, f"{ok} admitted, at most {allowed:.0f} allowed")
+        for n in ok:
+            self.assertLessEqual(n, allowed / 3 * 1.05, ok)
+        print(f"\nfleet statement limit {rate}/s over {elapsed:.2f} s on 3 proxies: {sum(ok)} admitted {ok} "
+              f"({sum(ok) / allowed:.3f} of the allowance), {refused[0]} refused", flush=True)
+
 
 if __name__ == "__main__":
     unittest.main()
