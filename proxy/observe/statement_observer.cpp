@@ -38,7 +38,9 @@ ObserverSettings observerSettings(const ProxyContext& context, unsigned worker_c
   s.slow_log = context.slow_log;
   s.slow_query_us = uint64_t{cfg.log.slow_query_ms} * 1000;
   s.keep_values = cfg.log.slow_query_keep_values;
-  s.enabled = cfg.server.metrics_listen.has_value() || s.digest_capacity > 0 || s.slow_log != nullptr;
+  // background.max_foreground_p99_ms reads each backend's statement latency from these records.
+  s.enabled = cfg.server.metrics_listen.has_value() || s.digest_capacity > 0 || s.slow_log != nullptr ||
+              cfg.background.max_foreground_p99_ms > 0;
   return s;
 }
 
