@@ -120,6 +120,7 @@ std::shared_ptr<AdmissionSlot::Entry> BackendAdmissions::entryOf(std::string_vie
 void BackendAdmissions::configure(const std::vector<std::pair<std::string, uint32_t>>& budgets,
                                   OverloadSettings settings) {
   timeout_ms_.store(static_cast<uint32_t>(settings.queue_timeout.count()));
+  any_budget_.store(std::any_of(budgets.begin(), budgets.end(), [](const auto& b) { return b.second > 0; }));
   max_queued_.store(settings.max_queued);
   std::vector<std::shared_ptr<AdmissionSlot::Entry>> all;
   for (const auto& [server, budget] : budgets) entryOf(server);
@@ -147,6 +148,10 @@ OverloadSettings BackendAdmissions::settings() const {
 AdmissionSlot BackendAdmissions::enter(std::string_view server, std::string_view user, std::string_view key,
                                        bool bypass) {
   AdmissionSlot slot;
+  if (!any_budget_.load(std::memory_order_relaxed)) {
+    slot.state_ = AdmissionSlot::State::kAdmitted;
+    return slot;
+  }
   slot.entry_ = entryOf(server);
   auto& e = *slot.entry_;
   slot.budget_ = e.budget.load(std::memory_order_relaxed);

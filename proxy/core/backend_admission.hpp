@@ -119,6 +119,7 @@ class BackendAdmissions {
   // admits waiting statements at once.
   void configure(const std::vector<std::pair<std::string, uint32_t>>& budgets, OverloadSettings settings);
   OverloadSettings settings() const;
+  bool anyBudget() const { return any_budget_.load(std::memory_order_relaxed); }
 
   // A statement arriving for `server`: admitted, queued (then co_await
   // wait()) or refused (kFull). `bypass`: admitted past the queue and the
@@ -135,6 +136,9 @@ class BackendAdmissions {
 
   mutable std::shared_mutex mutex_;
   std::map<std::string, std::shared_ptr<AdmissionSlot::Entry>, std::less<>> entries_;
+  // No server has a budget (the default): statements pass without touching
+  // any shared counter, so the budget costs nothing per statement until used.
+  std::atomic<bool> any_budget_{false};
   std::atomic<uint32_t> timeout_ms_{1000};
   std::atomic<uint32_t> max_queued_{1000};
 };

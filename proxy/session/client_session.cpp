@@ -565,7 +565,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   Outbound out;
   if (target.sql.empty()) out.payload = payload;
   else out.sql = target.sql;
-  out.admission_key = admissionKey(plan);
+  if (worker_.context().admissions.anyBudget()) out.admission_key = admissionKey(plan);
   // GET DIAGNOSTICS, @@warning_count: run where they read an empty area when
   // the session's previous statement left nothing (not another session's).
   // (When it left conditions, they are on a connection that may be gone: the

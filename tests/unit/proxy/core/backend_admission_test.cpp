@@ -40,8 +40,21 @@ struct BackendAdmissionTest : ::testing::Test {
   }
 };
 
-TEST_F(BackendAdmissionTest, WithoutABudgetEverythingPassesAndIsCounted) {
+TEST_F(BackendAdmissionTest, WithoutAnyBudgetEverythingPassesUncounted) {
+  // The default: no shared counter is touched per statement.
   budget(0);
+  EXPECT_FALSE(admissions.anyBudget());
+  std::vector<AdmissionSlot> slots;
+  for (int i = 0; i < 5; ++i) slots.push_back(admissions.enter("db0", "u", "", false));
+  for (auto& s : slots) EXPECT_TRUE(s.admitted());
+  EXPECT_EQ(statsOf("db0").active, 0u);
+  slots.clear();
+  EXPECT_EQ(statsOf("db0").admitted, 0u);
+}
+
+TEST_F(BackendAdmissionTest, AServerWithoutABudgetIsCountedWhileAnotherHasOne) {
+  admissions.configure({{"db0", 0}, {"db1", 3}}, OverloadSettings{std::chrono::milliseconds(1000), 100});
+  EXPECT_TRUE(admissions.anyBudget());
   std::vector<AdmissionSlot> slots;
   for (int i = 0; i < 5; ++i) slots.push_back(admissions.enter("db0", "u", "", false));
   for (auto& s : slots) EXPECT_TRUE(s.admitted());
