@@ -255,10 +255,10 @@ void renderAdmissions(ExpositionWriter& w, const MetricsSnapshot& s) {
   perServer("shardproxy_backend_bypassed_statements_total", "counter",
             "Statements admitted past the queue: their transaction holds locks on the server.",
             [](const A& a) { return a.bypassed; });
-  perServer("shardproxy_backend_queue_wait_seconds_sum", "counter",
+  perServer("shardproxy_backend_queue_wait_seconds_total", "counter",
             "Time statements waited in the server's queue (admitted or refused).",
             [](const A& a) { return a.wait_seconds_sum; });
-  perServer("shardproxy_backend_queue_wait_seconds_count", "counter", "Waits in the server's queue that ended.",
+  perServer("shardproxy_backend_queue_waits_total", "counter", "Waits in the server's queue that ended.",
             [](const A& a) { return a.wait_count; });
   w.family("shardproxy_backend_queue_rejections_total", "counter",
            "Statements refused by the server's queue: timeout (9145), queue_full (9146), interrupted (KILL).");

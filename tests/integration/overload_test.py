@@ -58,8 +58,11 @@ class Monitor:
 
     def _run(self):
         conn = sf.direct(sf.DB0_PORT)
+        # Only statements sleeping now: a prepare of the same text (not budgeted)
+        # or a statement whose answer was just sent (the server lists it a moment
+        # longer) is no statement in flight.
         sql = ("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE %s "
-               "AND INFO NOT LIKE '%%PROCESSLIST%%'")
+               "AND INFO NOT LIKE '%%PROCESSLIST%%' AND STATE = 'User sleep'")
         while not self._stop.is_set():
             n = sf.rows(conn, sql, (f"%{self.marker}%",))[0][0]
             self.peak = max(self.peak, n)

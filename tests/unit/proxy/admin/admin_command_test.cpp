@@ -4,6 +4,8 @@
 
 #include "proxy/schema/schema_command.hpp"
 #include "proxy/admin/admin_command.hpp"
+#include "proxy/admin/background_command.hpp"
+#include "proxy/admin/limit_command.hpp"
 #include "proxy/ha/ha_command.hpp"
 #include "proxy/admin/admin_results.hpp"
 #include "proxy/lifecycle/lifecycle_command.hpp"
@@ -116,6 +118,14 @@ TEST(AdminCommand, HelpNamesEveryCommand) {
     }
     if (auto schema = parseSchemaCommand(command)) {  // schema changes' own grammar (schema_command_test.cpp)
       EXPECT_TRUE(schema->has_value()) << command;
+      continue;
+    }
+    if (auto background = parseBackgroundCommand(command)) {  // background_command_test.cpp
+      EXPECT_TRUE(background->has_value()) << command;
+      continue;
+    }
+    if (auto limit = parseLimitCommand(command)) {  // limit_command_test.cpp
+      EXPECT_TRUE(limit->has_value()) << command;
       continue;
     }
     EXPECT_TRUE(parseAdminCommand(command).has_value()) << command;
