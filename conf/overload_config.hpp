@@ -12,6 +12,15 @@ namespace sp::conf {
 struct OverloadConfig {
   uint32_t queue_timeout_ms = 1000;       // longest wait of one statement (9145 after it)
   uint32_t max_queued_per_backend = 1000; // statements waiting for one server at once (9146 beyond)
+  // Hot keys ("Overload: hot keys"): writes to one shard-key value in flight
+  // at once (0: off; beyond: they wait, queue_timeout_ms then 9148), writes
+  // waiting for one key (9149 beyond), and counters per table of SHOW HOT KEYS.
+  // Off by default: serialising changes when writes to one key may fail
+  // (9148 after queue_timeout_ms instead of the backend's lock wait); an
+  // operator turns it on knowing the application's write pattern.
+  uint32_t hot_key_concurrency = 0;
+  uint32_t hot_key_max_queued = 1000;
+  uint32_t hot_keys_tracked = 64;
 };
 
 }  // namespace sp::conf

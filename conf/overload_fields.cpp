@@ -9,6 +9,10 @@ namespace {
 // A wait longer than a minute holds a client that has likely given up.
 constexpr uint64_t kMaxQueueTimeoutMs = 60'000;
 constexpr uint64_t kMaxQueued = 1'000'000;
+// Writes of one key in flight: beyond a few hundred the serialiser protects nothing.
+constexpr uint64_t kMaxHotKeyConcurrency = 10'000;
+// Counters per table of SHOW HOT KEYS: memory grows with it (tables x this).
+constexpr uint64_t kMaxHotKeysTracked = 4096;
 
 const FieldSpec<OverloadConfig> kOverloadFields[] = {
     {"queue_timeout_ms", false,
@@ -18,6 +22,18 @@ const FieldSpec<OverloadConfig> kOverloadFields[] = {
     {"max_queued_per_backend", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, OverloadConfig& o) {
        assign(w.readUInt(v, p, 0, kMaxQueued), o.max_queued_per_backend);
+     }},
+    {"hot_key_concurrency", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, OverloadConfig& o) {
+       assign(w.readUInt(v, p, 0, kMaxHotKeyConcurrency), o.hot_key_concurrency);
+     }},
+    {"hot_key_max_queued", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, OverloadConfig& o) {
+       assign(w.readUInt(v, p, 0, kMaxQueued), o.hot_key_max_queued);
+     }},
+    {"hot_keys_tracked", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, OverloadConfig& o) {
+       assign(w.readUInt(v, p, 0, kMaxHotKeysTracked), o.hot_keys_tracked);
      }},
 };
 

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include <fmt/format.h>
+
 #include "parser/lexer.hpp"
 #include "proxy/ha/ha_command.hpp"
 #include "proxy/lifecycle/lifecycle_command.hpp"
@@ -75,7 +77,7 @@ std::string unknownCommand(std::string_view sql) {
   std::string shown(sql.substr(0, 80));
   return "shardproxy admin: unknown command '" + shown +
          "'; commands: SHOW SHARD MAP [HISTORY|ERRORS], RELOAD SHARD MAP, ROLLBACK SHARD MAP TO <version>, "
-         "SHOW FLEET, SHOW BACKENDS, SHOW SESSIONS, SHOW OVERLOAD, SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, SHOW SCHEMA DRIFT, SHOW SCHEMA CHANGES, RETRY SCHEMA CHANGE <id>, SHOW TOPOLOGY, SWITCHOVER / FAILOVER / REJOIN BACKEND ..., HELP";
+         "SHOW FLEET, SHOW BACKENDS, SHOW SESSIONS, SHOW OVERLOAD, SHOW HOT KEYS [LIMIT n], SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, SHOW SCHEMA DRIFT, SHOW SCHEMA CHANGES, RETRY SCHEMA CHANGE <id>, SHOW TOPOLOGY, SWITCHOVER / FAILOVER / REJOIN BACKEND ..., HELP";
 }
 
 // SELECT @@var | name() [, ...] [LIMIT n]
@@ -111,13 +113,15 @@ std::expected<AdminCommand, std::string> parseSelect(const Words& w, std::string
   return cmd;
 }
 
-// SHOW DIGESTS [LIMIT n]; `words` is how many words name the command.
-std::expected<AdminCommand, std::string> parseShowDigests(const Words& w, size_t words) {
+// SHOW DIGESTS [LIMIT n], SHOW HOT KEYS [LIMIT n]; `words` is how many
+// words name the command, `name` how the usage message spells it.
+std::expected<AdminCommand, std::string> parseShowWithLimit(const Words& w, size_t words, AdminCommandKind kind,
+                                                            std::string_view name) {
   AdminCommand cmd;
-  cmd.kind = AdminCommandKind::kShowDigests;
+  cmd.kind = kind;
   if (w.size() == words) return cmd;
   if (w.size() != words + 2 || !w.at(words).isKeyword(parser::Keyword::kLIMIT) || !w.at(words + 1).is(TokenKind::kInteger)) {
-    return std::unexpected("shardproxy admin: expected SHOW DIGESTS [LIMIT n]");
+    return std::unexpected(fmt::format("shardproxy admin: expected {} [LIMIT n]", name));
   }
   auto digits = w.text(words + 1);
   auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), cmd.limit);
@@ -172,8 +176,9 @@ std::expected<AdminCommand, std::string> parseAdminCommand(std::string_view sql)
   if (w.is({"show", "sessions"})) return simple(K::kShowSessions);
   if (w.is({"show", "overload"})) return simple(K::kShowOverload);
   if (w.is({"help"})) return simple(K::kHelp);
-  if (w.startsWith({"show", "digests"})) return parseShowDigests(w, 2);
-  if (w.startsWith({"show", "query", "digest"})) return parseShowDigests(w, 3);
+  if (w.startsWith({"show", "digests"})) return parseShowWithLimit(w, 2, K::kShowDigests, "SHOW DIGESTS");
+  if (w.startsWith({"show", "query", "digest"})) return parseShowWithLimit(w, 3, K::kShowDigests, "SHOW DIGESTS");
+  if (w.startsWith({"show", "hot", "keys"})) return parseShowWithLimit(w, 3, K::kShowHotKeys, "SHOW HOT KEYS");
   if (w.is({"show", "stats"})) return simple(K::kShowStats);
   if (w.is({"show", "schema", "drift"})) return simple(K::kShowSchemaDrift);
   if (w.is({"reset", "digests"}) || w.is({"reset", "query", "digest"})) return simple(K::kResetDigests);
@@ -200,6 +205,7 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
       {"SHOW BACKENDS", "backend pools summed over worker threads"},
       {"SHOW SESSIONS", "client sessions, in transaction, statements served"},
       {"SHOW OVERLOAD", "every server's concurrency budget (max_active_statements): in flight, waiting, waits, refusals"},
+      {"SHOW HOT KEYS [LIMIT <n>]", "the busiest shard-key values: statements/s, writes/s, share of their shard, writes serialised now"},
       {"SHOW ROUTE <statement>", "where a statement would go (same rows as EXPLAIN SHARDS on the client port)"},
       {"SHOW DIGESTS [LIMIT <n>]", "statistics per normalized statement, largest total time first"},
       {"RESET DIGESTS", "forget every query digest"},

@@ -20,6 +20,7 @@ enum class AdminCommandKind : uint8_t {
   kShowBackends,         // SHOW BACKENDS
   kShowSessions,         // SHOW SESSIONS
   kShowOverload,         // SHOW OVERLOAD: every server's concurrency budget, queue and refusals
+  kShowHotKeys,          // SHOW HOT KEYS [LIMIT n]: the busiest shard-key values (hot_key_tracker.hpp)
   kShowRoute,            // SHOW ROUTE <statement>
   kShowDigests,          // SHOW DIGESTS [LIMIT n] (also SHOW QUERY DIGEST [LIMIT n])
   kResetDigests,         // RESET DIGESTS (also RESET QUERY DIGEST)
@@ -41,7 +42,7 @@ struct SelectItem {
 struct AdminCommand {
   AdminCommandKind kind = AdminCommandKind::kEmpty;
   uint64_t version = 0;            // kRollbackShardMap
-  uint64_t limit = 0;              // kShowDigests: 0 = all
+  uint64_t limit = 0;              // kShowDigests (0 = all), kShowHotKeys (0 = 20)
   std::string statement;           // kShowRoute: the statement text, trailing ';' removed
   std::vector<SelectItem> items;   // kSelectVariables
 };

@@ -89,6 +89,8 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.causal_waits = context.causal_waits.load();
   snap.causal_fallbacks = context.causal_fallbacks.load();
   snap.admissions = context.admissions.stats();
+  snap.hot_keys = context.hot_keys.stats();
+  snap.hot_key_concurrency = context.hot_keys.settings().concurrency;
   snap.admin_commands = context.admin_commands.load();
   snap.admin_errors = context.admin_errors.load();
   snap.statements.addAdminCommands(snap.admin_commands - snap.admin_errors, snap.admin_errors);

@@ -269,6 +269,33 @@ void renderAdmissions(ExpositionWriter& w, const MetricsSnapshot& s) {
   }
 }
 
+// Hot-key write serialisation (hot_key_gate.hpp): one series each, no label.
+void renderHotKeys(ExpositionWriter& w, const MetricsSnapshot& s) {
+  const auto& h = s.hot_keys;
+  auto one = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
+    w.family(name, type, help);
+    w.sample(name, {}, value);
+  };
+  one("shardproxy_hot_key_concurrency", "gauge", "Writes to one shard-key value in flight at once (0: off).",
+      uint64_t{s.hot_key_concurrency});
+  one("shardproxy_hot_key_active_writes", "gauge", "Writes holding a hot-key slot now (their transactions included).",
+      uint64_t{h.active});
+  one("shardproxy_hot_key_queued_writes", "gauge", "Writes waiting for a slot of their key now.", uint64_t{h.queued});
+  one("shardproxy_hot_key_admitted_writes_total", "counter", "Writes given a slot of their key.", h.admitted);
+  one("shardproxy_hot_key_serialised_writes_total", "counter", "Of those, writes that waited for it first.",
+      h.serialised);
+  one("shardproxy_hot_key_bypassed_writes_total", "counter",
+      "Writes given a slot past the queue: their transaction holds locks.", h.bypassed);
+  one("shardproxy_hot_key_wait_seconds_total", "counter", "Time writes waited for their key (admitted or refused).",
+      h.wait_seconds_sum);
+  one("shardproxy_hot_key_waits_total", "counter", "Waits for a key that ended.", h.wait_count);
+  w.family("shardproxy_hot_key_rejections_total", "counter",
+           "Writes refused by their key's queue: timeout (9148), queue_full (9149), interrupted (KILL).");
+  w.sample("shardproxy_hot_key_rejections_total", {{"reason", "timeout"}}, h.rejected_timeout);
+  w.sample("shardproxy_hot_key_rejections_total", {{"reason", "queue_full"}}, h.rejected_full);
+  w.sample("shardproxy_hot_key_rejections_total", {{"reason", "interrupted"}}, h.interrupted);
+}
+
 void renderServers(ExpositionWriter& w, const MetricsSnapshot& s) {
   w.family("shardproxy_replica_reads_total", "counter", "Statements a replica answered instead of its primary.");
   w.sample("shardproxy_replica_reads_total", {}, s.replica_reads);
@@ -401,6 +428,7 @@ std::string renderMetrics(const MetricsSnapshot& s) {
   renderShards(w, s.statements);
   renderBackends(w, s);
   renderAdmissions(w, s);
+  renderHotKeys(w, s);
   renderServers(w, s);
   renderClients(w, s);
   renderCaches(w, s);

@@ -11,6 +11,7 @@
 
 #include "proxy/backend/backend_pool.hpp"
 #include "proxy/core/backend_admission.hpp"
+#include "proxy/core/hot_key_gate.hpp"
 #include "proxy/core/replica_health.hpp"
 #include "proxy/core/topology.hpp"
 #include "proxy/observe/metrics.hpp"
@@ -52,6 +53,9 @@ struct MetricsSnapshot {
   uint64_t replica_reads = 0, causal_waits = 0, causal_fallbacks = 0;
   // Every server's concurrency budget (backends[].max_active_statements).
   std::vector<AdmissionStats> admissions;
+  // Hot-key write serialisation (overload.hot_key_concurrency; 0: off).
+  HotKeyStats hot_keys;
+  uint32_t hot_key_concurrency = 0;
 };
 
 // Builds exposition text: `# HELP`/`# TYPE` once per family, then samples.

@@ -62,6 +62,7 @@ class AdmissionWait {
 
  private:
   friend class BackendAdmissions;
+  friend class HotKeyGate;  // the same handle ends a wait for a hot key's slot
   asio::steady_timer* timer_ = nullptr;
   bool interrupted_ = false;
 };

@@ -17,6 +17,8 @@
 
 #include "protocol/session_track.hpp"
 #include "proxy/core/backend_admission.hpp"
+#include "proxy/core/hot_key_gate.hpp"
+#include "proxy/core/hot_key_tracker.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/core/lifecycle_stats.hpp"
 #include "proxy/core/replica_health.hpp"
@@ -118,6 +120,10 @@ struct ProxyContext {
   // Every server's concurrency budget (backends[].max_active_statements,
   // overload:), set at start-up and by each RELOAD.
   BackendAdmissions admissions;
+  // Hot keys (overload.hot_key_*): writes to one key value serialised, and
+  // statements counted per key value for SHOW HOT KEYS; set like admissions.
+  HotKeyGate hot_keys;
+  HotKeyTracker hot_key_stats;
   // Every worker, set once before they start (KILL finds a session on any of them).
   std::vector<Worker*> workers;
   // The fleet membership (fleet: in the config), set once before the admin

@@ -273,9 +273,11 @@ SwapOutcome ShardMapManager::reload(const std::string& who) {
   if (!problems.empty()) return refuse(std::move(problems), who, "RELOAD SHARD MAP", started);
   SwapOutcome out = apply(candidate, diff, std::move(next_backends), who, "reload", false, started);
   if (reread && out.verdict != SwapVerdict::kRefused) {
-    // The servers' concurrency budgets and the queue's bounds follow the
-    // file, whether or not the map changed (no pool is replaced for them).
+    // The servers' concurrency budgets, the queue's bounds and the hot-key
+    // limits follow the file, whether or not the map changed (no pool is replaced for them).
     context_.admissions.configure(serverBudgets(*reread), overloadSettings(*reread));
+    context_.hot_keys.configure(hotKeySettings(*reread));
+    context_.hot_key_stats.configure(reread->overload.hot_keys_tracked);
   }
   return out;
 }

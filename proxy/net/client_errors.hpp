@@ -69,6 +69,11 @@ inline constexpr Code kFleetUnsynchronised{9138, "HY000"};
 // found overload.max_queued_per_backend waiting already: retryable, nothing ran.
 inline constexpr Code kOverloadTimeout{9145, "HY000"};
 inline constexpr Code kOverloadQueueFull{9146, "HY000"};
+// A write to one shard-key value waited for one of the key's slots
+// (overload.hot_key_concurrency) longer than overload.queue_timeout_ms, or
+// found overload.hot_key_max_queued writes waiting for it: retryable, nothing ran.
+inline constexpr Code kHotKeyTimeout{9148, "HY000"};
+inline constexpr Code kHotKeyQueueFull{9149, "HY000"};
 inline constexpr Code kSplitWritePartial{9121, "HY000"};  // a split INSERT's parts failed on some shards
 inline constexpr Code kNoSuchThread{1094, "HY000"};       // ER_NO_SUCH_THREAD (KILL of an unknown id)
 inline constexpr Code kKillDenied{1095, "HY000"};         // ER_KILL_DENIED_ERROR

@@ -435,7 +435,7 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
   Outbound out;
   out.execute_sql = target.sql.empty() ? stmt->sql : target.sql;
   out.execute = &*exec;
-  if (worker_.context().admissions.anyBudget()) out.admission_key = admissionKey(plan);
+  setKeyTargets(out, plan, info);
   out.long_params = std::move(long_params);
   out.long_data = &stmt->long_data;
   BackendPool* pool = co_await readPool(*target.pool, info, stmt->sql, {});

@@ -126,11 +126,13 @@ awaitable<void> ClientSession::run() {
       write_gate_.beginCommand();
       const bool go_on = co_await dispatch(msg->payload);
       write_gate_.settle(inTransaction());
+      hot_key_holds_.settle(inTransaction() && !txn_.lost());
       observer.finish(record_, {user_, peer_, connection_id_});
       if (!go_on) break;
     }
   }
   co_await releasePinned();
+  hot_key_holds_.clear();  // the transaction is gone with the session
   client_.close();
   pin_slot_.reset();
   user_slot_.reset();  // users[].max_connections counts sessions until they end
@@ -565,7 +567,7 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
   Outbound out;
   if (target.sql.empty()) out.payload = payload;
   else out.sql = target.sql;
-  if (worker_.context().admissions.anyBudget()) out.admission_key = admissionKey(plan);
+  setKeyTargets(out, plan, info);
   // GET DIAGNOSTICS, @@warning_count: run where they read an empty area when
   // the session's previous statement left nothing (not another session's).
   // (When it left conditions, they are on a connection that may be gone: the

@@ -21,6 +21,7 @@
 #include "proxy/session/connection_bound_state.hpp"
 #include "proxy/session/process_row.hpp"
 #include "proxy/core/backend_admission.hpp"
+#include "proxy/core/hot_key_gate.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/core/statement_limit_table.hpp"
 #include "proxy/session/idle_timeout.hpp"
@@ -131,6 +132,14 @@ class ClientSession {
   awaitable<std::optional<protocol::ErrPacket>> sqlPrepareRefusal(std::string_view sql);
   // What runOn sends: a command payload as is, or an execute of a prepared
   // statement whose physical SQL is prepared on the borrowed connection.
+  // Where a statement on one shard-key value goes (session_hot_keys.cpp).
+  struct HotKeyTarget {
+    std::string table;
+    uint64_t value = 0;
+    std::string shard;
+    std::string backend;
+    bool write = false;  // INSERT / UPDATE / DELETE / REPLACE
+  };
   struct Outbound {
     protocol::ByteView payload;  // the client's command, sent as is
     std::string_view sql;        // else: a COM_QUERY of this (the statement rewritten for its shard)
@@ -148,6 +157,10 @@ class ClientSession {
     // The statement's shard key ("table:value"; empty: none): its share of
     // the server's concurrency budget is counted per key (session_admission.cpp).
     std::string admission_key;
+    // The statement's one shard-key value (session_hot_keys.cpp): counted
+    // for SHOW HOT KEYS, and a write to it takes a slot of the key
+    // (overload.hot_key_concurrency) before the server's budget.
+    std::optional<HotKeyTarget> hot_key;
   };
   // How runOn's statement ended: the sequence id after its response, and
   // whether it ended the command (an ERR, a lost backend): a multi-statement
@@ -195,6 +208,18 @@ class ClientSession {
   awaitable<std::optional<std::vector<AdmissionSlot>>> admitAll(const std::vector<BackendPool*>& pools,
                                                                std::string_view key = {});
   static std::string admissionKey(const routing::Plan& plan);
+  // session_hot_keys.cpp: hot keys (hot_key_gate.hpp, hot_key_tracker.hpp).
+  // The admission key and hot-key target of a routed statement, for both
+  // the text and the prepared path.
+  void setKeyTargets(Outbound& out, const routing::Plan& plan, const parser::StatementInfo& info) const;
+  // Counts the statement for SHOW HOT KEYS and, for a write, takes its key's
+  // slot into `slot` (waiting FIFO behind the key's writes in flight); false
+  // after queueing the refusal (9148, 9149, or 1317 when killed while waiting).
+  awaitable<bool> enterHotKey(const Outbound& out, HotKeySlot& slot);
+  // After the statement: a transaction keeps its key's slot until it ends
+  // (hot_key_holds_.settle after each command), any other write gives it back.
+  void afterHotKey(HotKeySlot& slot, bool transactional);
+  protocol::ErrPacket hotKeyRefusal(const HotKeySlot& slot, const HotKeyTarget& target) const;
   // Where scatter targets run: each target's pool (a replica when the session
   // reads there), or nullopt after queueing the refusal.
   std::optional<std::vector<BackendPool*>> scatterPools(const routing::ScatterPlan& plan,
@@ -485,6 +510,7 @@ class ClientSession {
   uint32_t replica_turn_ = 0;
   // The wait of the statement running now for its server's budget: KILL QUERY ends it.
   AdmissionWait admission_wait_;
+  HotKeyHolds hot_key_holds_;  // the key slots the session's transaction keeps
 
  public:
   // KILL [QUERY] from another session (Worker::aimKill, on this worker's

@@ -77,6 +77,11 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
       co_return co_await client_.flush();
     }
   }
+  // A write to one key value: a slot of its key first (session_hot_keys.cpp),
+  // so a write waiting behind a hot key holds none of the server's slots.
+  const bool transactional = txn_.transactional();
+  HotKeySlot key_slot;
+  if (!co_await enterHotKey(out, key_slot)) co_return co_await client_.flush();
   // The server's concurrency budget (session_admission.cpp): a slot before
   // a connection, so a waiting statement holds none; given back once the
   // answer is read, or by the slot's destructor on every other path.
@@ -188,6 +193,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
                                    reply_seq_, more, &infile);
   }
   slot.release();
+  afterHotKey(key_slot, transactional);
   if (changes_globals) {
     advanceGlobalsEpoch();
     if (!result.server_error && changesConnectLimits(info)) markConnectLimitsChanged();

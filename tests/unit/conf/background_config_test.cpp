@@ -41,11 +41,7 @@ TEST(BackgroundConfig, OutOfRangeOrUnknownIsRefusedWithItsPathAndLine) {
                            {"  min_statements: 0\n", "background.min_statements"},
                            {"  max_replica_lag_s: -1\n", "background.max_replica_lag_s"},
                            {"  max_foreground_p99: 5\n", "max_foreground_p99"}}) {
-    auto config = parseConfig(minimalWith(std::string("background:\n") + bad), kBase);
-    ASSERT_FALSE(config) << bad;
-    const std::string text = formatIssues(config.error(), "t.yaml");
-    EXPECT_NE(text.find(path), std::string::npos) << text;
-    EXPECT_NE(text.find("t.yaml:6"), std::string::npos) << text;
+    fixture::expectRefusedAtLine6("background", bad, path);
   }
 }
 

@@ -159,6 +159,20 @@ TEST(AdminCommandDigests, ShowAndReset) {
   EXPECT_EQ(parseAdminCommand("show stats;")->kind, AdminCommandKind::kShowStats);
 }
 
+TEST(AdminCommandHotKeys, ShowWithAnOptionalLimit) {
+  EXPECT_EQ(kindOf("show hot keys;"), AdminCommandKind::kShowHotKeys);
+  auto top = parseAdminCommand("SHOW HOT KEYS LIMIT 3");
+  ASSERT_TRUE(top.has_value());
+  EXPECT_EQ(top->kind, AdminCommandKind::kShowHotKeys);
+  EXPECT_EQ(top->limit, 3u);
+  auto bad = parseAdminCommand("SHOW HOT KEYS LIMIT 0");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().find("positive"), std::string::npos) << bad.error();
+  auto usage = parseAdminCommand("SHOW HOT KEYS 5");
+  ASSERT_FALSE(usage.has_value());
+  EXPECT_NE(usage.error().find("SHOW HOT KEYS [LIMIT n]"), std::string::npos) << usage.error();
+}
+
 }  // namespace
 
 TEST(RefusalMessage, FitsTheBudgetAndPointsToTheFullList) {
