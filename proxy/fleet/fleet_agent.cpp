@@ -8,6 +8,7 @@
 #include "conf/config.hpp"
 #include "coord/etcd_messages.hpp"
 #include "coord/ha_records.hpp"
+#include "coord/limit_records.hpp"
 #include "proxy/core/statement_limit_table.hpp"
 
 namespace sp::proxy {
@@ -44,6 +45,7 @@ FleetAgent::FleetAgent(ProxyContext& context, ShardMapManager& maps)
   fences_ = std::make_unique<FleetFences>(context_, config_, client_, io_.get_executor());
   roles_ = std::make_unique<FleetRoles>(config_, [this] { return lease(); });
   schema_ = std::make_unique<FleetSchema>(config_, [this] { return lease(); });
+  limits_ = std::make_unique<FleetLimits>(config_, context_.statement_limits);
 }
 
 FleetAgent::~FleetAgent() { stop(); }
@@ -137,6 +139,8 @@ awaitable<std::string> FleetAgent::session() {
   int64_t revision = 0;
   if (auto why = co_await syncMap(revision); !why.empty()) co_return why;
   if (auto why = co_await readHa(); !why.empty()) co_return why;
+  // After the fences' read: the watch replays from there, so the newest record of each rule is applied last.
+  if (auto why = co_await limits_->read(client_); !why.empty()) co_return why;
   fences_->resynchronise(*lease, open);
   memberChanged();  // registers under the new lease
   setState(fmt::format("connected, lease {} ({} s), serving version {} of revision {}", *lease, config_.lease_ttl_s,
@@ -332,6 +336,10 @@ awaitable<std::string> FleetAgent::watch(int64_t start_revision) {
     for (const auto& event : message->events) {
       if (coord::parseHaKey(config_.etcd_prefix, event.kv.key)) {
         onHaEvent(event);
+        continue;
+      }
+      if (coord::isLimitKey(config_.etcd_prefix, event.kv.key)) {
+        limits_->onEvent(event);
         continue;
       }
       if (event.kv.key != key) {

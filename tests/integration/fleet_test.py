@@ -560,29 +560,56 @@ class FleetTest(unittest.TestCase):
             c.close()
         self.assertNotIn("it_fleet_col", self.columns(ap.DB1_PORT, f"{ap.TABLE}_s02"))
 
+    def limits_on(self, proxy):
+        c = admin(proxy)
+        try:
+            return ap.dict_rows(c, "SHOW LIMITS")
+        finally:
+            c.close()
+
+    def wait_limits(self, pred, what, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            lists = [self.limits_on(p) for p in self.proxies]
+            if all(pred(rows) for rows in lists):
+                return lists
+            self.assertLess(time.monotonic(), deadline, f"{what}: {lists}")
+            time.sleep(0.2)
+
     def test_9_a_statement_limit_shared_by_the_fleet(self):
-        """max_per_second on each of three proxies: each admits a third, the fleet the limit."""
+        """SET LIMIT on one proxy reaches all, a restarted one too; each admits a third, the fleet the limit."""
         self.wait_fleet(3, timeout=30)
         rate = 60
-        for p in self.proxies:
-            c = admin(p)
-            try:
-                ap.rows(c, f"SET LIMIT FOR DIGEST 'SELECT 1 + 1' max_per_second = {rate}")
-            finally:
-                c.close()
-        # Every proxy has counted the fleet (once per keepalive: lease_ttl_s / 3).
-        deadline = time.monotonic() + 10
-        while True:
-            shares = []
-            for p in self.proxies:
-                c = admin(p)
-                shares.append(ap.dict_rows(c, "SHOW LIMITS")[0])
-                c.close()
-            if all(r["fleet_proxies"] == "3" for r in shares):
-                break
-            self.assertLess(time.monotonic(), deadline, shares)
-            time.sleep(0.2)
+        c = admin(self.proxies[0])
+        try:
+            ap.rows(c, f"SET LIMIT FOR DIGEST 'SELECT 1 + 1' max_per_second = {rate}")
+        finally:
+            c.close()
+        # Every proxy has the rule (watched) and has counted the fleet (once per keepalive: lease_ttl_s / 3).
+        lists = self.wait_limits(lambda rows: len(rows) == 1 and rows[0]["fleet_proxies"] == "3",
+                                 "the digest limit set on p1, on every proxy")
+        shares = [rows[0] for rows in lists]
+        self.assertEqual({(r["kind"], r["max_per_second"]) for r in shares}, {("digest", str(rate))})
         self.assertEqual({r["share_per_second"] for r in shares}, {str(rate // 3)})
+        # A proxy down while a limit is set reads it when it comes back.
+        victim = self.proxies[2]
+        victim.proc.kill()
+        victim.proc.wait()
+        c = admin(self.proxies[1])
+        try:
+            ap.rows(c, "SET LIMIT FOR USER app max_concurrent = 1000")
+        finally:
+            c.close()
+        victim.start()
+        self.wait_fleet(3, timeout=30)
+        self.wait_limits(lambda rows: {r["kind"] for r in rows} == {"digest", "user"},
+                         "both limits, the restarted p3 included")
+        c = admin(self.proxies[2])
+        try:
+            ap.rows(c, "SET LIMIT FOR USER app")  # removed everywhere
+        finally:
+            c.close()
+        self.wait_limits(lambda rows: [r["kind"] for r in rows] == ["digest"], "the user limit removed on p3, everywhere")
         ok, refused = [0, 0, 0], [0]
         stop = threading.Event()
 
@@ -609,12 +636,12 @@ class FleetTest(unittest.TestCase):
         for t in threads:
             t.join()
         elapsed = time.monotonic() - started
-        for p in self.proxies:
-            c = admin(p)
-            try:
-                ap.rows(c, "SET LIMIT FOR DIGEST 'SELECT 1 + 1'")
-            finally:
-                c.close()
+        c = admin(self.proxies[1])
+        try:
+            ap.rows(c, "SET LIMIT FOR DIGEST 'SELECT 1 + 1'")
+        finally:
+            c.close()
+        self.wait_limits(lambda rows: len(rows) == 0, "no limit left")
         allowed = rate * elapsed + rate  # each proxy: a third of the rate, and a third of one second's burst
         self.assertGreater(refused[0], 0)
         self.assertLessEqual(sum(ok), allowed * 1.05, f"{ok} admitted, at most {allowed:.0f} allowed")
