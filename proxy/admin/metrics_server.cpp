@@ -91,6 +91,8 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.admissions = context.admissions.stats();
   snap.hot_keys = context.hot_keys.stats();
   snap.hot_key_concurrency = context.hot_keys.settings().concurrency;
+  snap.hot_key_pace = context.hot_key_pacer.stats();
+  snap.hot_key_max_per_second = context.hot_key_pacer.maxPerSecond();
   snap.admin_commands = context.admin_commands.load();
   snap.admin_errors = context.admin_errors.load();
   snap.statements.addAdminCommands(snap.admin_commands - snap.admin_errors, snap.admin_errors);

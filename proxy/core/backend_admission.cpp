@@ -57,6 +57,15 @@ void AdmissionWait::interrupt() {
   timer_->cancel();
 }
 
+awaitable<bool> AdmissionWait::sleepUntil(std::chrono::steady_clock::time_point at) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, at);
+  interrupted_ = false;
+  timer_ = &timer;
+  co_await timer.async_wait(kNoThrow);
+  timer_ = nullptr;
+  co_return !interrupted_;
+}
+
 AdmissionSlot& AdmissionSlot::operator=(AdmissionSlot&& other) noexcept {
   if (this == &other) return *this;
   release();

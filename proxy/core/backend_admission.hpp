@@ -59,6 +59,9 @@ struct AdmissionStats {
 class AdmissionWait {
  public:
   void interrupt();
+  // A plain delay that the same KILL ends (a hot key's paced turn): false
+  // when interrupted.
+  awaitable<bool> sleepUntil(std::chrono::steady_clock::time_point at);
 
  private:
   friend class BackendAdmissions;
