@@ -217,6 +217,14 @@ void renderBackends(ExpositionWriter& w, const MetricsSnapshot& s) {
   for (const auto& b : s.backends) {
     w.histogram("shardproxy_backend_pool_wait_seconds", {{"backend", b.name}}, b.pool.wait_seconds);
   }
+  // The same histogram background work yields to (background.max_foreground_p99_ms): a scatter counts on each backend.
+  w.family("shardproxy_backend_statement_duration_seconds", "histogram",
+           "Client-observed time of the statements each backend took part in.");
+  for (const auto& b : s.backends) {
+    if (const auto* c = countersOf(s.statements, b.name)) {
+      w.histogram("shardproxy_backend_statement_duration_seconds", {{"backend", b.name}}, c->latency);
+    }
+  }
   perBackend("shardproxy_backend_connects_total", "counter", "Backend connections opened.",
              [](const B& b) { return b.pool.connects; });
   perBackend("shardproxy_backend_connect_errors_total", "counter", "Failed attempts to open a backend connection.",
