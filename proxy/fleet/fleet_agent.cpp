@@ -1,6 +1,7 @@
 #include "proxy/fleet/fleet_agent.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -141,6 +142,8 @@ awaitable<std::string> FleetAgent::session() {
   if (auto why = co_await readHa(); !why.empty()) co_return why;
   // After the fences' read: the watch replays from there, so the newest record of each rule is applied last.
   if (auto why = co_await limits_->read(client_); !why.empty()) co_return why;
+  // Before the first keepalive: a proxy that just started would enforce whole limits, not its share.
+  co_await countMembers();
   fences_->resynchronise(*lease, open);
   memberChanged();  // registers under the new lease
   setState(fmt::format("connected, lease {} ({} s), serving version {} of revision {}", *lease, config_.lease_ttl_s,
@@ -401,7 +404,10 @@ awaitable<void> FleetAgent::countMembers() {
   if (!answer) co_return;
   auto range = coord::parseEtcdRange(*answer);
   if (!range) co_return;
-  const auto alive = static_cast<uint32_t>(std::max<size_t>(1, range->kvs.size()));
+  // This proxy counts even before its own key is put (a session's first count).
+  const std::string mine = coord::memberKey(config_.etcd_prefix, config_.name);
+  const bool listed = std::any_of(range->kvs.begin(), range->kvs.end(), [&](const auto& kv) { return kv.key == mine; });
+  const auto alive = static_cast<uint32_t>(range->kvs.size() + (listed ? 0 : 1));
   if (alive != context_.statement_limits->fleetProxies()) {
     spdlog::info("fleet {}: {} proxies alive: statement limits shared {} ways", config_.name, alive, alive);
     context_.statement_limits->setFleetProxies(alive);

@@ -609,8 +609,9 @@ class FleetTest(unittest.TestCase):
             ap.rows(c, "SET LIMIT FOR USER app")  # removed everywhere
         finally:
             c.close()
-        self.wait_limits(lambda rows: [r["kind"] for r in rows] == ["digest"], "the user limit removed on p3, everywhere")
-        ok, refused = [0, 0, 0], [0]
+        self.wait_limits(lambda rows: [(r["kind"], r["fleet_proxies"]) for r in rows] == [("digest", "3")],
+                         "the user limit removed on p3, everywhere; every proxy counts three")
+        admitted, refused = [[], [], []], [0]
         stop = threading.Event()
 
         def hammer(i):
@@ -619,7 +620,7 @@ class FleetTest(unittest.TestCase):
                 while not stop.is_set():
                     try:
                         ap.rows(conn, "SELECT 1 + 1")
-                        ok[i % 3] += 1
+                        admitted[i % 3].append(time.monotonic())
                     except pymysql.err.OperationalError as e:
                         self.assertEqual(e.args[0], 9160, e.args)
                         self.assertIn("of a fleet of 3", e.args[1])
@@ -631,7 +632,7 @@ class FleetTest(unittest.TestCase):
         started = time.monotonic()
         for t in threads:
             t.start()
-        time.sleep(3)
+        time.sleep(4)
         stop.set()
         for t in threads:
             t.join()
@@ -642,14 +643,20 @@ class FleetTest(unittest.TestCase):
         finally:
             c.close()
         self.wait_limits(lambda rows: len(rows) == 0, "no limit left")
+        ok = [len(a) for a in admitted]
         allowed = rate * elapsed + rate  # each proxy: a third of the rate, and a third of one second's burst
         self.assertGreater(refused[0], 0)
         self.assertLessEqual(sum(ok), allowed * 1.05, f"{ok} admitted, at most {allowed:.0f} allowed")
         for n in ok:
             self.assertLessEqual(n, allowed / 3 * 1.05, ok)
+        # The steady rate, past the first second's burst: the limit within 5%, each proxy a third of it.
+        window = (started + 1.0, started + 3.5)
+        steady = [sum(1 for t in a if window[0] <= t < window[1]) for a in admitted]
+        expected = rate * (window[1] - window[0])
+        self.assertLessEqual(abs(sum(steady) - expected), expected * 0.05 + 1, f"{steady} in 2.5 s, expected {expected}")
         print(f"\nfleet statement limit {rate}/s over {elapsed:.2f} s on 3 proxies: {sum(ok)} admitted {ok} "
-              f"({sum(ok) / allowed:.3f} of the allowance), {refused[0]} refused", flush=True)
-
+              f"({sum(ok) / allowed:.3f} of the allowance), {refused[0]} refused; steady rate "
+              f"{sum(steady) / (window[1] - window[0]):.1f}/s {steady} (limit {rate}/s)", flush=True)
 
 if __name__ == "__main__":
     unittest.main()
