@@ -144,50 +144,29 @@ class Proxy:
         self.log.close()
 
 
-class Load:
+class Load(replication_group.Workers):
     """Writers through every proxy insert (writer, n) and remember what was acknowledged."""
 
     runs = 0  # each load writes under writer ids of its own: (writer, n) is unique in the table
 
     def __init__(self, proxies, per_proxy=2):
+        super().__init__()
         Load.runs += 1
         base = Load.runs * 100
-        self.stop = threading.Event()
-        self.acked, self.errors = [], []
-        self.lock = threading.Lock()
+        self.acked = []
         self.threads = [threading.Thread(target=self.write, args=(p, base + i * 10 + w))
                         for i, p in enumerate(proxies) for w in range(per_proxy)]
 
     def write(self, proxy, writer):
-        conn, n = None, 0
-        while not self.stop.is_set():
-            n += 1
-            try:
-                if conn is None:
-                    conn = pymysql.connect(host=HOST, port=proxy.port, user="app", password="app_pw", database="im",
-                                           autocommit=True, connect_timeout=10, read_timeout=30)
-                rows(conn, "INSERT INTO ha_rows (writer, n) VALUES (%s, %s)", (writer, n))
-                with self.lock:
-                    self.acked.append((writer, n))
-            except pymysql.err.MySQLError as e:
-                with self.lock:
-                    self.errors.append(f"{proxy.name} writer {writer} row {n}: {e}")
-                if conn is not None:
-                    conn.close()
-                conn = None
-                time.sleep(0.05)
-        if conn is not None:
-            conn.close()
+        def connect():
+            return pymysql.connect(host=HOST, port=proxy.port, user="app", password="app_pw", database="im",
+                                   autocommit=True, connect_timeout=10, read_timeout=30)
 
-    def __enter__(self):
-        for t in self.threads:
-            t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        for t in self.threads:
-            t.join(timeout=60)
+        def insert(conn, n, _started):
+            rows(conn, "INSERT INTO ha_rows (writer, n) VALUES (%s, %s)", (writer, n))
+            with self.lock:
+                self.acked.append((writer, n))
+        self.loop(connect, insert, lambda n: f"{proxy.name} writer {writer} row {n}")
 
     def count(self):
         with self.lock:

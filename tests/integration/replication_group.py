@@ -4,6 +4,7 @@ own directory, root connections to a server, and a bounded wait."""
 import os
 import re
 import subprocess
+import threading
 import time
 
 import pymysql
@@ -36,6 +37,52 @@ def rows(conn, sql, args=None):
 def scalar(conn, sql, args=None):
     r = rows(conn, sql, args)
     return r[0][0] if r else None
+
+
+class Workers:
+    """Client threads that run a statement loop each until stopped, as the
+    load of a role change: each on a connection of its own, reopened 50 ms
+    after an error; errors are collected (the test asserts on them), never
+    raised. Subclasses add their threads to `threads`; `with` starts and
+    stops them."""
+
+    def __init__(self):
+        self.stop = threading.Event()
+        self.errors = []
+        self.lock = threading.Lock()
+        self.threads = []
+
+    def loop(self, connect, step, label):
+        """step(conn, i, started) for i = 1, 2, ... until stopped (`started`:
+        time.time() before the statement, and before its reconnection when it
+        needed one); a failed one is recorded as "<label(i)>: <error>"."""
+        conn, i = None, 0
+        while not self.stop.is_set():
+            i += 1
+            started = time.time()
+            try:
+                if conn is None:
+                    conn = connect()
+                step(conn, i, started)
+            except pymysql.err.MySQLError as e:
+                with self.lock:
+                    self.errors.append(f"{label(i)}: {e}")
+                if conn is not None:
+                    conn.close()
+                conn = None
+                time.sleep(0.05)
+        if conn is not None:
+            conn.close()
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=60)
 
 
 def wait_until(what, predicate, timeout=30.0, retry_errors=False):

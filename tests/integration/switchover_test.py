@@ -105,19 +105,16 @@ ha:
 """
 
 
-class Load:
+class Load(replication_group.Workers):
     """Writers insert (writer, n) rows and remember what was acknowledged;
     readers read. Errors are collected, not raised."""
 
     def __init__(self, port, writers=WRITERS, readers=READERS):
+        super().__init__()
         self.port = port
-        self.stop = threading.Event()
         self.acked = []
         self.ack_times = []
-        self.errors = []
-        self.first_ok_after = {}
         self.max_latency = 0.0
-        self.lock = threading.Lock()
         self.threads = [threading.Thread(target=self.write, args=(w,)) for w in range(writers)]
         # Half the readers read replicas (users[].reads), half the primary.
         self.threads += [threading.Thread(target=self.read, args=("reader" if r % 2 else "app",))
@@ -128,55 +125,18 @@ class Load:
                                autocommit=True, connect_timeout=10, read_timeout=30)
 
     def write(self, writer):
-        conn, n = None, 0
-        while not self.stop.is_set():
-            n += 1
-            started = time.time()
-            try:
-                if conn is None:
-                    conn = self.connect("app")
-                rows(conn, "INSERT INTO ha_rows (writer, n) VALUES (%s, %s)", (writer, n))
-                latency = time.time() - started
-                with self.lock:
-                    self.acked.append((writer, n))
-                    self.ack_times.append(time.time())
-                    self.max_latency = max(self.max_latency, latency)
-            except pymysql.err.MySQLError as e:
-                with self.lock:
-                    self.errors.append(f"writer {writer} row {n}: {e}")
-                if conn is not None:
-                    conn.close()
-                conn = None
-                time.sleep(0.05)
-        if conn is not None:
-            conn.close()
+        def insert(conn, n, started):
+            rows(conn, "INSERT INTO ha_rows (writer, n) VALUES (%s, %s)", (writer, n))
+            latency = time.time() - started
+            with self.lock:
+                self.acked.append((writer, n))
+                self.ack_times.append(time.time())
+                self.max_latency = max(self.max_latency, latency)
+        self.loop(lambda: self.connect("app"), insert, lambda n: f"writer {writer} row {n}")
 
     def read(self, user):
-        conn = None
-        while not self.stop.is_set():
-            try:
-                if conn is None:
-                    conn = self.connect(user)
-                scalar(conn, "SELECT COUNT(*) FROM ha_rows")
-            except pymysql.err.MySQLError as e:
-                with self.lock:
-                    self.errors.append(f"reader: {e}")
-                if conn is not None:
-                    conn.close()
-                conn = None
-                time.sleep(0.05)
-        if conn is not None:
-            conn.close()
-
-    def __enter__(self):
-        for t in self.threads:
-            t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        for t in self.threads:
-            t.join(timeout=60)
+        self.loop(lambda: self.connect(user), lambda conn, _i, _t: scalar(conn, "SELECT COUNT(*) FROM ha_rows"),
+                  lambda _: "reader")
 
     def acked_count(self):
         with self.lock:
