@@ -20,6 +20,8 @@
 #include "proxy/move/move_coordinator.hpp"
 #include "proxy/admin/background_command.hpp"
 #include "proxy/admin/limit_command.hpp"
+#include "proxy/changes/change_service.hpp"
+#include "proxy/changes/changes_command.hpp"
 #include "proxy/schema/schema_command.hpp"
 #include "proxy/schema/schema_coordinator.hpp"
 #include "proxy/session/server_handshake.hpp"
@@ -137,6 +139,23 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
       }
       queueReply(std::move(reply), seq);
     }
+    co_return;
+  }
+  if (auto read = changes::parseChangesCommand(sql)) {
+    // Reads every backend's binary log: awaited (up to its WAIT), logged at debug.
+    context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
+    spdlog::debug("admin {}@{}: {}", user_, peer_, sql.substr(0, 200));
+    AdminReply reply;
+    if (!*read) {
+      reply = AdminError{client_error::kChangesBadRequest.number, "HY000", read->error()};
+    } else if (!context_.changes) {
+      reply = AdminError{client_error::kChangesOff.number, "HY000",
+                         "shardproxy admin: the change stream is off (changes.enabled / changes.listen)"};
+    } else {
+      reply = co_await context_.changes->read(std::move(**read));
+    }
+    if (std::holds_alternative<AdminError>(reply)) context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
+    queueReply(std::move(reply), seq);
     co_return;
   }
   if (auto background = parseBackgroundCommand(sql)) {
