@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+
+#include "conf/config.hpp"
 #include <spdlog/spdlog.h>
 
 #include "proxy/backend/binlog_stream.hpp"

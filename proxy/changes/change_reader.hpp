@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "conf/backend_config.hpp"
 #include "conf/changes_config.hpp"
 #include "proxy/changes/change_assembler.hpp"
 #include "proxy/changes/change_position.hpp"

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "conf/config.hpp"
+
 #include "proxy/changes/change_json.hpp"
 #include "proxy/changes/changes_http.hpp"
 #include "proxy/core/proxy_context.hpp"

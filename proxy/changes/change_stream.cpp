@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "conf/config.hpp"
+
 #include "proxy/backend/backend_connection.hpp"
 #include "proxy/backend/binlog_stream.hpp"
 #include "proxy/core/proxy_context.hpp"

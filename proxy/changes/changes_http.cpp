@@ -5,6 +5,8 @@
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
+
+#include "conf/config.hpp"
 #include <spdlog/spdlog.h>
 
 #include "proxy/changes/change_json.hpp"
@@ -33,7 +35,7 @@ awaitable<bool> send(tcp::socket& socket, std::string_view bytes, std::chrono::m
   timer.expires_after(timeout);
   auto got = co_await (asio::async_write(socket, asio::buffer(bytes), kNoThrow) || timer.async_wait(kNoThrow));
   if (got.index() == 1) co_return false;
-  co_return !std::get<0>(got).template get<0>();
+  co_return !std::get<0>(std::get<0>(got));
 }
 
 // Reads the request head; an error response when it is not a good one.
