@@ -152,7 +152,8 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
       reply = AdminError{client_error::kChangesOff.number, "HY000",
                          "shardproxy admin: the change stream is off (changes.enabled / changes.listen)"};
     } else {
-      reply = co_await context_.changes->read(std::move(**read));
+      const changes::ChangesRead request = std::move(**read);  // an lvalue (GCC 12)
+      reply = co_await context_.changes->read(request);
     }
     if (std::holds_alternative<AdminError>(reply)) context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
     queueReply(std::move(reply), seq);

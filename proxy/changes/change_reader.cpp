@@ -98,7 +98,8 @@ awaitable<void> runReader(ReaderSetup setup, std::shared_ptr<ReaderQueue> queue,
     options.heartbeat_period = std::chrono::milliseconds(setup.config.heartbeat_ms);
     options.read_timeout = std::max(std::chrono::milliseconds(10'000), 4 * options.heartbeat_period);
     options.gtid_connect_state = q.read_to.connectState();
-    auto stream = co_await BinlogStream::open(*login, protocol::BinlogPosition{}, setup.server_id, options);
+    const protocol::BinlogPosition unused;  // by GTID; an lvalue (GCC 12 destroys coroutine temporaries twice)
+    auto stream = co_await BinlogStream::open(*login, unused, setup.server_id, options);
     std::string error;
     bool fatal = false;
     if (stream) {

@@ -60,14 +60,16 @@ void countSent(ProxyContext& context, const ChangeTransaction& txn) {
   context.change_stats.lag_seconds.store(lagSeconds(txn));
 }
 
-awaitable<AdminReply> ChangeService::read(ChangesRead read) {
+awaitable<AdminReply> ChangeService::read(const ChangesRead& read_ref) {
+  const ChangesRead read = read_ref;
   auto slot = admit();
   if (!slot) {
     co_return AdminError{client_error::kChangesTooManyConsumers.number, "HY000",
                          fmt::format("shardproxy: {} change streams are open (changes.max_consumers)",
                                      context_.config().changes.max_consumers)};
   }
-  auto stream = co_await ChangeStream::open(context_, std::move(read.request), slot->number());
+  const uint32_t consumer = slot->number();
+  auto stream = co_await ChangeStream::open(context_, read.request, consumer);
   if (!stream) co_return AdminError{client_error::kChangesBadRequest.number, "HY000", "shardproxy: " + stream.error()};
   LocalResult r;
   r.columns = {"position", "last", "table", "key", "op", "change"};

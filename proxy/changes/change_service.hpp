@@ -47,8 +47,9 @@ class ChangeService {
   void stop();
 
   std::unique_ptr<ConsumerSlot> admit();
-  // SHOW CHANGES: runs on the caller's executor.
-  awaitable<AdminReply> read(ChangesRead read);
+  // SHOW CHANGES: runs on the caller's executor. (An lvalue: GCC 12
+  // destroys temporaries passed to a coroutine twice.)
+  awaitable<AdminReply> read(const ChangesRead& read);
 
   ProxyContext& context() { return context_; }
 

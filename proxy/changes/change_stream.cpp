@@ -60,8 +60,9 @@ void ChangeStream::close() {
 }
 
 awaitable<std::expected<std::unique_ptr<ChangeStream>, std::string>> ChangeStream::open(ProxyContext& context,
-                                                                                        StreamRequest request,
+                                                                                        const StreamRequest& request_ref,
                                                                                         uint32_t consumer) {
+  const StreamRequest request = request_ref;
   auto tables = resolveTables(context, request.tables);
   if (!tables) co_return std::unexpected(tables.error());
   const auto& config = context.config();

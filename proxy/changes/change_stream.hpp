@@ -29,8 +29,9 @@ class ChangeStream {
   // Checks the tables, reads each backend's GTID position when `from` does
   // not name it (now), and starts the readers. `consumer`: a number unique
   // among open streams (the readers' server_id is changes.replica_server_id + it).
+  // (Arguments are lvalues at every call: GCC 12 destroys temporaries passed to a coroutine twice.)
   static awaitable<std::expected<std::unique_ptr<ChangeStream>, std::string>> open(ProxyContext& context,
-                                                                                   StreamRequest request,
+                                                                                   const StreamRequest& request,
                                                                                    uint32_t consumer);
   ~ChangeStream();
 

@@ -109,37 +109,45 @@ awaitable<void> ChangesHttpServer::serve(tcp::socket socket) {
   auto peer = socket.remote_endpoint(ec);
   if (ec) co_return;
   if (!peer.address().is_loopback() && !config.allow_remote) {
-    co_await send(socket, httpResponse(403, "text/plain", "shardproxy: the change stream serves loopback peers only\n"), timeout);
+    const std::string refused = httpResponse(403, "text/plain", "shardproxy: the change stream serves loopback peers only\n");
+    co_await send(socket, refused, timeout);
     co_return;
   }
   auto head = co_await readHead(socket);
   if (!head) {
-    if (!head.error().empty()) co_await send(socket, head.error(), timeout);
+    const std::string answer = head.error();
+    if (!answer.empty()) co_await send(socket, answer, timeout);
     co_return;
   }
   auto request = parseChangesQuery(head->query);
   if (!request) {
-    co_await send(socket, httpResponse(400, "application/json", errorLine("9180: " + request.error())), timeout);
+    const std::string answer = httpResponse(400, "application/json", errorLine("9180: " + request.error()));
+    co_await send(socket, answer, timeout);
     co_return;
   }
   auto slot = service_.admit();
   if (!slot) {
-    co_await send(socket, httpResponse(503, "application/json", errorLine(fmt::format(
-        "9181: {} change streams are open (changes.max_consumers)", config.max_consumers))), timeout);
+    const std::string answer = httpResponse(503, "application/json", errorLine(fmt::format(
+        "9181: {} change streams are open (changes.max_consumers)", config.max_consumers)));
+    co_await send(socket, answer, timeout);
     co_return;
   }
-  auto stream = co_await ChangeStream::open(context, std::move(*request), slot->number());
+  const uint32_t consumer = slot->number();
+  auto stream = co_await ChangeStream::open(context, *request, consumer);
   if (!stream) {
-    co_await send(socket, httpResponse(400, "application/json", errorLine("9180: " + stream.error())), timeout);
+    const std::string answer = httpResponse(400, "application/json", errorLine("9180: " + stream.error()));
+    co_await send(socket, answer, timeout);
     co_return;
   }
-  if (!co_await send(socket, kStreamHead, timeout)) co_return;
+  const std::string_view stream_head = kStreamHead;
+  if (!co_await send(socket, stream_head, timeout)) co_return;
   const std::chrono::milliseconds idle(config.heartbeat_ms);
   for (;;) {
     auto txn = co_await (*stream)->next(idle);
     std::string body;
     if (!txn) {
-      co_await send(socket, chunk(errorLine("9183: " + txn.error())) + "0\r\n\r\n", timeout);
+      const std::string last = chunk(errorLine("9183: " + txn.error())) + "0\r\n\r\n";
+      co_await send(socket, last, timeout);
       co_return;
     }
     if (!*txn) {
@@ -152,7 +160,8 @@ awaitable<void> ChangesHttpServer::serve(tcp::socket socket) {
       }
       countSent(context, **txn);
     }
-    if (!co_await send(socket, chunk(body), timeout)) co_return;
+    const std::string framed = chunk(body);
+    if (!co_await send(socket, framed, timeout)) co_return;
   }
 }
 

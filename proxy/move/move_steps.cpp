@@ -517,6 +517,9 @@ awaitable<Unit> BackendMoveSteps::freezeTarget() {
 }
 
 awaitable<std::expected<uint64_t, std::string>> BackendMoveSteps::publish() {
+  // First (before the map in force is read, so that the round trips do not
+  // widen the window in which another publish can intervene).
+  const auto source_gtid = co_await markSource();
   // Planned again against the map in force: a reload since the move began
   // must not be undone, and the move must still mean the same.
   auto map = context_.shard_map.load();
@@ -529,7 +532,6 @@ awaitable<std::expected<uint64_t, std::string>> BackendMoveSteps::publish() {
       again->target_table != plan_.target_table || again->target_backend != plan_.target_backend) {
     co_return std::unexpected(std::string("the map in force changed the move's source or target since it began"));
   }
-  const auto source_gtid = co_await markSource();
   auto out = maps_.publishGenerated(again->new_map_yaml, fmt::format("move:{}", id_),
                                     fmt::format("move {}: {}", id_, routing::describeMove(plan_.request)),
                                     fleet_ ? fleet_->guard() : nullptr);
