@@ -57,7 +57,7 @@ std::optional<std::expected<ChangesRead, std::string>> parseChangesCommand(std::
 }
 
 std::vector<std::pair<std::string, std::string>> changesCommandHelp() {
-  return {{"SHOW CHANGES [FOR t, ...] [FROM 'position'] [LIMIT n] [WAIT ms]",
+  return {{"SHOW CHANGES [FOR <table>, ...] [FROM '<position>'] [LIMIT <n>] [WAIT <ms>]",
            "the row changes of logical tables after a position (the change stream, docs/changes.md); the last row "
            "is the position to read from next"}};
 }
