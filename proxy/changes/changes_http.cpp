@@ -65,6 +65,35 @@ std::string errorLine(std::string_view message) {
   return out + "}\n";
 }
 
+// Sends the stream's transactions, a heartbeat when idle, until the consumer
+// is gone or the stream fails (an error line ends the body then).
+awaitable<void> pump(tcp::socket& socket, ChangeStream& stream, ProxyContext& context) {
+  const auto& config = context.config().changes;
+  const std::chrono::milliseconds timeout(config.send_timeout_ms);
+  const std::chrono::milliseconds idle(config.heartbeat_ms);
+  for (;;) {
+    auto txn = co_await stream.next(idle);
+    std::string body;
+    if (!txn) {
+      const std::string last = chunk(errorLine("9183: " + txn.error())) + "0\r\n\r\n";
+      co_await send(socket, last, timeout);
+      co_return;
+    }
+    if (!*txn) {
+      body = heartbeatJson(stream.position()) + "\n";
+    } else {
+      const std::string position = stream.position();
+      for (size_t i = 0; i < (*txn)->rows.size(); ++i) {
+        body += changeJson((*txn)->rows[i], **txn, position, i + 1 == (*txn)->rows.size());
+        body += '\n';
+      }
+      countSent(context, **txn);
+    }
+    const std::string framed = chunk(body);
+    if (!co_await send(socket, framed, timeout)) co_return;
+  }
+}
+
 }  // namespace
 
 std::string ChangesHttpServer::start() {
@@ -141,28 +170,7 @@ awaitable<void> ChangesHttpServer::serve(tcp::socket socket) {
   }
   const std::string_view stream_head = kStreamHead;
   if (!co_await send(socket, stream_head, timeout)) co_return;
-  const std::chrono::milliseconds idle(config.heartbeat_ms);
-  for (;;) {
-    auto txn = co_await (*stream)->next(idle);
-    std::string body;
-    if (!txn) {
-      const std::string last = chunk(errorLine("9183: " + txn.error())) + "0\r\n\r\n";
-      co_await send(socket, last, timeout);
-      co_return;
-    }
-    if (!*txn) {
-      body = heartbeatJson((*stream)->position()) + "\n";
-    } else {
-      const std::string position = (*stream)->position();
-      for (size_t i = 0; i < (*txn)->rows.size(); ++i) {
-        body += changeJson((*txn)->rows[i], **txn, position, i + 1 == (*txn)->rows.size());
-        body += '\n';
-      }
-      countSent(context, **txn);
-    }
-    const std::string framed = chunk(body);
-    if (!co_await send(socket, framed, timeout)) co_return;
-  }
+  co_await pump(socket, **stream, context);
 }
 
 }  // namespace sp::proxy::changes
