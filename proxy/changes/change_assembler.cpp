@@ -22,6 +22,11 @@ bool startsWithWord(std::string_view q, std::string_view word) {
 
 }  // namespace
 
+bool waitIsOver(const WaitFor& wait, const ChangePosition& emitted) {
+  auto it = emitted.backends.find(wait.backend);
+  return it == emitted.backends.end() || it->second.covers(wait.gtid);
+}
+
 std::optional<ChangeTransaction> ChangeAssembler::finish(uint32_t timestamp) {
   open_ = false;
   standalone_ = false;

@@ -46,6 +46,11 @@ struct ChangeTransaction {
   uint32_t skipped_rows = 0;       // maintenance row changes dropped
 };
 
+// Whether a transaction waiting at a cut-over mark may go: the stream has
+// passed the source's GTID on the source backend (a backend the stream does
+// not read never holds it up).
+bool waitIsOver(const WaitFor& wait, const ChangePosition& emitted);
+
 class ChangeAssembler {
  public:
   // `schema`: the backend's database; rows of other schemas are ignored.

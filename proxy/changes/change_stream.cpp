@@ -103,10 +103,7 @@ ReaderQueue* ChangeStream::pick() {
   for (auto& q : queues_) {
     if (q->transactions.empty()) continue;
     const auto& head = q->transactions.front();
-    if (head.wait_for) {
-      auto it = emitted_.backends.find(head.wait_for->backend);
-      if (it != emitted_.backends.end() && !it->second.covers(head.wait_for->gtid)) continue;
-    }
+    if (head.wait_for && !waitIsOver(*head.wait_for, emitted_)) continue;
     if (!best || head.timestamp < best->transactions.front().timestamp) best = q.get();
   }
   return best;

@@ -469,6 +469,8 @@ class ChangeStream(unittest.TestCase):
                              f"{table}: lost {sorted(lost)[:5]} extra {sorted(extra)[:5]} differ {differ[:5]}")
             self.assertGreater(len(expected[table]), 50)
         self.assertEqual(consumer.problems, [], consumer.problems[:10])
+        # Both cut-overs left their marks for the stream (docs/changes.md, "Through a move").
+        self.assertNotIn("no cut-over mark", self.proxy.log())
         self.assertGreaterEqual(consumer.reconnects, 3)  # two crashes and the restart
         writes = sum(w.writes for w in writers)
         print(f"\nchanges: {writes} writes in {write_seconds:.1f} s by {WRITERS} writers "

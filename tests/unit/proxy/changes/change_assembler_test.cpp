@@ -154,6 +154,17 @@ TEST_F(Assembler, ATargetCutoverMarkWaitsForTheSourceGtid) {
   EXPECT_TRUE(ddl->rows.empty());
 }
 
+TEST(WaitIsOver, OnlyOnceTheSourceGtidIsPassed) {
+  ChangePosition emitted;
+  emitted.backends["db0"].advance({0, 3307, 89});
+  const WaitFor wait{"db0", {0, 3307, 90}};
+  EXPECT_FALSE(waitIsOver(wait, emitted));
+  emitted.backends["db0"].advance({0, 3307, 90});
+  EXPECT_TRUE(waitIsOver(wait, emitted));
+  EXPECT_FALSE(waitIsOver(WaitFor{"db0", {1, 5, 1}}, emitted));  // another domain: not passed
+  EXPECT_TRUE(waitIsOver(WaitFor{"db9", {0, 1, 1}}, emitted));   // not read by this stream
+}
+
 TEST_F(Assembler, RollbackDropsTheRows) {
   auto txn = feedAll({gtid(85), query("BEGIN"), rows(BinlogRowsEvent::Kind::kInsert, "msg_00", {{u(4), u(1), s("a")}}),
                       query("ROLLBACK")});
