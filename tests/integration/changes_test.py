@@ -516,5 +516,67 @@ class ChangeStream(unittest.TestCase):
         self.assertGreater(n, 0)
 
 
+ARC = "it_chg_arc"
+
+
+class ArchiveProxy(ChangesProxy):
+    def __init__(self, name):
+        super().__init__(name)
+        self.write_map(map_text() + f"""  {ARC}:
+    key: conv_id
+    method: mod
+    shards: 2
+    table: "{ARC}_{{shard:02}}"
+    backends: {{db0: "0-1"}}
+    archive: {{table: "{ARC}_archive_{{shard:02}}"}}
+    scatter: allow
+""")
+
+    def write_config(self, extra_backends=""):
+        super().write_config(extra_backends)
+        with open(self.config_path) as f:
+            text = f.read()
+        with open(self.config_path, "w") as f:
+            f.write(text.replace(f"tables: [{CHAN}, {MSG}]", f"tables: [{CHAN}, {MSG}, {ARC}]"))
+
+
+class ArchivingIsNotAChange(unittest.TestCase):
+    """ARCHIVE ... OLDER THAN moves rows from the hot tables to the archive tables of the same logical
+    table: the stream reports the application's inserts and nothing of the archiving."""
+
+    def test_archiving(self):
+        c = ap.direct(DB0_PORT)
+        for s in range(2):
+            for t in (f"{ARC}_{s:02d}", f"{ARC}_archive_{s:02d}"):
+                rows(c, f"DROP TABLE IF EXISTS {t}")
+                rows(c, ddl("msg", t))
+        c.close()
+        proxy = ArchiveProxy("changes_archive")
+        proxy.start()
+        try:
+            admin = ap.admin(autocommit=True)
+            start = ap.dict_rows(admin, f"SHOW CHANGES FOR {ARC} LIMIT 1 WAIT 200")[-1]["position"]
+            app = ap.app()
+            for k in (4, 5):  # one statement per shard
+                values = ", ".join(f"({k}, {i}, {i}, 1, 'old {i}', '2024-01-01')" for i in range(1, 31))
+                rows(app, f"INSERT INTO {ARC} (conv_id, seq, msg_id, sender_uid, content, created_at) VALUES {values}")
+            app.close()
+            out = ap.dict_rows(admin, f"ARCHIVE {ARC} OLDER THAN 30 DAYS")
+            self.assertTrue(out, out)
+            time.sleep(0.5)
+            got = ap.dict_rows(admin, f"SHOW CHANGES FOR {ARC} FROM '{start}' LIMIT 1000 WAIT 3000")
+            ops = [r["op"] for r in got if r["table"]]
+            self.assertEqual(ops, ["insert"] * 60, got[-3:])
+            c = ap.direct(DB0_PORT)
+            archived = sum(rows(c, f"SELECT COUNT(*) FROM {ARC}_archive_{s:02d}")[0][0] for s in range(2))
+            c.close()
+            self.assertEqual(archived, 60)  # the archiving did run: every row moved, none reported
+            stats = {r[0]: r[1] for r in rows(admin, "SHOW STATS")}
+            self.assertGreaterEqual(float(stats["shardproxy_changes_maintenance_rows_total"]), 120)  # 60 in, 60 out
+            admin.close()
+        finally:
+            proxy.stop()
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
