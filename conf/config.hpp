@@ -22,6 +22,7 @@
 #include "conf/overload_config.hpp"
 #include "conf/scatter_config.hpp"
 #include "conf/background_config.hpp"
+#include "conf/changes_config.hpp"
 #include "conf/schema_config.hpp"
 #include "conf/statement_limits_config.hpp"
 #include "conf/server_config.hpp"
@@ -42,6 +43,7 @@ struct Config {
   DigestsConfig digests;
   LimitsConfig limits;
   ScatterConfig scatter;
+  ChangesConfig changes;  // the change stream of logical tables (docs/changes.md)
   OverloadConfig overload;  // waiting for backends[].max_active_statements
   HaConfig ha;
   std::vector<UserAccount> users;

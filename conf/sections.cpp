@@ -523,6 +523,8 @@ const FieldSpec<Document> kTopFields[] = {
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        readBackground(w, v, p, d.config.background);
      }},
+    {"changes", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) { readChanges(w, v, p, d.config.changes); }},
     {"scatter", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) {
        if (v.IsNull()) return;

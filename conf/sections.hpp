@@ -52,6 +52,8 @@ void readReplicas(Walker& walker, const YAML::Node& list, const std::string& pat
 void checkServers(Walker& walker, const Document& doc);
 // background: (background_fields.cpp): when background work yields to the foreground.
 void readBackground(Walker& walker, const YAML::Node& value, const std::string& path, BackgroundConfig& out);
+// changes: (changes_fields.cpp): the change stream of logical tables.
+void readChanges(Walker& walker, const YAML::Node& value, const std::string& path, ChangesConfig& out);
 // overload: (overload_fields.cpp): how statements wait for a server's budget.
 void readOverload(Walker& walker, const YAML::Node& value, const std::string& path, OverloadConfig& out);
 // statement_limits: (statement_limits_fields.cpp): rate and concurrency per user or digest.

@@ -95,6 +95,7 @@ Server::~Server() {
   if (moves_) moves_->stop();
   if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();
+  if (changes_) changes_->stop();
   if (admin_) admin_->stop();
   for (auto& w : workers_) w->stop();
   for (auto& w : workers_) w->join();
@@ -187,6 +188,11 @@ std::string Server::start() {
   schema_->start();  // resumes schema changes a restart interrupted (in a fleet: once claimed again)
   context_.schema_changes = schema_.get();
   context_.schema = schema_.get();
+  if (cfg.changes.enabled) {
+    changes_ = std::make_unique<changes::ChangeService>(context_);
+    if (auto err = changes_->start(); !err.empty()) return err;
+    context_.changes = changes_.get();
+  }
   if (cfg.server.admin_listen) {
     admin_ = std::make_unique<AdminServer>(context_, *maps_);
     if (auto err = admin_->start(); !err.empty()) return err;
@@ -252,6 +258,7 @@ void Server::shutdown() {
   if (moves_) moves_->stop();
   if (upkeep_) upkeep_->stop();
   if (metrics_) metrics_->stop();
+  if (changes_) changes_->stop();
   if (admin_) admin_->stop();
   if (fleet_) {
     fleet_->stop();  // revokes the lease: the proxy leaves SHOW FLEET at once

@@ -14,6 +14,7 @@
 #include "proxy/ha/ha_coordinator.hpp"
 #include "proxy/schema/schema_coordinator.hpp"
 #include "proxy/admin/metrics_server.hpp"
+#include "proxy/changes/change_service.hpp"
 #include "proxy/move/move_coordinator.hpp"
 #include "proxy/lifecycle/partition_upkeep.hpp"
 #include "proxy/core/proxy_context.hpp"
@@ -47,6 +48,8 @@ class Server {
   std::unique_ptr<BackgroundGovernor> background_governor_;
   std::unique_ptr<ShardMapManager> maps_;
   std::unique_ptr<FleetAgent> fleet_;
+  // Before the admin server: a SHOW CHANGES in flight holds a consumer slot of it.
+  std::unique_ptr<changes::ChangeService> changes_;  // changes.enabled
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<MetricsServer> metrics_;
   std::unique_ptr<PartitionUpkeep> upkeep_;

@@ -10,6 +10,7 @@
 #include "proxy/move/move_command.hpp"
 #include "proxy/admin/background_command.hpp"
 #include "proxy/admin/limit_command.hpp"
+#include "proxy/changes/changes_command.hpp"
 #include "proxy/schema/schema_command.hpp"
 
 namespace sp::proxy {
@@ -219,6 +220,7 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
   for (auto& line : schemaCommandHelp()) help.push_back(std::move(line));
   for (auto& line : backgroundCommandHelp()) help.push_back(std::move(line));
   for (auto& line : limitCommandHelp()) help.push_back(std::move(line));
+  for (auto& line : changes::changesCommandHelp()) help.push_back(std::move(line));
   return help;
 }
 

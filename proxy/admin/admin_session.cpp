@@ -12,6 +12,8 @@
 #include "protocol/generic_packets.hpp"
 #include "proxy/admin/admin_results.hpp"
 #include "proxy/admin/admin_server.hpp"
+#include "proxy/changes/change_service.hpp"
+#include "proxy/changes/changes_command.hpp"
 #include "proxy/net/client_errors.hpp"
 #include "proxy/net/login_deadline.hpp"
 #include "proxy/ha/ha_command.hpp"
@@ -144,6 +146,24 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
       }
       queueReply(std::move(reply), seq);
     }
+    co_return;
+  }
+  if (auto read = changes::parseChangesCommand(sql)) {
+    // Reads every backend's binary log: awaited (up to its WAIT), logged at debug.
+    context_.admin_commands.fetch_add(1, std::memory_order_relaxed);
+    spdlog::debug("admin {}@{}: {}", user_, peer_, sql.substr(0, 200));
+    AdminReply reply;
+    if (!*read) {
+      reply = AdminError{client_error::kChangesBadRequest.number, "HY000", read->error()};
+    } else if (!context_.changes) {
+      reply = AdminError{client_error::kChangesOff.number, "HY000",
+                         "shardproxy admin: the change stream is off (changes.enabled / changes.listen)"};
+    } else {
+      const changes::ChangesRead request = std::move(**read);  // an lvalue (GCC 12)
+      reply = co_await context_.changes->read(request);
+    }
+    if (std::holds_alternative<AdminError>(reply)) context_.admin_errors.fetch_add(1, std::memory_order_relaxed);
+    queueReply(std::move(reply), seq);
     co_return;
   }
   if (auto background = parseBackgroundCommand(sql)) {

@@ -116,6 +116,14 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.archive_batches = life.archive_batches.load();
   snap.archive_retries = life.archive_retries.load();
   snap.dropped_partitions = life.dropped_partitions.load();
+  const auto& changes = context.change_stats;
+  snap.change_events = changes.events.load();
+  snap.change_transactions = changes.transactions.load();
+  snap.change_maintenance_rows = changes.maintenance_rows.load();
+  snap.change_consumers_refused = changes.consumers_refused.load();
+  snap.change_reader_errors = changes.reader_errors.load();
+  snap.change_consumers = changes.consumers.load();
+  snap.change_lag_seconds = changes.lag_seconds.load();
   return snap;
 }
 

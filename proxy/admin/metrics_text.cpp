@@ -435,6 +435,25 @@ void renderLifecycle(ExpositionWriter& w, const MetricsSnapshot& s) {
   w.sample("shardproxy_archive_dropped_partitions_total", {}, s.dropped_partitions);
 }
 
+void renderChanges(ExpositionWriter& w, const MetricsSnapshot& s) {
+  w.family("shardproxy_changes_events_total", "counter", "Row changes sent to change-stream consumers.");
+  w.sample("shardproxy_changes_events_total", {}, s.change_events);
+  w.family("shardproxy_changes_transactions_total", "counter", "Transactions with row changes sent to consumers.");
+  w.sample("shardproxy_changes_transactions_total", {}, s.change_transactions);
+  w.family("shardproxy_changes_maintenance_rows_total", "counter",
+           "Row changes of maintenance sessions (moves, archiving) the readers dropped.");
+  w.sample("shardproxy_changes_maintenance_rows_total", {}, s.change_maintenance_rows);
+  w.family("shardproxy_changes_consumers", "gauge", "Change streams open now (HTTP and admin).");
+  w.sample("shardproxy_changes_consumers", {}, s.change_consumers);
+  w.family("shardproxy_changes_consumers_refused_total", "counter", "Streams refused at changes.max_consumers.");
+  w.sample("shardproxy_changes_consumers_refused_total", {}, s.change_consumers_refused);
+  w.family("shardproxy_changes_reader_errors_total", "counter", "Binlog readers of change streams lost and reopened.");
+  w.sample("shardproxy_changes_reader_errors_total", {}, s.change_reader_errors);
+  w.family("shardproxy_changes_lag_seconds", "gauge",
+           "Seconds between the commit of the last transaction a stream sent and the send (0: no stream).");
+  w.sample("shardproxy_changes_lag_seconds", {}, static_cast<double>(s.change_lag_seconds));
+}
+
 }  // namespace
 
 std::string renderMetrics(const MetricsSnapshot& s) {
@@ -453,6 +472,7 @@ std::string renderMetrics(const MetricsSnapshot& s) {
   renderCaches(w, s);
   renderShardMap(w, s);
   renderLifecycle(w, s);
+  renderChanges(w, s);
   return w.take();
 }
 

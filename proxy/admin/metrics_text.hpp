@@ -47,6 +47,11 @@ struct MetricsSnapshot {
   double last_upkeep_seconds = 0;
   uint64_t missing_months = 0, pmax_rows = 0;
   uint64_t archived_rows = 0, archive_batches = 0, archive_retries = 0, dropped_partitions = 0;
+  // The change stream (proxy/core/change_stats.hpp).
+  uint64_t change_events = 0, change_transactions = 0, change_maintenance_rows = 0;
+  uint64_t change_consumers_refused = 0, change_reader_errors = 0;
+  uint64_t change_consumers = 0;
+  int64_t change_lag_seconds = 0;
   // Replication groups (docs/availability.md): the monitor's last picture
   // (null: nothing watched) and the reads replicas answered.
   std::shared_ptr<const ReplicaHealth> servers;

@@ -59,7 +59,8 @@ awaitable<Expected<std::unique_ptr<BinlogStream>>> BinlogStream::open(const conf
   const protocol::BinlogPosition from = from_ref;
   const BinlogStreamOptions options = options_ref;
   const std::string where = fmt::format("binlog of {} ({}:{})", backend.name, backend.address.host, backend.address.port);
-  if (from.file.empty() || from.pos < 4 || from.pos > UINT32_MAX) {
+  const bool by_gtid = options.gtid_connect_state.has_value();
+  if (!by_gtid && (from.file.empty() || from.pos < 4 || from.pos > UINT32_MAX)) {
     co_return std::unexpected(fmt::format("{}: bad start position {}", where, protocol::toString(from)));
   }
   auto opened = co_await BackendConnection::open(backend, kNoDatabase, options.max_event_bytes);
@@ -76,10 +77,14 @@ awaitable<Expected<std::unique_ptr<BinlogStream>>> BinlogStream::open(const conf
     co_return std::unexpected(fmt::format("{}: unsupported binlog_checksum {}", where, *checksum->front()[0]));
   }
   const auto period_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options.heartbeat_period).count();
-  const std::string setup = fmt::format(
+  std::string setup = fmt::format(
       "SET @master_binlog_checksum = @@global.binlog_checksum, @mariadb_slave_capability = {}, "
       "@master_heartbeat_period = {}",
       kMariaSlaveCapabilityGtid, period_ns);
+  if (by_gtid) {
+    setup += fmt::format(", @slave_connect_state = {}, @slave_gtid_strict_mode = 0, @slave_gtid_ignore_duplicates = 0",
+                         protocol::hexLiteral(*options.gtid_connect_state));
+  }
   if (auto ok = co_await conn->command(protocol::Command::kQuery, setup); !ok) {
     co_return std::unexpected(fmt::format("{}: {}", where, describe(ok.error())));
   }
@@ -88,14 +93,16 @@ awaitable<Expected<std::unique_ptr<BinlogStream>>> BinlogStream::open(const conf
   // and wait for new events), int<4> replica server_id, string<EOF> file.
   protocol::Bytes args;
   protocol::Writer w(args);
-  w.u32(static_cast<uint32_t>(from.pos));
+  // By GTID: the source finds the position itself (file "", position 4).
+  const protocol::BinlogPosition start = by_gtid ? protocol::BinlogPosition{"", 4} : from;
+  w.u32(static_cast<uint32_t>(start.pos));
   w.u16(0);
   w.u32(replica_server_id);
-  w.raw(from.file);
+  w.raw(start.file);
   const uint8_t command = static_cast<uint8_t>(protocol::Command::kBinlogDump);
   conn->stream().append(protocol::ByteView(&command, 1), args, 0);
   if (!co_await conn->stream().flush()) co_return std::unexpected(where + ": connection lost sending COM_BINLOG_DUMP");
-  co_return std::make_unique<BinlogStream>(std::move(conn), from, crc32, options);
+  co_return std::make_unique<BinlogStream>(std::move(conn), start, crc32, options);
 }
 
 awaitable<Expected<protocol::BinlogEvent>> BinlogStream::next() {

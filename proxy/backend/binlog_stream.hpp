@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "conf/backend_config.hpp"
@@ -50,6 +51,10 @@ struct BinlogStreamOptions {
   size_t max_event_bytes = 1u << 30;
   // Keep a copy of each raw event for lastRawEvent() (fixture capture).
   bool keep_raw = false;
+  // Start after these GTIDs ("0-1-5,1-2-3", MariaDB's @slave_connect_state;
+  // "" = the start of the oldest binary log) instead of at `from`, which is
+  // then ignored: the same on a primary and its replicas.
+  std::optional<std::string> gtid_connect_state;
 };
 
 class BinlogStream final : public BinlogEventSource {

@@ -22,6 +22,7 @@
 #include "proxy/core/hot_key_tracker.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/core/lifecycle_stats.hpp"
+#include "proxy/core/change_stats.hpp"
 #include "proxy/core/replica_health.hpp"
 #include "proxy/core/topology.hpp"
 #include "proxy/core/write_hold.hpp"
@@ -44,6 +45,9 @@ class SlowQueryLog;
 class MoveCoordinator;
 class HaCoordinator;
 class SchemaChangeService;
+namespace changes {
+class ChangeService;
+}
 class SchemaCoordinator;
 class BackgroundGate;
 class StatementLimits;
@@ -92,6 +96,7 @@ struct ProxyContext {
   std::atomic<int64_t> last_reload_unix_ms{0};  // the last map published (start-up included)
   std::shared_ptr<SlowQueryLog> slow_log;
   LifecycleStats lifecycle;  // partition upkeep and archive runs
+  ChangeStats change_stats;  // the change stream (proxy/changes/)
   // Months dropped by ARCHIVE ... BEFORE (routing/archived_months.hpp); null: none known.
   std::atomic<std::shared_ptr<const routing::ArchivedMonths>> archived_months;
   // Every server's role and replication state (proxy/ha/replica_monitor.hpp);
@@ -144,6 +149,7 @@ struct ProxyContext {
   // DDL on logical tables (proxy/schema/, set at start-up; null: refused as before).
   SchemaChangeService* schema_changes = nullptr;
   SchemaCoordinator* schema = nullptr;  // the same, for the admin port's commands
+  changes::ChangeService* changes = nullptr;  // the change stream (proxy/changes/; null: changes.enabled is off)
   // Where background work yields to the foreground (background_gate.hpp; set
   // at start-up, before any background work starts).
   BackgroundGate* background = nullptr;

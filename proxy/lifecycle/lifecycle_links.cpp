@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "conf/config.hpp"
+#include "proxy/core/cutover_mark.hpp"
 
 namespace sp::proxy {
 
@@ -27,6 +28,11 @@ awaitable<std::expected<BackendConnection*, std::string>> LifecycleLinks::link(c
   if (!config) co_return std::unexpected(fmt::format("backend {} is not in the configuration", backend));
   auto conn = co_await BackendConnection::open(*config, 0, context_.config().server.max_packet_bytes);
   if (!conn) co_return std::unexpected(fmt::format("backend {}: {}", backend, conn.error().message));
+  // Archiving moves rows between a shard's tables: maintenance, flagged in the
+  // binlog (LOG_EVENT_SKIP_REPLICATION_F) so the change stream drops it.
+  if (auto ok = co_await (*conn)->command(protocol::Command::kQuery, kMaintenanceSessionSql); !ok) {
+    co_return std::unexpected(describe(backend, ok.error()));
+  }
   auto* raw = conn->get();
   links_[backend] = std::move(*conn);
   co_return raw;

@@ -12,6 +12,7 @@
 #include "proxy/fleet/fleet_cutover.hpp"
 #include "proxy/fleet/fleet_fences.hpp"
 #include "proxy/core/background_gate.hpp"
+#include "proxy/core/cutover_mark.hpp"
 #include "proxy/move/move_catchup.hpp"
 #include "proxy/maps/shard_map_manager.hpp"
 
@@ -179,6 +180,10 @@ class BackendMoveSteps final : public MoveSteps {
   awaitable<std::expected<BackendConnection::TextResult, std::string>> query(BackendConnection& c, std::string_view sql);
   awaitable<Unit> ensureLinks();
   awaitable<Unit> openFrozen();
+  // The change stream's cut-over marks (proxy/core/cutover_mark.hpp): the
+  // source's GTID, then the target's mark naming it.
+  awaitable<std::expected<std::string, std::string>> markSource();
+  awaitable<void> markTarget(const std::expected<std::string, std::string>& source_gtid);
   awaitable<Unit> readColumns();
   std::string predicate() const { return plan_.row_predicate.empty() ? "1" : plan_.row_predicate; }
   std::string checksumSql(const std::string& table, const std::string& range) const;
@@ -218,6 +223,11 @@ awaitable<std::expected<BackendMoveSteps::Conn, std::string>> BackendMoveSteps::
   conf::BackendConfig use = replication ? replicationBackend(*config) : *config;
   auto conn = co_await BackendConnection::open(use, flavour, context_.config().server.max_packet_bytes);
   if (!conn) co_return std::unexpected(fmt::format("backend {}: {}", name, conn.error().message));
+  if (!replication) {
+    // A move's writes (copy, catch-up, cleanup) are maintenance: flagged in the
+    // binlog (LOG_EVENT_SKIP_REPLICATION_F) so the change stream drops them.
+    if (auto ok = co_await run(**conn, kMaintenanceSessionSql); !ok) co_return std::unexpected(ok.error());
+  }
   co_return std::move(*conn);
 }
 
@@ -507,6 +517,9 @@ awaitable<Unit> BackendMoveSteps::freezeTarget() {
 }
 
 awaitable<std::expected<uint64_t, std::string>> BackendMoveSteps::publish() {
+  // First (before the map in force is read, so that the round trips do not
+  // widen the window in which another publish can intervene).
+  const auto source_gtid = co_await markSource();
   // Planned again against the map in force: a reload since the move began
   // must not be undone, and the move must still mean the same.
   auto map = context_.shard_map.load();
@@ -527,7 +540,28 @@ awaitable<std::expected<uint64_t, std::string>> BackendMoveSteps::publish() {
     for (const auto& p : out.problems) why += "; " + p;
     co_return std::unexpected(why);
   }
+  co_await markTarget(source_gtid);
   co_return out.new_version;
+}
+
+awaitable<std::expected<std::string, std::string>> BackendMoveSteps::markSource() {
+  if (auto r = co_await ensureLinks(); !r) co_return std::unexpected(r.error());
+  if (auto r = co_await run(*source_, cutoverSourceMarkSql()); !r) co_return std::unexpected(r.error());
+  auto gtid = co_await source_->queryRows("SELECT @@last_gtid");
+  if (!gtid || gtid->size() != 1 || gtid->front().size() != 1 || !gtid->front()[0] || gtid->front()[0]->empty()) {
+    co_return std::unexpected(std::string("cannot read the source mark's @@last_gtid"));
+  }
+  co_return *gtid->front()[0];
+}
+
+awaitable<void> BackendMoveSteps::markTarget(const std::expected<std::string, std::string>& source_gtid) {
+  std::expected<void, std::string> done = std::unexpected(source_gtid ? std::string() : source_gtid.error());
+  if (source_gtid) done = co_await run(*target_, cutoverTargetMarkSql(plan_.source_backend, *source_gtid));
+  if (!done) {
+    spdlog::warn("move {}: no cut-over mark for the change stream ({}): a stream may send a moved key's first "
+                 "changes on {} before its last ones on {}", id_, done.error(), plan_.target_backend,
+                 plan_.source_backend);
+  }
 }
 
 awaitable<Unit> BackendMoveSteps::fenceFleet() {

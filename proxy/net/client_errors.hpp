@@ -77,6 +77,12 @@ inline constexpr Code kOverloadQueueFull{9146, "HY000"};
 inline constexpr Code kHotKeyPaced{9147, "HY000"};
 inline constexpr Code kHotKeyTimeout{9148, "HY000"};
 inline constexpr Code kHotKeyQueueFull{9149, "HY000"};
+// The change stream (proxy/changes/, docs/changes.md), on the admin port
+// (SHOW CHANGES) and as HTTP statuses of GET /changes.
+inline constexpr Code kChangesBadRequest{9180, "HY000"};     // malformed position, unknown table, bad parameter (HTTP 400)
+inline constexpr Code kChangesTooManyConsumers{9181, "HY000"};  // changes.max_consumers streams open (HTTP 503)
+inline constexpr Code kChangesOff{9182, "HY000"};            // changes: not enabled
+inline constexpr Code kChangesReaderFailed{9183, "HY000"};   // a backend's reader ended: the stream cannot go on in order
 inline constexpr Code kSplitWritePartial{9121, "HY000"};  // a split INSERT's parts failed on some shards
 inline constexpr Code kNoSuchThread{1094, "HY000"};       // ER_NO_SUCH_THREAD (KILL of an unknown id)
 inline constexpr Code kKillDenied{1095, "HY000"};         // ER_KILL_DENIED_ERROR

@@ -45,7 +45,9 @@ std::expected<HttpRequestHead, int> parseHttpRequestHead(std::string_view head) 
   if (r.version != "HTTP/1.1" && r.version != "HTTP/1.0") {
     return std::unexpected(r.version.starts_with("HTTP/") ? 505 : 400);
   }
-  r.path = std::string(target.substr(0, target.find('?')));
+  const size_t question = target.find('?');
+  r.path = std::string(target.substr(0, question));
+  if (question != std::string_view::npos) r.query = std::string(target.substr(question + 1));
   return r;
 }
 

@@ -12,6 +12,7 @@ namespace sp::proxy {
 struct HttpRequestHead {
   std::string method;   // "GET"
   std::string path;     // "/metrics" (query string removed)
+  std::string query;    // what follows '?' (not decoded), empty when none
   std::string version;  // "HTTP/1.1"
 };
 
