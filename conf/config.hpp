@@ -24,6 +24,7 @@
 #include "conf/background_config.hpp"
 #include "conf/schema_config.hpp"
 #include "conf/statement_limits_config.hpp"
+#include "conf/transactions_config.hpp"
 #include "conf/server_config.hpp"
 #include "conf/user_account.hpp"
 
@@ -42,6 +43,7 @@ struct Config {
   DigestsConfig digests;
   LimitsConfig limits;
   ScatterConfig scatter;
+  TransactionsConfig transactions;  // cross-backend transactions (two-phase commit)
   OverloadConfig overload;  // waiting for backends[].max_active_statements
   HaConfig ha;
   std::vector<UserAccount> users;

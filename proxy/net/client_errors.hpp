@@ -74,6 +74,10 @@ inline constexpr Code kOverloadQueueFull{9146, "HY000"};
 // found overload.hot_key_max_queued writes waiting for it: retryable, nothing ran.
 inline constexpr Code kHotKeyTimeout{9148, "HY000"};
 inline constexpr Code kHotKeyQueueFull{9149, "HY000"};
+// Cross-backend transactions (transactions.cross_backend: atomic; docs/routing.md).
+inline constexpr Code kXaDecisionLog{9170, "HY000"};       // the commit decision could not be written: rolled back
+inline constexpr Code kXaSavepoint{9171, "42000"};         // SAVEPOINT / ROLLBACK TO across branches
+inline constexpr Code kXaUnsupported{9172, "42000"};       // a statement form a global transaction does not support
 inline constexpr Code kSplitWritePartial{9121, "HY000"};  // a split INSERT's parts failed on some shards
 inline constexpr Code kNoSuchThread{1094, "HY000"};       // ER_NO_SUCH_THREAD (KILL of an unknown id)
 inline constexpr Code kKillDenied{1095, "HY000"};         // ER_KILL_DENIED_ERROR

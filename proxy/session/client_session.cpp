@@ -437,6 +437,9 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
   if (pinned_pool_ && target.pool != pinned_pool_ && !metadata_only) {
     // The pinned connection holds a transaction, table locks or session
     // state on one backend; the statement belongs on another.
+    // A global transaction (transactions.cross_backend: atomic) takes the
+    // statement on another branch (session_xa.cpp).
+    if (xa_ && !tables_locked_ && !usesConnectionBoundState(info)) return target;
     if (txn_.transactional() || tables_locked_) {
       return client_error::make(client_error::kCrossBackend, fmt::format(
           "shardproxy: this transaction is bound to backend {}, but the statement routes to backend {}; "
@@ -498,6 +501,8 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
       co_return co_await sendInvalidConditionOk();
     }
   }
+  // A global transaction first: one a branch loss ended is rolled back before the lost answer.
+  if (auto answered = co_await onGlobalStatement(info, sql)) co_return *answered;
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
   if (info.multiple_statements && (capabilities_ & protocol::cap::kMultiStatements)) {
     co_return co_await onMultiStatement(payload, sql);
