@@ -87,7 +87,8 @@ awaitable<bool> XaRecovery::recoverBackend(const std::string& backend, std::set<
     const bool decided = !live && registry.log->committed(branch.gtrid);
     const XaResolution what = resolveBranch(live, decided);
     if (what == XaResolution::kLeaveLive) continue;
-    auto r = co_await (*conn)->command(Command::kQuery, resolutionSql(branch, what));
+    const std::string sql = resolutionSql(branch, what);
+    auto r = co_await (*conn)->command(Command::kQuery, sql);
     if (r) {
       spdlog::info("XA recovery: {} branch {} of {} on {}", what == XaResolution::kCommit ? "committed" : "rolled back",
                    branch.bqual, branch.gtrid, backend);

@@ -96,14 +96,18 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     co_return co_await client_.flush();
   }
   // A statement of a global transaction on another backend runs on that backend's branch.
-  auto conn = joinsBranch(pool) ? co_await borrowBranch(pool) : co_await borrowFor(pool);
+  // (Not a conditional expression: GCC 12 miscompiles co_await in its operands.)
+  std::unique_ptr<BackendConnection> conn;
+  if (joinsBranch(pool)) conn = co_await borrowBranch(pool);
+  else conn = co_await borrowFor(pool);
   if (!conn) {
     syncPinSlot();  // the reservation, when nothing ran
     co_return true;
   }
   if (txn_.pendingBegin()) {
     std::optional<std::string> gtrid;  // set when the transaction opens as an XA branch (session_xa.cpp)
-    auto r = co_await conn->command(Command::kQuery, beginStatement(pool, gtrid));
+    const std::string begin = beginStatement(pool, gtrid);  // a named string: it outlives the suspension
+    auto r = co_await conn->command(Command::kQuery, begin);
     txn_.clearPendingBegin();
     if (gtrid && r) xa_.emplace(GlobalTransaction{*gtrid, &pool});
     if (gtrid && !r) worker_.context().xa.finish(*gtrid);

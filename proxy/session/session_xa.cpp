@@ -146,7 +146,8 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrowBranch(Backen
   std::expected<void, BackendError> ready;
   if (!conn->inSync(desired_)) ready = co_await conn->sync(desired_);
   if (ready) {
-    auto r = co_await conn->command(Command::kQuery, "XA START " + xaIdSql(xa_->gtrid, pool.name()));
+    const std::string start = "XA START " + xaIdSql(xa_->gtrid, pool.name());
+    auto r = co_await conn->command(Command::kQuery, start);
     if (!r) ready = std::unexpected(r.error());
   }
   if (!ready) {
