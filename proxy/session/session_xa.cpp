@@ -232,6 +232,8 @@ awaitable<void> ClientSession::abortGlobal() {
   }
   registry.finish(g.gtrid);
   registry.counters.rolled_back.fetch_add(1, std::memory_order_relaxed);
+  spdlog::debug("session {}: global transaction {} rolled back ({} branches); in transaction: {}", connection_id_,
+                g.gtrid, parts.size(), txn_.inTransaction());
 }
 
 awaitable<bool> ClientSession::finishGlobal(bool commit) {
