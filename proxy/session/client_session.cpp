@@ -443,7 +443,8 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
     if (txn_.transactional() || tables_locked_) {
       return client_error::make(client_error::kCrossBackend, fmt::format(
           "shardproxy: this transaction is bound to backend {}, but the statement routes to backend {}; "
-          "transactions spanning backends are not supported: COMMIT first, or keep the transaction on one backend",
+          "transactions spanning backends need transactions.cross_backend: atomic and a plain BEGIN (docs/routing.md): "
+          "COMMIT first, or keep the transaction on one backend",
           pinned_pool_->name(), target.pool->name()));
     }
     if (usesConnectionBoundState(info)) {
