@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <thread>
 
 #include "conf/config.hpp"
 #include "protocol/constants.hpp"
@@ -71,23 +72,44 @@ class LoggedDecisions final : public XaDecisions {
   XaRegistry& registry_;
 };
 
-// SHARDPROXY_XA_FAILPOINT=<step>[:<n>] (test only, docs/testing.md): the
-// process _exits at the n-th time (default 1) a commit reaches <step>.
+// SHARDPROXY_XA_FAILPOINT=<step>[:<n>[:pause_ms]] (test only, docs/configuration.md):
+// the n-th time (default 1) a commit reaches <step> the process _exits, or
+// with pause_ms that commit's worker thread sleeps that long (a test kills a
+// backend meanwhile).
+struct FailPointSpec {
+  XaStep step;
+  uint64_t nth = 1;
+  uint64_t pause_ms = 0;
+};
+
+std::optional<FailPointSpec> parseFailPoint(std::string_view text) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    auto colon = text.find(':');
+    parts.push_back(text.substr(0, colon));
+    if (colon == std::string_view::npos) break;
+    text = text.substr(colon + 1);
+  }
+  auto step = parseXaStep(parts[0]);
+  if (!step || parts.size() > 3) return std::nullopt;
+  FailPointSpec spec{*step};
+  if (parts.size() > 1) spec.nth = std::max<uint64_t>(1, std::strtoull(std::string(parts[1]).c_str(), nullptr, 10));
+  if (parts.size() > 2) spec.pause_ms = std::strtoull(std::string(parts[2]).c_str(), nullptr, 10);
+  return spec;
+}
+
 const XaFailPoint& failPoint() {
   static const XaFailPoint point = []() -> XaFailPoint {
     const char* env = std::getenv("SHARDPROXY_XA_FAILPOINT");
     if (!env || !*env) return nullptr;
-    std::string_view text(env);
-    uint64_t nth = 1;
-    if (auto colon = text.find(':'); colon != std::string_view::npos) {
-      nth = std::max<uint64_t>(1, std::strtoull(std::string(text.substr(colon + 1)).c_str(), nullptr, 10));
-      text = text.substr(0, colon);
-    }
-    auto step = parseXaStep(text);
-    if (!step) return nullptr;
-    spdlog::warn("SHARDPROXY_XA_FAILPOINT: this process exits at the {}th commit reaching {} (test only)", nth, text);
-    return [step = *step, nth, hits = std::make_shared<std::atomic<uint64_t>>(0)](XaStep at) {
-      if (at == step && hits->fetch_add(1) + 1 == nth) std::_Exit(86);
+    auto spec = parseFailPoint(env);
+    if (!spec) return nullptr;
+    spdlog::warn("SHARDPROXY_XA_FAILPOINT={}: test only", env);
+    return [spec = *spec, hits = std::make_shared<std::atomic<uint64_t>>(0)](XaStep at) {
+      if (at != spec.step || hits->fetch_add(1) + 1 != spec.nth) return;
+      if (spec.pause_ms == 0) std::_Exit(86);
+      spdlog::warn("SHARDPROXY_XA_FAILPOINT: pausing this commit {} ms", spec.pause_ms);
+      std::this_thread::sleep_for(std::chrono::milliseconds(spec.pause_ms));
     };
   }();
   return point;

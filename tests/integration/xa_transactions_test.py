@@ -19,7 +19,10 @@ directly (never through the proxy):
   restart XA RECOVER shows none of the proxy's branches within seconds and
   every transfer is all-or-nothing (balances explained by the confirmed
   transfers plus a whole subset of the unconfirmed ones). Rounds per step:
-  SP_XA_CRASH_ROUNDS (default 2).
+  SP_XA_CRASH_ROUNDS (default 2);
+- a participant (db1's mariadbd) SIGKILLed after the decision, before its
+  XA COMMIT: the client gets OK, and recovery commits db1's prepared branch
+  once scripts/cluster restarted it.
 """
 import itertools
 import os
@@ -70,6 +73,17 @@ class Accounts(sf.ShardedTable):
                         sf.rows(conn, f"INSERT INTO {self.physical(a % sf.SHARDS)} VALUES ({a}, {INITIAL})")
             finally:
                 conn.close()
+
+    def balances_on(self, port):
+        conn = sf.direct(port)
+        try:
+            out = {}
+            for shard in range(sf.SHARDS):
+                if sf.backend_port(shard) == port:
+                    out.update(dict(sf.rows(conn, f"SELECT conv_id, balance FROM {self.physical(shard)}")))
+            return out
+        finally:
+            conn.close()
 
     def balances(self):
         out = {}
@@ -344,6 +358,53 @@ class XaTransactionsTest(unittest.TestCase):
         c.close()
         for label, (p50, p95) in figures.items():
             print(f"  COMMIT latency, {label}: p50 {p50:.2f} ms, p95 {p95:.2f} ms", flush=True)
+
+    def test_8_participant_killed_between_prepare_and_commit(self):
+        """db1 SIGKILLed after the decision, before its XA COMMIT: the client gets OK, and once db1
+        is back (its prepared branch survives the crash) recovery commits it."""
+        self.run_.stop()
+        os.environ["SHARDPROXY_XA_FAILPOINT"] = "after_decision:1:2500"
+        try:
+            self.run_.start()
+        finally:
+            os.environ.pop("SHARDPROXY_XA_FAILPOINT", None)
+        result = {}
+
+        def go():
+            c = self.run_.connect()
+            try:
+                transfer(c, 0, 8, 77)
+                result["ok"] = True
+            except pymysql.err.MySQLError as e:
+                result["error"] = e
+            finally:
+                c.close()
+
+        t = threading.Thread(target=go)
+        t.start()
+        deadline = time.monotonic() + 10
+        while not own_prepared(sf.DB1_PORT):  # both branches prepared, the decision being written
+            self.assertLess(time.monotonic(), deadline, "the transfer never prepared its db1 branch")
+            time.sleep(0.02)
+        time.sleep(0.3)  # its XA PREPARE answered and the decision written: the commit pauses 2.5 s there
+        restarted = False
+        try:
+            sf.kill_backend(sf.DB1_PORT)
+            t.join(30)
+            self.assertEqual(result, {"ok": True})  # committed from the moment the decision was durable
+            self.assertEqual(self.table.balances_on(sf.DB0_PORT)[0], INITIAL - 77)
+            sf.restart_backend(sf.DB1_PORT)
+            restarted = True
+            back = time.monotonic()
+            resolved = wait_recovered(self, timeout=30)
+            b = self.table.balances()
+            self.assertEqual((b[0], b[8]), (INITIAL - 77, INITIAL + 77))
+            print(f"\n  db1 killed before its XA COMMIT: its branch committed by recovery "
+                  f"{resolved - back:.2f}s after db1 was back", flush=True)
+        finally:
+            if not restarted:
+                sf.restart_backend(sf.DB1_PORT)
+            self.run_.stop()
 
     def crash_round(self, step, nth, rng):
         """Transfers from 4 clients until the proxy _exits at `step`; returns (confirmed, unconfirmed)."""
