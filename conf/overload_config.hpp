@@ -21,6 +21,11 @@ struct OverloadConfig {
   uint32_t hot_key_concurrency = 0;
   uint32_t hot_key_max_queued = 1000;
   uint32_t hot_keys_tracked = 64;
+  // Writes to one shard-key value per second (0: off): beyond, they wait for
+  // their turn (hot_key_pacer.hpp), 9147 when it is further than
+  // queue_timeout_ms away. What bounds the CPU one hot key takes from the
+  // other tenants of its shard; off by default for the same reason.
+  uint32_t hot_key_max_per_second = 0;
 };
 
 }  // namespace sp::conf

@@ -11,6 +11,8 @@ constexpr uint64_t kMaxQueueTimeoutMs = 60'000;
 constexpr uint64_t kMaxQueued = 1'000'000;
 // Writes of one key in flight: beyond a few hundred the serialiser protects nothing.
 constexpr uint64_t kMaxHotKeyConcurrency = 10'000;
+// Writes per second of one key: above a million a turn is under a microsecond.
+constexpr uint64_t kMaxHotKeyRate = 1'000'000;
 // Counters per table of SHOW HOT KEYS: memory grows with it (tables x this).
 constexpr uint64_t kMaxHotKeysTracked = 4096;
 
@@ -30,6 +32,10 @@ const FieldSpec<OverloadConfig> kOverloadFields[] = {
     {"hot_key_max_queued", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, OverloadConfig& o) {
        assign(w.readUInt(v, p, 0, kMaxQueued), o.hot_key_max_queued);
+     }},
+    {"hot_key_max_per_second", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, OverloadConfig& o) {
+       assign(w.readUInt(v, p, 0, kMaxHotKeyRate), o.hot_key_max_per_second);
      }},
     {"hot_keys_tracked", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, OverloadConfig& o) {

@@ -86,6 +86,8 @@ Server::Server(conf::Config config) {
   context_.merge_budget.setTotal(context_.config().scatter.max_merge_bytes_total);
   context_.admissions.configure(serverBudgets(context_.config()), overloadSettings(context_.config()));
   context_.hot_keys.configure(hotKeySettings(context_.config()));
+  context_.hot_key_pacer.configure(context_.config().overload.hot_key_max_per_second,
+                                   std::chrono::milliseconds(context_.config().overload.queue_timeout_ms));
   context_.hot_key_stats.configure(context_.config().overload.hot_keys_tracked);
 }
 

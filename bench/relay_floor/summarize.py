@@ -31,11 +31,14 @@ def added(r, key):
 cols = ["target", "load", "QPS 8 thr", "x direct", "user µs/q", "sys µs/q", "CPU µs/q", "syscalls/q",
         "EAGAIN/q", "uring_enter/q", "cswitch/q", "QPS 64 thr", "x direct", "CPU µs/q 64",
         "p50 1 thr µs", "added", "p95 µs", "added"]
+high = any(num(r.get("qpsH") or "-") is not None for r in rows)
+if high:
+    cols += ["QPS high", "x direct", "CPU µs/q high"]
 print("| " + " | ".join(cols) + " |")
 print("|" + "---|" * len(cols))
 for t in dict.fromkeys(r["target"] for r in rows):
     rs = [r for r in rows if r["target"] == t]
-    g = lambda k: [num(r[k]) for r in rs]
+    g = lambda k: [num(r.get(k, "-")) for r in rs]
     cpu = [num(r["user8"]) + num(r["sys8"]) if num(r["user8"]) is not None else None for r in rs]
     cells = [t, rng(g("load"), "{:.1f}"), rng(g("qps8"), "{:,.0f}"), rng([ratio(r, "qps8") for r in rs], "{:.2f}"),
              rng(g("user8"), "{:.1f}"), rng(g("sys8"), "{:.1f}"), rng(cpu, "{:.1f}"), rng(g("syscalls8"), "{:.2f}"),
@@ -43,4 +46,6 @@ for t in dict.fromkeys(r["target"] for r in rows):
              rng(g("qps64"), "{:,.0f}"), rng([ratio(r, "qps64") for r in rs], "{:.2f}"), rng(g("cpu64"), "{:.1f}"),
              rng(g("p50_1"), "{:.0f}"), rng([added(r, "p50_1") for r in rs], "{:+.0f}"),
              rng(g("p95_1"), "{:.0f}"), rng([added(r, "p95_1") for r in rs], "{:+.0f}")]
+    if high:
+        cells += [rng(g("qpsH"), "{:,.0f}"), rng([ratio(r, "qpsH") for r in rs], "{:.2f}"), rng(g("cpuH"), "{:.1f}")]
     print("| " + " | ".join(cells) + " |")

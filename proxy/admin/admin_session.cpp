@@ -20,6 +20,7 @@
 #include "proxy/move/move_coordinator.hpp"
 #include "proxy/admin/background_command.hpp"
 #include "proxy/admin/limit_command.hpp"
+#include "proxy/fleet/fleet_agent.hpp"
 #include "proxy/schema/schema_command.hpp"
 #include "proxy/schema/schema_coordinator.hpp"
 #include "proxy/session/server_handshake.hpp"
@@ -131,7 +132,13 @@ awaitable<void> AdminSession::queueQuery(std::string_view sql, uint8_t seq) {
       const auto& users = context_.config().users;
       const std::string& name = (*limit)->rule.user;
       const bool known = std::any_of(users.begin(), users.end(), [&](const auto& u) { return u.name == name; });
-      AdminReply reply = runLimitCommand(*context_.statement_limits, **limit, known);
+      LimitPublisher publish;
+      if (context_.fleet != nullptr) {
+        publish = [this](const conf::StatementLimitRule& rule) {
+          return context_.fleet->publishLimit(rule, "admin:" + user_);
+        };
+      }
+      AdminReply reply = runLimitCommand(*context_.statement_limits, **limit, known, publish);
       if ((*limit)->kind == LimitCommand::Kind::kSet && std::holds_alternative<AdminOk>(reply)) {
         spdlog::warn("admin {}@{}: statement limit set: {}", user_, peer_, sql.substr(0, 300));
       }

@@ -49,12 +49,20 @@ std::optional<std::expected<LimitCommand, std::string>> parseLimitCommand(std::s
   return command;
 }
 
-AdminReply runLimitCommand(StatementLimits& limits, const LimitCommand& command, bool known_user) {
+AdminReply runLimitCommand(StatementLimits& limits, const LimitCommand& command, bool known_user,
+                           const LimitPublisher& publish) {
   if (command.kind == LimitCommand::Kind::kSet) {
     if (!command.rule.user.empty() && !known_user) {
       return AdminError{1105, "HY000", "shardproxy admin: no user " + command.rule.user + " in users:"};
     }
-    limits.set(command.rule);
+    if (publish) {
+      if (auto shared = publish(command.rule); !shared) {
+        return AdminError{1105, "HY000", "shardproxy admin: the limit was not set (in a fleet it is set for every proxy): " +
+                                             shared.error()};
+      }
+    }
+    // Here at once (the fleet's watch brings the same rule back, which changes nothing).
+    if (auto set = limits.set(command.rule); !set) return AdminError{1105, "HY000", "shardproxy admin: " + set.error()};
     return AdminOk{};
   }
   LocalResult out;

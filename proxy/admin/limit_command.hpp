@@ -6,6 +6,7 @@
 // the table is proxy/core/statement_limit_table.hpp.
 #pragma once
 #include <expected>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,9 +28,14 @@ struct LimitCommand {
 
 std::optional<std::expected<LimitCommand, std::string>> parseLimitCommand(std::string_view sql);
 
+// In a fleet, SET LIMIT puts the rule in etcd first (every proxy applies it);
+// null alone. An error: nothing changed here either.
+using LimitPublisher = std::function<std::expected<void, std::string>(const conf::StatementLimitRule&)>;
+
 // `known_user`: whether a user of users: has this name (SET LIMIT FOR USER of
 // another is refused: it would never match).
-AdminReply runLimitCommand(StatementLimits& limits, const LimitCommand& command, bool known_user);
+AdminReply runLimitCommand(StatementLimits& limits, const LimitCommand& command, bool known_user,
+                           const LimitPublisher& publish = nullptr);
 
 std::vector<std::pair<std::string, std::string>> limitCommandHelp();
 

@@ -217,6 +217,14 @@ void renderBackends(ExpositionWriter& w, const MetricsSnapshot& s) {
   for (const auto& b : s.backends) {
     w.histogram("shardproxy_backend_pool_wait_seconds", {{"backend", b.name}}, b.pool.wait_seconds);
   }
+  // The same histogram background work yields to (background.max_foreground_p99_ms): a scatter counts on each backend.
+  w.family("shardproxy_backend_statement_duration_seconds", "histogram",
+           "Client-observed time of the statements each backend took part in.");
+  for (const auto& b : s.backends) {
+    if (const auto* c = countersOf(s.statements, b.name)) {
+      w.histogram("shardproxy_backend_statement_duration_seconds", {{"backend", b.name}}, c->latency);
+    }
+  }
   perBackend("shardproxy_backend_connects_total", "counter", "Backend connections opened.",
              [](const B& b) { return b.pool.connects; });
   perBackend("shardproxy_backend_connect_errors_total", "counter", "Failed attempts to open a backend connection.",
@@ -289,11 +297,22 @@ void renderHotKeys(ExpositionWriter& w, const MetricsSnapshot& s) {
   one("shardproxy_hot_key_wait_seconds_total", "counter", "Time writes waited for their key (admitted or refused).",
       h.wait_seconds_sum);
   one("shardproxy_hot_key_waits_total", "counter", "Waits for a key that ended.", h.wait_count);
+  const auto& p = s.hot_key_pace;
+  one("shardproxy_hot_key_max_per_second", "gauge", "Writes to one shard-key value per second (0: not paced).",
+      uint64_t{s.hot_key_max_per_second});
+  one("shardproxy_hot_key_paced_writes_total", "counter", "Writes that waited for their key's turn.", p.paced);
+  one("shardproxy_hot_key_pace_wait_seconds_total", "counter", "Time writes waited for their key's turn.",
+      p.wait_seconds_sum);
+  one("shardproxy_hot_key_unpaced_writes_total", "counter",
+      "Writes not paced because the pacer's memory was full of hot keys.", p.untracked);
   w.family("shardproxy_hot_key_rejections_total", "counter",
-           "Writes refused by their key's queue: timeout (9148), queue_full (9149), interrupted (KILL).");
+           "Writes refused by their key's queue: timeout (9148), queue_full (9149), interrupted (KILL); "
+           "by its pace: paced (9147), paced_interrupted (KILL).");
   w.sample("shardproxy_hot_key_rejections_total", {{"reason", "timeout"}}, h.rejected_timeout);
   w.sample("shardproxy_hot_key_rejections_total", {{"reason", "queue_full"}}, h.rejected_full);
   w.sample("shardproxy_hot_key_rejections_total", {{"reason", "interrupted"}}, h.interrupted);
+  w.sample("shardproxy_hot_key_rejections_total", {{"reason", "paced"}}, p.refused);
+  w.sample("shardproxy_hot_key_rejections_total", {{"reason", "paced_interrupted"}}, p.interrupted);
 }
 
 // Global transactions (docs/observability.md, "Transactions across backends").

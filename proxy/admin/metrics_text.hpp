@@ -12,6 +12,7 @@
 #include "proxy/backend/backend_pool.hpp"
 #include "proxy/core/backend_admission.hpp"
 #include "proxy/core/hot_key_gate.hpp"
+#include "proxy/core/hot_key_pacer.hpp"
 #include "proxy/core/replica_health.hpp"
 #include "proxy/core/topology.hpp"
 #include "proxy/observe/metrics.hpp"
@@ -56,6 +57,9 @@ struct MetricsSnapshot {
   // Hot-key write serialisation (overload.hot_key_concurrency; 0: off).
   HotKeyStats hot_keys;
   uint32_t hot_key_concurrency = 0;
+  // Hot-key pacing (overload.hot_key_max_per_second; 0: off).
+  HotKeyPaceStats hot_key_pace;
+  uint32_t hot_key_max_per_second = 0;
   // Global (cross-backend) transactions (proxy/core/xa_registry.hpp).
   struct Transactions {
     uint64_t committed_one_phase = 0, committed_two_phase = 0, rolled_back = 0, commit_failed = 0;

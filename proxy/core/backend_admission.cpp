@@ -4,8 +4,6 @@
 #include <mutex>
 #include <unordered_map>
 
-#include <boost/asio/post.hpp>
-
 #include "conf/config.hpp"
 
 namespace sp::proxy {
@@ -13,13 +11,6 @@ namespace sp::proxy {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A waiting statement: its timer lives in the waiting coroutine (null once
-// it stopped waiting); a grant cancels it on the waiter's own executor.
-struct AdmissionWaiter {
-  asio::any_io_executor executor;
-  asio::steady_timer* timer = nullptr;
-};
 
 }  // namespace
 
@@ -30,19 +21,11 @@ struct AdmissionSlot::Entry {
   std::atomic<uint64_t> unbudgeted_total{0};
   std::mutex mutex;  // guards what follows
   AdmissionQueue queue;
-  std::unordered_map<AdmissionQueue::Ticket, std::shared_ptr<AdmissionWaiter>> waiters;
+  GrantWaiters waiters;
   AdmissionStats counters;
 
   // Wakes the waiters of `granted` (called under the mutex).
-  void wake(const std::vector<AdmissionQueue::Ticket>& granted) {
-    for (auto ticket : granted) {
-      auto it = waiters.find(ticket);
-      if (it == waiters.end()) continue;  // not waiting yet: wait() sees the grant
-      asio::post(it->second->executor, [waiter = it->second] {
-        if (waiter->timer) waiter->timer->cancel();
-      });
-    }
-  }
+  void wake(const std::vector<AdmissionQueue::Ticket>& granted) { waiters.wake(granted); }
   void noteWait(std::chrono::milliseconds waited) {
     const double s = std::chrono::duration<double>(waited).count();
     counters.wait_seconds_sum += s;
@@ -50,12 +33,6 @@ struct AdmissionSlot::Entry {
     counters.wait_seconds_max = std::max(counters.wait_seconds_max, s);
   }
 };
-
-void AdmissionWait::interrupt() {
-  if (!timer_) return;  // not waiting: a KILL QUERY of a running statement is the backends' business
-  interrupted_ = true;
-  timer_->cancel();
-}
 
 AdmissionSlot& AdmissionSlot::operator=(AdmissionSlot&& other) noexcept {
   if (this == &other) return *this;
@@ -86,10 +63,7 @@ void AdmissionSlot::release() {
     bool holds = state == State::kAdmitted;
     if (state == State::kQueued) {
       // Its waiting coroutine is gone (the session ended while it waited).
-      if (auto it = entry_->waiters.find(ticket_); it != entry_->waiters.end()) {
-        it->second->timer = nullptr;
-        entry_->waiters.erase(it);
-      }
+      entry_->waiters.forget(ticket_);
       holds = !entry_->queue.withdraw(ticket_);
       ++entry_->counters.interrupted;
     }
@@ -185,36 +159,15 @@ AdmissionSlot BackendAdmissions::enter(std::string_view server, std::string_view
 
 awaitable<void> BackendAdmissions::wait(AdmissionSlot& slot, AdmissionWait* handle) {
   if (slot.state_ != AdmissionSlot::State::kQueued) co_return;
-  auto executor = co_await asio::this_coro::executor;
-  asio::steady_timer timer(executor);
-  auto& e = *slot.entry_;
-  auto waiter = std::make_shared<AdmissionWaiter>();
-  waiter->executor = executor;
-  waiter->timer = &timer;
-  {
-    std::lock_guard lock(e.mutex);
-    e.waiters[slot.ticket_] = waiter;
-  }
-  // A grant between enter() and here already cancelled nothing: check after
-  // registering, so either this sees it or its wake finds the timer.
-  timer.expires_at(slot.since_ + slot.timeout_);
-  bool granted_already = false;
-  {
-    std::lock_guard lock(e.mutex);
-    granted_already = e.queue.granted(slot.ticket_);
-  }
-  if (handle) {
-    handle->interrupted_ = false;
-    handle->timer_ = &timer;
-  }
-  if (!granted_already) co_await timer.async_wait(kNoThrow);
-  if (handle) handle->timer_ = nullptr;
+  auto entry = slot.entry_;  // alive while it waits
+  auto& e = *entry;
+  const auto ticket = slot.ticket_;
+  co_await e.waiters.wait(e.mutex, ticket, slot.since_ + slot.timeout_, [&] { return e.queue.granted(ticket); },
+                          handle);
   std::lock_guard lock(e.mutex);
-  waiter->timer = nullptr;
-  e.waiters.erase(slot.ticket_);
   slot.waited_ = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - slot.since_);
   e.noteWait(slot.waited_);
-  const bool interrupted = handle && handle->interrupted_;
+  const bool interrupted = handle && handle->interrupted();
   bool holds = !e.queue.withdraw(slot.ticket_);  // false: it was still waiting, and is gone now
   if (holds && !interrupted) {
     ++e.counters.admitted;

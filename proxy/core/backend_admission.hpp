@@ -2,9 +2,9 @@
 // (backends[].max_active_statements, overload:; docs/availability.md,
 // "Overload: per-backend budget"). One AdmissionQueue per server behind a
 // mutex; a statement beyond the budget waits on a timer of its own worker,
-// woken on that worker's executor when a slot is granted to it, refused
-// after overload.queue_timeout_ms (9145) or when overload.max_queued_per_backend
-// statements wait already (9146).
+// woken on that worker's executor when a slot is granted to it
+// (grant_waiters.hpp), refused after overload.queue_timeout_ms (9145) or when
+// overload.max_queued_per_backend statements wait already (9146).
 //
 // The budget counts statements in flight: a slot is taken before the
 // statement borrows its connection and given back when its answer has been
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "proxy/core/admission_queue.hpp"
+#include "proxy/core/grant_waiters.hpp"
 #include "proxy/net/net.hpp"
 
 namespace sp::conf {
@@ -52,19 +53,6 @@ struct AdmissionStats {
   double wait_seconds_sum = 0;    // every wait that ended (admitted or not)
   uint64_t wait_count = 0;
   double wait_seconds_max = 0;
-};
-
-// A session's hold on its waiting statement: interrupt() (KILL, on the
-// session's own thread) ends the wait at once; outside a wait it does nothing.
-class AdmissionWait {
- public:
-  void interrupt();
-
- private:
-  friend class BackendAdmissions;
-  friend class HotKeyGate;  // the same handle ends a wait for a hot key's slot
-  asio::steady_timer* timer_ = nullptr;
-  bool interrupted_ = false;
 };
 
 class BackendAdmissions;

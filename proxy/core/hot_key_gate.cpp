@@ -5,8 +5,6 @@
 #include <mutex>
 #include <unordered_map>
 
-#include <boost/asio/post.hpp>
-
 #include "conf/config.hpp"
 
 namespace sp::proxy {
@@ -15,37 +13,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A waiting write: its timer lives in the waiting coroutine (null once it
-// stopped waiting); a grant cancels it on the waiter's own executor.
-struct HotKeyWaiter {
-  asio::any_io_executor executor;
-  asio::steady_timer* timer = nullptr;
-};
-
 }  // namespace
 
 struct HotKeySlot::Stripe {
   std::mutex mutex;  // guards everything here
   HotKeyQueue queue;
-  std::unordered_map<HotKeyQueue::Ticket, std::shared_ptr<HotKeyWaiter>> waiters;
+  GrantWaiters waiters;
   HotKeyStats counters;
 
   // Wakes the waiters of `granted` (called under the mutex).
-  void wake(const std::vector<HotKeyQueue::Ticket>& granted) {
-    for (auto ticket : granted) {
-      auto it = waiters.find(ticket);
-      if (it == waiters.end()) continue;  // not waiting yet: wait() sees the grant
-      asio::post(it->second->executor, [waiter = it->second] {
-        if (waiter->timer) waiter->timer->cancel();
-      });
-    }
-  }
-  void forgetWaiter(HotKeyQueue::Ticket ticket) {
-    if (auto it = waiters.find(ticket); it != waiters.end()) {
-      it->second->timer = nullptr;
-      waiters.erase(it);
-    }
-  }
+  void wake(const std::vector<HotKeyQueue::Ticket>& granted) { waiters.wake(granted); }
 };
 
 HotKeySlot& HotKeySlot::operator=(HotKeySlot&& other) noexcept {
@@ -72,7 +49,7 @@ void HotKeySlot::release() {
     bool holds = state == State::kAdmitted;
     if (state == State::kQueued) {
       // Its waiting coroutine is gone (the session ended while it waited).
-      stripe_->forgetWaiter(ticket_);
+      stripe_->waiters.forget(ticket_);
       holds = !stripe_->queue.withdraw(ticket_);
       ++stripe_->counters.interrupted;
     }
@@ -137,34 +114,16 @@ HotKeySlot HotKeyGate::enter(std::string_view key, bool bypass) {
 
 awaitable<void> HotKeyGate::wait(HotKeySlot& slot, AdmissionWait* handle) {
   if (slot.state_ != HotKeySlot::State::kQueued) co_return;
-  auto executor = co_await asio::this_coro::executor;
-  asio::steady_timer timer(executor);
-  auto stripe = slot.stripe_;
-  auto waiter = std::make_shared<HotKeyWaiter>();
-  waiter->executor = executor;
-  waiter->timer = &timer;
-  timer.expires_at(slot.since_ + slot.timeout_);
-  bool granted_already = false;
-  {
-    // Registered and checked under one lock: either this sees the grant or
-    // the grant's wake finds the timer.
-    std::lock_guard lock(stripe->mutex);
-    stripe->waiters[slot.ticket_] = waiter;
-    granted_already = stripe->queue.granted(slot.ticket_);
-  }
-  if (handle) {
-    handle->interrupted_ = false;
-    handle->timer_ = &timer;
-  }
-  if (!granted_already) co_await timer.async_wait(kNoThrow);
-  if (handle) handle->timer_ = nullptr;
+  auto stripe = slot.stripe_;  // alive while it waits
+  const auto ticket = slot.ticket_;
+  co_await stripe->waiters.wait(stripe->mutex, ticket, slot.since_ + slot.timeout_,
+                                [&] { return stripe->queue.granted(ticket); }, handle);
   std::lock_guard lock(stripe->mutex);
-  stripe->forgetWaiter(slot.ticket_);
   slot.waited_ = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - slot.since_);
   auto& c = stripe->counters;
   c.wait_seconds_sum += std::chrono::duration<double>(slot.waited_).count();
   ++c.wait_count;
-  const bool interrupted = handle && handle->interrupted_;
+  const bool interrupted = handle && handle->interrupted();
   const bool holds = !stripe->queue.withdraw(slot.ticket_);  // false: it still waited, and is gone now
   if (holds && !interrupted) {
     ++c.admitted;

@@ -4,8 +4,8 @@
 // spread over a few stripes, each a HotKeyQueue behind its own mutex, so
 // writes to different keys rarely meet on a lock. A write beyond its key's
 // limit waits on a timer of its own worker, woken on that worker's executor
-// when a slot is granted to it (the approach of backend_admission.hpp),
-// refused after overload.queue_timeout_ms (9148) or when
+// when a slot is granted to it (grant_waiters.hpp, shared with the
+// per-backend budget), refused after overload.queue_timeout_ms (9148) or when
 // overload.hot_key_max_queued writes wait for the key already (9149).
 //
 // Off (hot_key_concurrency 0) costs one atomic load per write.

@@ -18,6 +18,7 @@
 #include "protocol/session_track.hpp"
 #include "proxy/core/backend_admission.hpp"
 #include "proxy/core/hot_key_gate.hpp"
+#include "proxy/core/hot_key_pacer.hpp"
 #include "proxy/core/hot_key_tracker.hpp"
 #include "proxy/core/host_limits.hpp"
 #include "proxy/core/lifecycle_stats.hpp"
@@ -126,6 +127,7 @@ struct ProxyContext {
   // Hot keys (overload.hot_key_*): writes to one key value serialised, and
   // statements counted per key value for SHOW HOT KEYS; set like admissions.
   HotKeyGate hot_keys;
+  HotKeyPacer hot_key_pacer;  // overload.hot_key_max_per_second
   HotKeyTracker hot_key_stats;
   // Every worker, set once before they start (KILL finds a session on any of them).
   std::vector<Worker*> workers;

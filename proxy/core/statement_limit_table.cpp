@@ -75,19 +75,40 @@ void StatementLimits::publish(std::shared_ptr<const Table> table) {
   table_ = std::move(table);
 }
 
-void StatementLimits::set(const conf::StatementLimitRule& given) {
-  conf::StatementLimitRule rule = given;
+conf::StatementLimitRule StatementLimits::normalized(conf::StatementLimitRule rule) {
   if (!rule.digest.empty()) rule.digest = normalizedDigest(rule.digest);
-  auto next = std::make_shared<Table>(*table());
-  auto& map = rule.user.empty() ? next->by_digest : next->by_user;
+  return rule;
+}
+
+std::expected<void, std::string> StatementLimits::set(const conf::StatementLimitRule& given) {
+  const conf::StatementLimitRule rule = normalized(given);
+  // One change at a time (the admin port and the fleet agent's thread): each
+  // copies the table it replaces.
+  std::lock_guard change(set_mutex_);
+  auto current = table();
+  const auto& map = rule.user.empty() ? current->by_digest : current->by_user;
   const std::string& key = rule.user.empty() ? rule.digest : rule.user;
-  if (rule.max_per_second == 0 && rule.max_concurrent == 0) {
-    map.erase(key);
+  const bool remove = rule.max_per_second == 0 && rule.max_concurrent == 0;
+  auto it = map.find(key);
+  if (it == map.end() && remove) return {};
+  // The same limits again (the fleet's echo of a SET LIMIT made here): the counters stay.
+  if (it != map.end() && !remove && it->second->rule.max_per_second == rule.max_per_second &&
+      it->second->rule.max_concurrent == rule.max_concurrent) {
+    return {};
+  }
+  if (it == map.end() && current->by_user.size() + current->by_digest.size() >= conf::kMaxStatementLimitRules) {
+    return std::unexpected(fmt::format("at most {} statement limits (remove one first)", conf::kMaxStatementLimitRules));
+  }
+  auto next = std::make_shared<Table>(*current);
+  auto& next_map = rule.user.empty() ? next->by_digest : next->by_user;
+  if (remove) {
+    next_map.erase(key);
   } else {
     // A new entry: statements running under the old one release its counter, not this one's.
-    map[key] = std::make_shared<Entry>(rule);
+    next_map[key] = std::make_shared<Entry>(rule);
   }
   publish(std::move(next));
+  return {};
 }
 
 void StatementLimits::setFleetProxies(uint32_t proxies) { proxies_.store(std::max<uint32_t>(1, proxies)); }

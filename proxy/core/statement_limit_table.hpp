@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,9 +64,12 @@ class StatementLimits {
   // when no rule names a digest).
   std::variant<Ticket, Refusal> admit(std::string_view user, std::string_view digest, Clock::time_point now);
 
-  // SET LIMIT: adds or replaces the rule for its user or digest (0 and 0:
-  // removes it). A rule kept keeps its counters.
-  void set(const conf::StatementLimitRule& rule);
+  // SET LIMIT (or a fleet's record of one): adds or replaces the rule for
+  // its user or digest (0 and 0: removes it). The same limits again keep
+  // the rule's counters. Refused beyond conf::kMaxStatementLimitRules.
+  std::expected<void, std::string> set(const conf::StatementLimitRule& rule);
+  // The rule as kept: its digest normalized (the key of a fleet's record).
+  static conf::StatementLimitRule normalized(conf::StatementLimitRule rule);
   // The proxies of the fleet alive (1 alone): each enforces its share.
   void setFleetProxies(uint32_t proxies);
   uint32_t fleetProxies() const { return proxies_.load(std::memory_order_relaxed); }
@@ -84,6 +88,7 @@ class StatementLimits {
   std::shared_ptr<const Table> table() const;
   void publish(std::shared_ptr<const Table> table);
 
+  std::mutex set_mutex_;      // serialises set()
   mutable std::mutex mutex_;  // table_ swaps; reads copy the pointer under it
   std::shared_ptr<const Table> table_;
   std::atomic<bool> has_digest_rules_{false};

@@ -1,6 +1,7 @@
 #include "proxy/fleet/fleet_agent.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -8,6 +9,7 @@
 #include "conf/config.hpp"
 #include "coord/etcd_messages.hpp"
 #include "coord/ha_records.hpp"
+#include "coord/limit_records.hpp"
 #include "proxy/core/statement_limit_table.hpp"
 
 namespace sp::proxy {
@@ -44,6 +46,7 @@ FleetAgent::FleetAgent(ProxyContext& context, ShardMapManager& maps)
   fences_ = std::make_unique<FleetFences>(context_, config_, client_, io_.get_executor());
   roles_ = std::make_unique<FleetRoles>(config_, [this] { return lease(); });
   schema_ = std::make_unique<FleetSchema>(config_, [this] { return lease(); });
+  limits_ = std::make_unique<FleetLimits>(config_, context_.statement_limits);
 }
 
 FleetAgent::~FleetAgent() { stop(); }
@@ -137,6 +140,10 @@ awaitable<std::string> FleetAgent::session() {
   int64_t revision = 0;
   if (auto why = co_await syncMap(revision); !why.empty()) co_return why;
   if (auto why = co_await readHa(); !why.empty()) co_return why;
+  // After the fences' read: the watch replays from there, so the newest record of each rule is applied last.
+  if (auto why = co_await limits_->read(client_); !why.empty()) co_return why;
+  // Before the first keepalive: a proxy that just started would enforce whole limits, not its share.
+  co_await countMembers();
   fences_->resynchronise(*lease, open);
   memberChanged();  // registers under the new lease
   setState(fmt::format("connected, lease {} ({} s), serving version {} of revision {}", *lease, config_.lease_ttl_s,
@@ -334,6 +341,10 @@ awaitable<std::string> FleetAgent::watch(int64_t start_revision) {
         onHaEvent(event);
         continue;
       }
+      if (coord::isLimitKey(config_.etcd_prefix, event.kv.key)) {
+        limits_->onEvent(event);
+        continue;
+      }
       if (event.kv.key != key) {
         onFenceEvent(event);
         continue;
@@ -393,7 +404,10 @@ awaitable<void> FleetAgent::countMembers() {
   if (!answer) co_return;
   auto range = coord::parseEtcdRange(*answer);
   if (!range) co_return;
-  const auto alive = static_cast<uint32_t>(std::max<size_t>(1, range->kvs.size()));
+  // This proxy counts even before its own key is put (a session's first count).
+  const std::string mine = coord::memberKey(config_.etcd_prefix, config_.name);
+  const bool listed = std::any_of(range->kvs.begin(), range->kvs.end(), [&](const auto& kv) { return kv.key == mine; });
+  const auto alive = static_cast<uint32_t>(range->kvs.size() + (listed ? 0 : 1));
   if (alive != context_.statement_limits->fleetProxies()) {
     spdlog::info("fleet {}: {} proxies alive: statement limits shared {} ways", config_.name, alive, alive);
     context_.statement_limits->setFleetProxies(alive);

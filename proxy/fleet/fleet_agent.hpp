@@ -11,6 +11,8 @@
 //     same watch): another proxy's change held here (HaFleetFollower), the
 //     fleet's topology applied, ha/leader campaigned for (FleetRoles is the
 //     deciding side);
+//   - statement limits set at run time on any proxy (fleet_limits.hpp, in
+//     the same watch), applied here;
 //   - <prefix>/roster/<name> (no lease; it stays when the proxy stops, an
 //     operator deletes it when the proxy leaves for good): a move's cut-over
 //     waits for every proxy of the roster, so a proxy that is down, or up
@@ -33,6 +35,7 @@
 #include "coord/fleet_records.hpp"
 #include "proxy/fleet/etcd_client.hpp"
 #include "proxy/fleet/fleet_fences.hpp"
+#include "proxy/fleet/fleet_limits.hpp"
 #include "proxy/fleet/fleet_roles.hpp"
 #include "proxy/fleet/fleet_schema.hpp"
 #include "proxy/ha/ha_fleet_link.hpp"
@@ -50,6 +53,10 @@ class FleetAgent final : public FleetLink {
   void attachHa(HaFleetFollower* follower) { ha_ = follower; }
   HaFleetLink* roles() { return roles_.get(); }
   SchemaFleetLink* schemaLink() { return schema_.get(); }
+  // SET LIMIT in a fleet (admin thread): the rule put in etcd for every proxy.
+  std::expected<void, std::string> publishLimit(const conf::StatementLimitRule& rule, const std::string& who) {
+    return limits_->publish(rule, who);
+  }
   void start();
   // Revokes the lease (the proxy leaves SHOW FLEET at once) and joins.
   void stop();
@@ -115,6 +122,7 @@ class FleetAgent final : public FleetLink {
   std::unique_ptr<FleetFences> fences_;       // agent thread only
   std::unique_ptr<FleetRoles> roles_;
   std::unique_ptr<FleetSchema> schema_;
+  std::unique_ptr<FleetLimits> limits_;
   HaFleetFollower* ha_ = nullptr;
   int64_t held_change_ = 0;  // another proxy's role change this proxy holds for (agent thread)
 };

@@ -1,5 +1,6 @@
-// What the role-change files of HaCoordinator share (ha_coordinator.cpp:
-// the commands on the servers; ha_fleet_roles.cpp: the same in a fleet).
+// What the role-change files of HaCoordinator share (ha_switchover.cpp,
+// ha_failover.cpp, ha_rejoin.cpp: the commands on the servers, through
+// server_control.hpp; ha_fleet_roles.cpp: the same in a fleet).
 #pragma once
 #include <chrono>
 #include <cstdint>

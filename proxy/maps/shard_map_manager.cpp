@@ -277,6 +277,8 @@ SwapOutcome ShardMapManager::reload(const std::string& who) {
     // limits follow the file, whether or not the map changed (no pool is replaced for them).
     context_.admissions.configure(serverBudgets(*reread), overloadSettings(*reread));
     context_.hot_keys.configure(hotKeySettings(*reread));
+    context_.hot_key_pacer.configure(reread->overload.hot_key_max_per_second,
+                                     std::chrono::milliseconds(reread->overload.queue_timeout_ms));
     context_.hot_key_stats.configure(reread->overload.hot_keys_tracked);
   }
   return out;

@@ -71,7 +71,10 @@ inline constexpr Code kOverloadTimeout{9145, "HY000"};
 inline constexpr Code kOverloadQueueFull{9146, "HY000"};
 // A write to one shard-key value waited for one of the key's slots
 // (overload.hot_key_concurrency) longer than overload.queue_timeout_ms, or
-// found overload.hot_key_max_queued writes waiting for it: retryable, nothing ran.
+// found overload.hot_key_max_queued writes waiting for it, or its turn under
+// overload.hot_key_max_per_second is further than overload.queue_timeout_ms
+// away (9147): retryable, nothing ran.
+inline constexpr Code kHotKeyPaced{9147, "HY000"};
 inline constexpr Code kHotKeyTimeout{9148, "HY000"};
 inline constexpr Code kHotKeyQueueFull{9149, "HY000"};
 // Cross-backend transactions (transactions.cross_backend: atomic; docs/routing.md).

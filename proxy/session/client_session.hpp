@@ -213,9 +213,12 @@ class ClientSession {
   // the text and the prepared path.
   void setKeyTargets(Outbound& out, const routing::Plan& plan, const parser::StatementInfo& info) const;
   // Counts the statement for SHOW HOT KEYS and, for a write, takes its key's
-  // slot into `slot` (waiting FIFO behind the key's writes in flight); false
-  // after queueing the refusal (9148, 9149, or 1317 when killed while waiting).
+  // slot into `slot` (waiting FIFO behind the key's writes in flight), paced
+  // first when overload.hot_key_max_per_second is set; false after queueing
+  // the refusal (9147, 9148, 9149, or 1317 when killed while waiting).
   awaitable<bool> enterHotKey(const Outbound& out, HotKeySlot& slot);
+  // Waits for the key's next turn (hot_key_pacer.hpp); false after queueing the refusal.
+  awaitable<bool> paceHotKey(const std::string& key, const HotKeyTarget& target);
   // After the statement: a transaction keeps its key's slot until it ends
   // (hot_key_holds_.settle after each command), any other write gives it back.
   void afterHotKey(HotKeySlot& slot, bool transactional);

@@ -560,30 +560,58 @@ class FleetTest(unittest.TestCase):
             c.close()
         self.assertNotIn("it_fleet_col", self.columns(ap.DB1_PORT, f"{ap.TABLE}_s02"))
 
+    def limits_on(self, proxy):
+        c = admin(proxy)
+        try:
+            return ap.dict_rows(c, "SHOW LIMITS")
+        finally:
+            c.close()
+
+    def wait_limits(self, pred, what, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            lists = [self.limits_on(p) for p in self.proxies]
+            if all(pred(rows) for rows in lists):
+                return lists
+            self.assertLess(time.monotonic(), deadline, f"{what}: {lists}")
+            time.sleep(0.2)
+
     def test_9_a_statement_limit_shared_by_the_fleet(self):
-        """max_per_second on each of three proxies: each admits a third, the fleet the limit."""
+        """SET LIMIT on one proxy reaches all, a restarted one too; each admits a third, the fleet the limit."""
         self.wait_fleet(3, timeout=30)
         rate = 60
-        for p in self.proxies:
-            c = admin(p)
-            try:
-                ap.rows(c, f"SET LIMIT FOR DIGEST 'SELECT 1 + 1' max_per_second = {rate}")
-            finally:
-                c.close()
-        # Every proxy has counted the fleet (once per keepalive: lease_ttl_s / 3).
-        deadline = time.monotonic() + 10
-        while True:
-            shares = []
-            for p in self.proxies:
-                c = admin(p)
-                shares.append(ap.dict_rows(c, "SHOW LIMITS")[0])
-                c.close()
-            if all(r["fleet_proxies"] == "3" for r in shares):
-                break
-            self.assertLess(time.monotonic(), deadline, shares)
-            time.sleep(0.2)
+        c = admin(self.proxies[0])
+        try:
+            ap.rows(c, f"SET LIMIT FOR DIGEST 'SELECT 1 + 1' max_per_second = {rate}")
+        finally:
+            c.close()
+        # Every proxy has the rule (watched) and has counted the fleet (once per keepalive: lease_ttl_s / 3).
+        lists = self.wait_limits(lambda rows: len(rows) == 1 and rows[0]["fleet_proxies"] == "3",
+                                 "the digest limit set on p1, on every proxy")
+        shares = [rows[0] for rows in lists]
+        self.assertEqual({(r["kind"], r["max_per_second"]) for r in shares}, {("digest", str(rate))})
         self.assertEqual({r["share_per_second"] for r in shares}, {str(rate // 3)})
-        ok, refused = [0, 0, 0], [0]
+        # A proxy down while a limit is set reads it when it comes back.
+        victim = self.proxies[2]
+        victim.proc.kill()
+        victim.proc.wait()
+        c = admin(self.proxies[1])
+        try:
+            ap.rows(c, "SET LIMIT FOR USER app max_concurrent = 1000")
+        finally:
+            c.close()
+        victim.start()
+        self.wait_fleet(3, timeout=30)
+        self.wait_limits(lambda rows: {r["kind"] for r in rows} == {"digest", "user"},
+                         "both limits, the restarted p3 included")
+        c = admin(self.proxies[2])
+        try:
+            ap.rows(c, "SET LIMIT FOR USER app")  # removed everywhere
+        finally:
+            c.close()
+        self.wait_limits(lambda rows: [(r["kind"], r["fleet_proxies"]) for r in rows] == [("digest", "3")],
+                         "the user limit removed on p3, everywhere; every proxy counts three")
+        admitted, refused = [[], [], []], [0]
         stop = threading.Event()
 
         def hammer(i):
@@ -592,7 +620,7 @@ class FleetTest(unittest.TestCase):
                 while not stop.is_set():
                     try:
                         ap.rows(conn, "SELECT 1 + 1")
-                        ok[i % 3] += 1
+                        admitted[i % 3].append(time.monotonic())
                     except pymysql.err.OperationalError as e:
                         self.assertEqual(e.args[0], 9160, e.args)
                         self.assertIn("of a fleet of 3", e.args[1])
@@ -604,25 +632,31 @@ class FleetTest(unittest.TestCase):
         started = time.monotonic()
         for t in threads:
             t.start()
-        time.sleep(3)
+        time.sleep(4)
         stop.set()
         for t in threads:
             t.join()
         elapsed = time.monotonic() - started
-        for p in self.proxies:
-            c = admin(p)
-            try:
-                ap.rows(c, "SET LIMIT FOR DIGEST 'SELECT 1 + 1'")
-            finally:
-                c.close()
+        c = admin(self.proxies[1])
+        try:
+            ap.rows(c, "SET LIMIT FOR DIGEST 'SELECT 1 + 1'")
+        finally:
+            c.close()
+        self.wait_limits(lambda rows: len(rows) == 0, "no limit left")
+        ok = [len(a) for a in admitted]
         allowed = rate * elapsed + rate  # each proxy: a third of the rate, and a third of one second's burst
         self.assertGreater(refused[0], 0)
         self.assertLessEqual(sum(ok), allowed * 1.05, f"{ok} admitted, at most {allowed:.0f} allowed")
         for n in ok:
             self.assertLessEqual(n, allowed / 3 * 1.05, ok)
+        # The steady rate, past the first second's burst: the limit within 5%, each proxy a third of it.
+        window = (started + 1.0, started + 3.5)
+        steady = [sum(1 for t in a if window[0] <= t < window[1]) for a in admitted]
+        expected = rate * (window[1] - window[0])
+        self.assertLessEqual(abs(sum(steady) - expected), expected * 0.05 + 1, f"{steady} in 2.5 s, expected {expected}")
         print(f"\nfleet statement limit {rate}/s over {elapsed:.2f} s on 3 proxies: {sum(ok)} admitted {ok} "
-              f"({sum(ok) / allowed:.3f} of the allowance), {refused[0]} refused", flush=True)
-
+              f"({sum(ok) / allowed:.3f} of the allowance), {refused[0]} refused; steady rate "
+              f"{sum(steady) / (window[1] - window[0]):.1f}/s {steady} (limit {rate}/s)", flush=True)
 
 if __name__ == "__main__":
     unittest.main()

@@ -15,7 +15,12 @@ every 10 ms), never from the proxy's own figures:
   holding both slots, an autocommit write waits (SHOW HOT KEYS: 2 in flight,
   1 waiting) and runs once one commits; the transaction's own further writes
   never wait;
-- SHOW HOT KEYS lists the conversation written 20x as often first, with its share.
+- SHOW HOT KEYS lists the conversation written 20x as often first, with its share;
+- overload.hot_key_max_per_second: 20: 6 clients (text and prepared) writing
+  one conversation flat out for 2 s get at most one write per turn, another
+  conversation's writes are not paced; with queue_timeout_ms 300, 12 writes
+  at once: the ones whose turn is further than 300 ms away get 9147 at once
+  and nothing ran for them.
 """
 import re
 import struct
@@ -28,21 +33,23 @@ import pymysql
 import scatter_failure_proxy as sf
 from overload_test import Monitor, run_all
 
+ER_HOT_KEY_PACED = 9147
 ER_HOT_KEY_TIMEOUT = 9148
 LIMIT = 2
 HOT = 3     # shard 3: db0
 OTHER = 5   # shard 5: db0 too
 
 
-def overload_section(timeout_ms, concurrency=LIMIT):
-    return f"overload:\n  queue_timeout_ms: {timeout_ms}\n  hot_key_concurrency: {concurrency}\n"
+def overload_section(timeout_ms, concurrency=LIMIT, rate=0):
+    return (f"overload:\n  queue_timeout_ms: {timeout_ms}\n  hot_key_concurrency: {concurrency}\n"
+            f"  hot_key_max_per_second: {rate}\n")
 
 
-def set_overload(run, timeout_ms):
+def set_overload(run, timeout_ms, rate=0):
     with open(run.config_path) as f:
         text = f.read()
     text = re.sub(r"overload:\n(  .*\n)+", "", text)
-    text = text.replace("users:\n", overload_section(timeout_ms) + "users:\n", 1)
+    text = text.replace("users:\n", overload_section(timeout_ms, rate=rate) + "users:\n", 1)
     with open(run.config_path, "w") as f:
         f.write(text)
 
@@ -85,8 +92,8 @@ class HotKeysTest(unittest.TestCase):
         return pymysql.connect(host=sf.HOST, port=self.run_.admin_port, user="admin", password="admin_pw",
                                connect_timeout=10, read_timeout=60)
 
-    def reload(self, timeout_ms):
-        set_overload(self.run_, timeout_ms)
+    def reload(self, timeout_ms, rate=0):
+        set_overload(self.run_, timeout_ms, rate)
         with self.admin() as a:
             sf.rows(a, "RELOAD SHARD MAP")
 
@@ -216,6 +223,78 @@ class HotKeysTest(unittest.TestCase):
         self.assertGreater(float(top[4]), 10 * float(rows[1][4]), rows[:3])
         print(f"\n  SHOW HOT KEYS: {top}", flush=True)
 
+    def paced_update(self, conn, conv, seq, prepared, suffix="q"):
+        body = "CONCAT(LEFT(body, 30), 'q')" if suffix == "q" else f"CONCAT(body, '{suffix}')"
+        sql = f"UPDATE {self.table.name} SET body = {body} WHERE conv_id = %s AND seq = %s"
+        if prepared:
+            return execute_prepared_update(conn, sql.replace("%s", "?"), [conv, seq])
+        with conn.cursor() as cur:
+            return cur.execute(sql, (conv, seq))
+
+    def test_6_a_hot_key_is_paced_at_its_rate(self):
+        rate, seconds = 20, 2.0
+        self.reload(10000, rate)
+        try:
+            stop = time.monotonic() + seconds
+            done = []
+
+            def writer(i):
+                c = self.run_.connect()
+                try:
+                    while time.monotonic() < stop:
+                        self.paced_update(c, HOT, i % 8 + 1, prepared=i % 2 == 1)
+                        done.append(time.monotonic())
+                finally:
+                    c.close()
+
+            def other_key():
+                time.sleep(0.5)  # the hot key's writers wait for their turns by then
+                with self.run_.connect() as c:
+                    t0 = time.monotonic()
+                    self.paced_update(c, OTHER, 1, prepared=False)
+                    return time.monotonic() - t0
+            started = time.monotonic()
+            results = run_all([lambda i=i: writer(i) for i in range(6)] + [other_key])
+            self.assertEqual([r for r in results if isinstance(r, Exception)], [])
+            elapsed = max(done) - started
+            # One write per turn: the first at once, then one every 1/rate.
+            self.assertLessEqual(len(done), rate * elapsed + 2, f"{len(done)} writes in {elapsed:.2f} s")
+            self.assertGreaterEqual(len(done), rate * seconds * 0.5, f"{len(done)} writes in {elapsed:.2f} s")
+            # Another key is not behind the hot key's turns (6 writers: each waits about 300 ms).
+            self.assertLess(results[-1], 0.25, f"another key's write took {results[-1]:.3f} s")
+            with self.admin() as a:
+                stats = {r[0]: r[1] for r in sf.rows(a, "SHOW STATS")}
+                hot = [r for r in sf.rows(a, "SHOW HOT KEYS") if r[1] == str(HOT)][0]
+            self.assertGreater(int(float(stats["shardproxy_hot_key_paced_writes_total"])), 0)
+            self.assertEqual(hot[10], str(rate), hot)
+            print(f"\n  paced at {rate}/s: {len(done)} writes of key {HOT} by 6 clients in {elapsed:.2f} s "
+                  f"({len(done) / elapsed:.1f}/s); another key's write {results[-1] * 1000:.0f} ms", flush=True)
+
+            self.reload(300, rate)
+            time.sleep(0.2)  # the key's turns taken above have passed
+
+            def once(i):
+                c = self.run_.connect()
+                try:
+                    return self.paced_update(c, HOT, i % 8 + 1, i % 2 == 1, suffix="r")
+                finally:
+                    c.close()
+            results = run_all([lambda i=i: once(i) for i in range(12)])
+            refused = [r for r in results if isinstance(r, Exception)]
+            ran = 12 - len(refused)
+            self.assertGreater(len(refused), 0, results)
+            self.assertLessEqual(ran, 300 // (1000 // rate) + 2, results)
+            for e in refused:
+                self.assertEqual(e.args[0], ER_HOT_KEY_PACED, e.args)
+                for word in (f"key {HOT} of table {self.table.name}", f"paced at {rate} per second",
+                             "overload.hot_key_max_per_second", "overload.queue_timeout_ms = 300", "retry later"):
+                    self.assertIn(word, e.args[1])
+            # Nothing ran for the refused ones.
+            self.assertEqual(sum(b.count("r") for b in self.bodies(HOT)), ran)
+            print(f"  queue_timeout_ms 300: {ran} of 12 simultaneous writes ran, {len(refused)} got 9147",
+                  flush=True)
+        finally:
+            self.reload(10000, 0)
 
 if __name__ == "__main__":
     unittest.main()

@@ -169,6 +169,8 @@ class ObservabilityTest(unittest.TestCase):
             self.assertGreater(delta("shardproxy_backend_statements_total", backend=backend), 0)
             self.assertGreater(value(after, "shardproxy_backend_pool_max_connections", backend=backend), 0)
             self.assertGreater(value(after, "shardproxy_backend_pool_wait_seconds_count", backend=backend), 0)
+            self.assertEqual(delta("shardproxy_backend_statement_duration_seconds_count", backend=backend),
+                             delta("shardproxy_backend_statements_total", backend=backend))
         self.assertEqual(value(after, "shardproxy_shard_map_version"), 1)
         self.assertGreater(value(after, "shardproxy_shard_map_last_reload_timestamp_seconds"), 1.7e9)
         self.assertGreater(value(after, "shardproxy_plan_cache_hits_total") +

@@ -56,5 +56,30 @@ TEST(LimitCommand, SetRefusesUnknownUsersAndShowListsRules) {
   EXPECT_EQ(rows[0][3], "1");
 }
 
+TEST(LimitCommand, InAFleetTheRuleIsPublishedFirstAndNothingChangesWhenItIsNot) {
+  StatementLimits limits({});
+  auto set = parseLimitCommand("SET LIMIT FOR DIGEST 'SELECT * FROM msg WHERE conv_id = 7' max_per_second = 9");
+  ASSERT_TRUE(set && *set);
+  std::vector<conf::StatementLimitRule> published;
+  LimitPublisher unreachable = [&](const conf::StatementLimitRule& rule) -> std::expected<void, std::string> {
+    published.push_back(rule);
+    return std::unexpected(std::string("etcd down"));
+  };
+  auto refused = runLimitCommand(limits, **set, true, unreachable);
+  ASSERT_TRUE(std::holds_alternative<AdminError>(refused));
+  EXPECT_EQ(std::get<AdminError>(refused).message,
+            "shardproxy admin: the limit was not set (in a fleet it is set for every proxy): etcd down");
+  EXPECT_TRUE(limits.empty());
+  LimitPublisher etcd = [&](const conf::StatementLimitRule& rule) -> std::expected<void, std::string> {
+    published.push_back(rule);
+    return {};
+  };
+  EXPECT_TRUE(std::holds_alternative<AdminOk>(runLimitCommand(limits, **set, true, etcd)));
+  ASSERT_EQ(published.size(), 2u);
+  EXPECT_EQ(published[1].max_per_second, 9u);
+  ASSERT_EQ(limits.rows().size(), 1u);
+  EXPECT_EQ(limits.rows()[0].max_per_second, 9u);
+}
+
 }  // namespace
 }  // namespace sp::proxy

@@ -115,6 +115,37 @@ TEST(StatementLimits, SetAddsReplacesAndRemoves) {
   EXPECT_EQ(limits.rows()[0].max_concurrent, 3u);
   limits.set({"app", "", 0, 0});
   EXPECT_TRUE(limits.empty());
+  EXPECT_TRUE(limits.set({"app", "", 0, 0}));  // removing what is not there: nothing to do
+}
+
+TEST(StatementLimits, TheSameLimitsAgainKeepTheCounters) {
+  // A fleet's watch brings back the rule SET LIMIT just applied here.
+  StatementLimits limits({});
+  ASSERT_TRUE(limits.set({"app", "", 0, 1}));
+  const auto now = StatementLimits::Clock::now();
+  auto held = limits.admit("app", "", now);
+  ASSERT_TRUE(std::holds_alternative<StatementLimits::Ticket>(held));
+  ASSERT_TRUE(limits.set({"app", "", 0, 1}));
+  EXPECT_EQ(limits.rows()[0].in_flight, 1u);
+  EXPECT_TRUE(std::holds_alternative<StatementLimits::Refusal>(limits.admit("app", "", now)));
+  // Other limits: a new rule, its own counters.
+  ASSERT_TRUE(limits.set({"app", "", 0, 2}));
+  EXPECT_EQ(limits.rows()[0].in_flight, 0u);
+}
+
+TEST(StatementLimits, AtMostTheRuleBoundAndDigestsKeptNormalized) {
+  StatementLimits limits({});
+  for (size_t i = 0; i < conf::kMaxStatementLimitRules; ++i) {
+    ASSERT_TRUE(limits.set({"u" + std::to_string(i), "", 1, 0}));
+  }
+  auto refused = limits.set({"one_more", "", 1, 0});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), "at most 1000 statement limits (remove one first)");
+  EXPECT_TRUE(limits.set({"u0", "", 2, 0}));  // replacing one is not adding
+  EXPECT_TRUE(limits.set({"u0", "", 0, 0}));
+  EXPECT_TRUE(limits.set({"one_more", "", 1, 0}));
+  EXPECT_EQ(StatementLimits::normalized({"", "SELECT * FROM msg WHERE conv_id = 42", 1, 0}).digest,
+            StatementLimits::normalized({"", "SELECT * FROM msg WHERE conv_id = 7", 1, 0}).digest);
 }
 
 }  // namespace
