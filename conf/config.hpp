@@ -25,6 +25,7 @@
 #include "conf/changes_config.hpp"
 #include "conf/schema_config.hpp"
 #include "conf/statement_limits_config.hpp"
+#include "conf/transactions_config.hpp"
 #include "conf/server_config.hpp"
 #include "conf/user_account.hpp"
 
@@ -44,6 +45,7 @@ struct Config {
   LimitsConfig limits;
   ScatterConfig scatter;
   ChangesConfig changes;  // the change stream of logical tables (docs/changes.md)
+  TransactionsConfig transactions;  // cross-backend transactions (two-phase commit)
   OverloadConfig overload;  // waiting for backends[].max_active_statements
   HaConfig ha;
   std::vector<UserAccount> users;

@@ -530,6 +530,8 @@ const FieldSpec<Document> kTopFields[] = {
        if (v.IsNull()) return;
        readMapping<ScatterConfig>(w, v, p, kScatterFields, d.config.scatter);
      }},
+    {"transactions", false,
+     [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) { readTransactions(w, v, p, d); }},
     {"ha", false,
      [](Walker& w, const YAML::Node& v, const std::string& p, Document& d) { readHa(w, v, p, d.config.ha); }},
     {"overload", false,

@@ -59,6 +59,8 @@ void readOverload(Walker& walker, const YAML::Node& value, const std::string& pa
 // statement_limits: (statement_limits_fields.cpp): rate and concurrency per user or digest.
 void readStatementLimits(Walker& walker, const YAML::Node& list, const std::string& path,
                          std::vector<StatementLimitRule>& out);
+// transactions: (transactions_fields.cpp): cross-backend transactions.
+void readTransactions(Walker& walker, const YAML::Node& value, const std::string& path, Document& doc);
 // Reads the top-level mapping; every schema problem is reported to the walker.
 void readDocument(Walker& walker, const YAML::Node& root, Document& doc);
 

@@ -3,6 +3,7 @@
 #include "conf/config.hpp"
 #include "proxy/backend/backend_connection.hpp"
 #include "proxy/backend/schema_drift_check.hpp"
+#include "proxy/core/xa_decision_log.hpp"
 
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
@@ -101,6 +102,21 @@ Server::~Server() {
   for (auto& w : workers_) w->join();
 }
 
+std::string Server::startTransactions() {
+  const auto& cfg = context_.config();
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  context_.xa.configure(cfg.transactions.xid_prefix, std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+  if (cfg.transactions.cross_backend != conf::CrossBackend::kAtomic) return {};
+  std::string path = cfg.transactions.decision_log;
+  if (path.empty()) path = cfg.cache_path.empty() ? std::string("shardproxy.xa.sqlite") : cfg.cache_path + ".xa";
+  auto log = XaDecisionLog::open(path);
+  if (!log) return "transactions.decision_log: " + log.error();
+  context_.xa.log = std::shared_ptr<XaDecisionLog>(std::move(*log));
+  spdlog::info("cross-backend transactions: atomic (two-phase commit), global ids {}-..., decisions in {}",
+               cfg.transactions.xid_prefix, path);
+  return {};
+}
+
 std::string Server::start() {
   const auto& cfg = context_.config();
   // Until runUntilSignalled() handles it, a SIGHUP must not kill the process.
@@ -142,6 +158,7 @@ std::string Server::start() {
     address = results.begin()->endpoint().address();
   }
   tcp::endpoint endpoint(address, cfg.server.listen.port);
+  if (auto err = startTransactions(); !err.empty()) return err;
   statement_limits_ = std::make_unique<StatementLimits>(cfg.statement_limits);
   context_.statement_limits = statement_limits_.get();
   for (unsigned i = 0; i < threads; ++i) {
@@ -169,6 +186,11 @@ std::string Server::start() {
   context_.background = background_gate_.get();
   background_governor_ = std::make_unique<BackgroundGovernor>(context_, *background_gate_);
   background_governor_->start();
+  if (context_.xa.log) {
+    // Prepared branches a crash left: resolved now and every recovery_interval_ms.
+    xa_recovery_ = std::make_unique<XaRecovery>(context_);
+    xa_recovery_->start();
+  }
   moves_ = std::make_unique<MoveCoordinator>(context_, *maps_);
   moves_->start();  // resumes moves a restart interrupted
   context_.moves = moves_.get();
@@ -252,6 +274,7 @@ void Server::runUntilSignalled() {
 
 void Server::shutdown() {
   context_.shutting_down = true;
+  if (xa_recovery_) xa_recovery_->stop();
   if (background_governor_) background_governor_->stop();  // it asks the workers: before they stop
   if (ha_) ha_->stop();
   if (schema_) schema_->stop();

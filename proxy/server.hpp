@@ -8,6 +8,7 @@
 
 #include "proxy/admin/admin_server.hpp"
 #include "proxy/background_governor.hpp"
+#include "proxy/xa_recovery.hpp"
 #include "proxy/core/background_gate.hpp"
 #include "proxy/core/statement_limit_table.hpp"
 #include "proxy/fleet/fleet_agent.hpp"
@@ -38,6 +39,8 @@ class Server {
   ShardMapManager& shardMaps() { return *maps_; }
 
  private:
+  // transactions.cross_backend: atomic: the id prefix and the decision log (server.cpp).
+  std::string startTransactions();
   void shutdown();
 
   ProxyContext context_;
@@ -46,6 +49,7 @@ class Server {
   // Before every background worker: destroyed after them.
   std::unique_ptr<BackgroundGate> background_gate_;
   std::unique_ptr<BackgroundGovernor> background_governor_;
+  std::unique_ptr<XaRecovery> xa_recovery_;  // transactions.cross_backend: atomic
   std::unique_ptr<ShardMapManager> maps_;
   std::unique_ptr<FleetAgent> fleet_;
   // Before the admin server: a SHOW CHANGES in flight holds a consumer slot of it.

@@ -78,7 +78,7 @@ std::string unknownCommand(std::string_view sql) {
   std::string shown(sql.substr(0, 80));
   return "shardproxy admin: unknown command '" + shown +
          "'; commands: SHOW SHARD MAP [HISTORY|ERRORS], RELOAD SHARD MAP, ROLLBACK SHARD MAP TO <version>, "
-         "SHOW FLEET, SHOW BACKENDS, SHOW SESSIONS, SHOW OVERLOAD, SHOW HOT KEYS [LIMIT n], SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, SHOW SCHEMA DRIFT, SHOW SCHEMA CHANGES, RETRY SCHEMA CHANGE <id>, SHOW TOPOLOGY, SWITCHOVER / FAILOVER / REJOIN BACKEND ..., HELP";
+         "SHOW FLEET, SHOW BACKENDS, SHOW SESSIONS, SHOW OVERLOAD, SHOW TRANSACTIONS, SHOW HOT KEYS [LIMIT n], SHOW ROUTE <statement>, SHOW DIGESTS [LIMIT n], RESET DIGESTS, SHOW STATS, SHOW SCHEMA DRIFT, SHOW SCHEMA CHANGES, RETRY SCHEMA CHANGE <id>, SHOW TOPOLOGY, SWITCHOVER / FAILOVER / REJOIN BACKEND ..., HELP";
 }
 
 // SELECT @@var | name() [, ...] [LIMIT n]
@@ -176,6 +176,7 @@ std::expected<AdminCommand, std::string> parseAdminCommand(std::string_view sql)
   if (w.is({"show", "fleet"})) return simple(K::kShowFleet);
   if (w.is({"show", "sessions"})) return simple(K::kShowSessions);
   if (w.is({"show", "overload"})) return simple(K::kShowOverload);
+  if (w.is({"show", "transactions"})) return simple(K::kShowTransactions);
   if (w.is({"help"})) return simple(K::kHelp);
   if (w.startsWith({"show", "digests"})) return parseShowWithLimit(w, 2, K::kShowDigests, "SHOW DIGESTS");
   if (w.startsWith({"show", "query", "digest"})) return parseShowWithLimit(w, 3, K::kShowDigests, "SHOW DIGESTS");
@@ -206,6 +207,7 @@ std::vector<std::pair<std::string, std::string>> adminCommandHelp() {
       {"SHOW BACKENDS", "backend pools summed over worker threads"},
       {"SHOW SESSIONS", "client sessions, in transaction, statements served"},
       {"SHOW OVERLOAD", "every server's concurrency budget (max_active_statements): in flight, waiting, waits, refusals"},
+      {"SHOW TRANSACTIONS", "global (cross-backend, XA) transactions open now with their phase and age, and branches in doubt"},
       {"SHOW HOT KEYS [LIMIT <n>]", "the busiest shard-key values: statements/s, writes/s, share of their shard, writes serialised now"},
       {"SHOW ROUTE <statement>", "where a statement would go (same rows as EXPLAIN SHARDS on the client port)"},
       {"SHOW DIGESTS [LIMIT <n>]", "statistics per normalized statement, largest total time first"},

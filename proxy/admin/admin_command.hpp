@@ -20,6 +20,7 @@ enum class AdminCommandKind : uint8_t {
   kShowBackends,         // SHOW BACKENDS
   kShowSessions,         // SHOW SESSIONS
   kShowOverload,         // SHOW OVERLOAD: every server's concurrency budget, queue and refusals
+  kShowTransactions,     // SHOW TRANSACTIONS: open and in-doubt global transactions (transactions_command.hpp)
   kShowHotKeys,          // SHOW HOT KEYS [LIMIT n]: the busiest shard-key values (hot_key_tracker.hpp)
   kShowRoute,            // SHOW ROUTE <statement>
   kShowDigests,          // SHOW DIGESTS [LIMIT n] (also SHOW QUERY DIGEST [LIMIT n])

@@ -1,6 +1,7 @@
 #include "proxy/admin/admin_results.hpp"
 
 #include "proxy/admin/hot_keys_command.hpp"
+#include "proxy/admin/transactions_command.hpp"
 
 #include <fmt/format.h>
 
@@ -331,6 +332,7 @@ AdminReply executeAdminCommand(const AdminCommand& command, AdminEnv& env) {
     case K::kShowSessions: return showSessions(env);
     case K::kShowOverload: return showOverload(env);
     case K::kShowHotKeys: return showHotKeys(env.context, command.limit);
+    case K::kShowTransactions: return showTransactions(env.context);
     case K::kShowRoute: return showRoute(env, command.statement);
     case K::kShowDigests: return showDigests(env, command.limit);
     case K::kResetDigests: return resetDigests(env);

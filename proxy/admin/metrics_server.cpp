@@ -93,6 +93,11 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.hot_key_concurrency = context.hot_keys.settings().concurrency;
   snap.hot_key_pace = context.hot_key_pacer.stats();
   snap.hot_key_max_per_second = context.hot_key_pacer.maxPerSecond();
+  const auto& xa = context.xa.counters;
+  snap.transactions = {xa.committed_one_phase.load(), xa.committed_two_phase.load(), xa.rolled_back.load(),
+                       xa.commit_failed.load(), xa.participants.load(), xa.prepare_us.load(), xa.commit_us.load(),
+                       xa.recovery_passes.load(), xa.recovered_commits.load(), xa.recovered_rollbacks.load(),
+                       xa.recovery_errors.load(), context.xa.open().size(), context.xa.inDoubt().size()};
   snap.admin_commands = context.admin_commands.load();
   snap.admin_errors = context.admin_errors.load();
   snap.statements.addAdminCommands(snap.admin_commands - snap.admin_errors, snap.admin_errors);

@@ -315,6 +315,38 @@ void renderHotKeys(ExpositionWriter& w, const MetricsSnapshot& s) {
   w.sample("shardproxy_hot_key_rejections_total", {{"reason", "paced_interrupted"}}, p.interrupted);
 }
 
+// Global transactions (docs/observability.md, "Transactions across backends").
+void renderTransactions(ExpositionWriter& w, const MetricsSnapshot& s) {
+  const auto& t = s.transactions;
+  w.family("shardproxy_global_transactions_total", "counter",
+           "Global (XA) transactions ended, by outcome: committed in one phase (one backend), in two, rolled back.");
+  w.sample("shardproxy_global_transactions_total", {{"outcome", "committed_one_phase"}}, t.committed_one_phase);
+  w.sample("shardproxy_global_transactions_total", {{"outcome", "committed_two_phase"}}, t.committed_two_phase);
+  w.sample("shardproxy_global_transactions_total", {{"outcome", "rolled_back"}}, t.rolled_back);
+  auto one = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
+    w.family(name, type, help);
+    w.sample(name, {}, value);
+  };
+  one("shardproxy_global_commit_failures_total", "counter", "COMMITs of global transactions that ended rolled back.",
+      t.commit_failed);
+  one("shardproxy_global_transaction_participants_total", "counter",
+      "Branches of two-phase commits, summed (divide by the two-phase count for the mean).", t.participants);
+  one("shardproxy_global_prepare_seconds_total", "counter", "XA END + XA PREPARE of every branch, summed over two-phase commits.",
+      static_cast<double>(t.prepare_us) / 1e6);
+  one("shardproxy_global_commit_seconds_total", "counter",
+      "Decision write + XA COMMIT of every branch, summed over two-phase commits.", static_cast<double>(t.commit_us) / 1e6);
+  one("shardproxy_global_transactions_open", "gauge", "Global transactions open now.", t.open);
+  one("shardproxy_global_branches_in_doubt", "gauge", "Prepared branches the last recovery pass could not resolve.",
+      t.in_doubt);
+  one("shardproxy_xa_recovery_passes_total", "counter", "Recovery passes (XA RECOVER on every backend).",
+      t.recovery_passes);
+  w.family("shardproxy_xa_recovered_branches_total", "counter", "Prepared branches recovery resolved, by action.");
+  w.sample("shardproxy_xa_recovered_branches_total", {{"action", "commit"}}, t.recovered_commits);
+  w.sample("shardproxy_xa_recovered_branches_total", {{"action", "rollback"}}, t.recovered_rollbacks);
+  one("shardproxy_xa_recovery_errors_total", "counter", "Backends a recovery pass could not read or resolve.",
+      t.recovery_errors);
+}
+
 void renderServers(ExpositionWriter& w, const MetricsSnapshot& s) {
   w.family("shardproxy_replica_reads_total", "counter", "Statements a replica answered instead of its primary.");
   w.sample("shardproxy_replica_reads_total", {}, s.replica_reads);
@@ -467,6 +499,7 @@ std::string renderMetrics(const MetricsSnapshot& s) {
   renderBackends(w, s);
   renderAdmissions(w, s);
   renderHotKeys(w, s);
+  renderTransactions(w, s);
   renderServers(w, s);
   renderClients(w, s);
   renderCaches(w, s);

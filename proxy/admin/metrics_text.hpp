@@ -65,6 +65,13 @@ struct MetricsSnapshot {
   // Hot-key pacing (overload.hot_key_max_per_second; 0: off).
   HotKeyPaceStats hot_key_pace;
   uint32_t hot_key_max_per_second = 0;
+  // Global (cross-backend) transactions (proxy/core/xa_registry.hpp).
+  struct Transactions {
+    uint64_t committed_one_phase = 0, committed_two_phase = 0, rolled_back = 0, commit_failed = 0;
+    uint64_t participants = 0, prepare_us = 0, commit_us = 0;
+    uint64_t recovery_passes = 0, recovered_commits = 0, recovered_rollbacks = 0, recovery_errors = 0;
+    uint64_t open = 0, in_doubt = 0;
+  } transactions;
 };
 
 // Builds exposition text: `# HELP`/`# TYPE` once per family, then samples.

@@ -26,6 +26,7 @@
 #include "proxy/core/replica_health.hpp"
 #include "proxy/core/topology.hpp"
 #include "proxy/core/write_hold.hpp"
+#include "proxy/core/xa_registry.hpp"
 #include "routing/merge/merge_budget.hpp"
 #include "routing/map/shard_map.hpp"
 
@@ -71,6 +72,8 @@ struct ProxyContext {
   std::atomic<uint32_t> next_connection_id{1};
   std::atomic<uint32_t> sessions{0};
   std::atomic<uint32_t> sessions_in_transaction{0};
+  // Global (cross-backend, XA) transactions: ids, open ones, recovery, counters.
+  XaRegistry xa;
   std::atomic<uint64_t> statements{0};
   std::atomic<bool> shutting_down{false};
   // Hostile clients (SHOW SESSIONS on the admin port): connections refused

@@ -406,6 +406,8 @@ awaitable<bool> ClientSession::onStmtExecute(protocol::ByteView payload) {
     params.push_back(toParamValue(*d));
   }
   parser::StatementInfo info = parser::classify(stmt->sql, dialect_);
+  // A global transaction first: one a branch loss ended is rolled back before the lost answer.
+  if (auto answered = co_await onGlobalStatement(info, stmt->sql)) co_return *answered;
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
   if (stmt->logical_processlist_select) co_return co_await runProcesslistSelect(stmt->sql, info, &*exec);
   if (stmt->logical_catalog) co_return co_await executeCatalogAsText(*stmt, *exec);

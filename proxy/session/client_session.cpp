@@ -437,10 +437,14 @@ std::variant<ClientSession::StatementTarget, protocol::ErrPacket> ClientSession:
   if (pinned_pool_ && target.pool != pinned_pool_ && !metadata_only) {
     // The pinned connection holds a transaction, table locks or session
     // state on one backend; the statement belongs on another.
+    // A global transaction (transactions.cross_backend: atomic) takes the
+    // statement on another branch (session_xa.cpp).
+    if (xa_ && !tables_locked_ && !usesConnectionBoundState(info)) return target;
     if (txn_.transactional() || tables_locked_) {
       return client_error::make(client_error::kCrossBackend, fmt::format(
           "shardproxy: this transaction is bound to backend {}, but the statement routes to backend {}; "
-          "transactions spanning backends are not supported: COMMIT first, or keep the transaction on one backend",
+          "transactions spanning backends need transactions.cross_backend: atomic and a plain BEGIN (docs/routing.md): "
+          "COMMIT first, or keep the transaction on one backend",
           pinned_pool_->name(), target.pool->name()));
     }
     if (usesConnectionBoundState(info)) {
@@ -498,6 +502,8 @@ awaitable<bool> ClientSession::onQuery(protocol::ByteView payload) {
       co_return co_await sendInvalidConditionOk();
     }
   }
+  // A global transaction first: one a branch loss ended is rolled back before the lost answer.
+  if (auto answered = co_await onGlobalStatement(info, sql)) co_return *answered;
   if (auto answered = co_await answerWhileLost(info.kind, info.multiple_statements)) co_return *answered;
   if (info.multiple_statements && (capabilities_ & protocol::cap::kMultiStatements)) {
     co_return co_await onMultiStatement(payload, sql);

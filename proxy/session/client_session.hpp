@@ -352,6 +352,43 @@ class ClientSession {
   void afterPrimaryStatement(BackendPool& pool, const parser::StatementInfo& info,
                              const protocol::SessionChanges& changes, bool tracked);
 
+  // session_xa.cpp: a transaction over several backends (transactions.cross_backend:
+  // atomic; docs/routing.md, "Transactions across backends"). Under atomic a
+  // deferred plain BEGIN opens an XA branch of a new global id on its first
+  // backend (the pinned connection); a statement routed to another backend
+  // joins it there with XA START (one branch per backend); COMMIT is one- or
+  // two-phase (proxy/exec/xa_commit.hpp); ROLLBACK, a branch the server ended
+  // (deadlock) or lost rolls every branch back.
+  struct XaBranch {
+    BackendPool* pool = nullptr;
+    std::unique_ptr<BackendConnection> conn;  // null while lent to a statement
+    bool lent = false;
+  };
+  struct GlobalTransaction {
+    std::string gtrid;
+    BackendPool* first = nullptr;  // its branch is the pinned connection
+    std::vector<XaBranch> others;
+    bool savepoints = false;  // a SAVEPOINT ran while it had one branch
+    bool aborted = false;     // a server ended a branch, or one was lost: roll back all
+  };
+  std::optional<GlobalTransaction> xa_;
+  // The statement opening the deferred transaction on `pool`: XA START of a
+  // new global id (`gtrid` set) when atomic and the BEGIN is plain, else the BEGIN.
+  std::string beginStatement(const BackendPool& pool, std::optional<std::string>& gtrid);
+  bool joinsBranch(const BackendPool& pool) const { return xa_ && xa_->first && &pool != xa_->first; }
+  awaitable<std::unique_ptr<BackendConnection>> borrowBranch(BackendPool& pool);
+  // giveBack() of a branch's connection; false: not a lent branch connection.
+  bool keepBranch(std::unique_ptr<BackendConnection>& conn, BackendPool& pool, std::optional<uint16_t> server_status);
+  // What a global transaction refuses (savepoints across branches, COMMIT AND
+  // CHAIN, multi-statement packets), or nullopt.
+  std::optional<protocol::ErrPacket> globalRefusal(const parser::StatementInfo& info, std::string_view sql);
+  awaitable<bool> finishGlobal(bool commit);
+  // Inside a global transaction: COMMIT / ROLLBACK ended here, a refused
+  // statement answered; nullopt: run the statement (text and prepared alike).
+  awaitable<std::optional<bool>> onGlobalStatement(const parser::StatementInfo& info, std::string_view sql);
+  // XA ROLLBACK on every branch; connections back to their pools.
+  awaitable<void> abortGlobal();
+
   // session_lending.cpp: borrowing and returning backend connections.
   awaitable<std::unique_ptr<BackendConnection>> borrow(BackendPool& pool, bool sync_state);
   // A connection from the pool even while the session holds a pinned one

@@ -72,6 +72,8 @@ void ClientSession::queuePreparationFailure(const BackendPool& pool, const Backe
 void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPool& pool,
                              std::optional<uint16_t> server_status) {
   if (!conn) return;
+  if (xa_ && keepBranch(conn, pool, server_status)) return;  // a branch of the global transaction (session_xa.cpp)
+  const bool first_branch = xa_ && &pool == xa_->first;
   // A sticky connection on another backend stays pinned as it is; route()
   // refuses statements that would open a transaction or sticky state here.
   const bool other_pinned = pinned_ != nullptr;
@@ -82,6 +84,7 @@ void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPoo
                      txn_.inTransaction() ? " inside a transaction: refusing statements until ROLLBACK" : "");
       }
       txn_.onConnectionLost();
+      if (first_branch) xa_->aborted = true;
       bound_.clear();
       tables_locked_ = false;
       pinned_pool_ = nullptr;
@@ -92,7 +95,10 @@ void ClientSession::giveBack(std::unique_ptr<BackendConnection> conn, BackendPoo
     pool.release(std::move(conn));
   } else {
     if (server_status) txn_.onServerStatus(*server_status);
-    if (txn_.inTransaction() || bound_.any() || tables_locked_) {
+    // The first branch stays pinned until the global transaction ends, even
+    // when the server ended it (a deadlock): abortGlobal() rolls it back.
+    if (first_branch && server_status && !(*server_status & status::kInTrans)) xa_->aborted = true;
+    if (txn_.inTransaction() || bound_.any() || tables_locked_ || first_branch) {
       pinned_ = std::move(conn);
       pinned_pool_ = &pool;
     } else {
@@ -155,6 +161,7 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrowFor(BackendPo
 }
 
 awaitable<void> ClientSession::releasePinned() {
+  if (xa_) co_await abortGlobal();
   if (!pinned_) co_return;
   BackendPool& pool = *pinned_pool_;
   auto conn = std::move(pinned_);

@@ -95,14 +95,22 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
     queueError(reply_seq_, *refused);
     co_return co_await client_.flush();
   }
-  auto conn = co_await borrowFor(pool);
+  // A statement of a global transaction on another backend runs on that backend's branch.
+  // (Not a conditional expression: GCC 12 miscompiles co_await in its operands.)
+  std::unique_ptr<BackendConnection> conn;
+  if (joinsBranch(pool)) conn = co_await borrowBranch(pool);
+  else conn = co_await borrowFor(pool);
   if (!conn) {
     syncPinSlot();  // the reservation, when nothing ran
     co_return true;
   }
   if (txn_.pendingBegin()) {
-    auto r = co_await conn->command(Command::kQuery, *txn_.pendingBegin());
+    std::optional<std::string> gtrid;  // set when the transaction opens as an XA branch (session_xa.cpp)
+    const std::string begin = beginStatement(pool, gtrid);  // a named string: it outlives the suspension
+    auto r = co_await conn->command(Command::kQuery, begin);
     txn_.clearPendingBegin();
+    if (gtrid && r) xa_.emplace(GlobalTransaction{*gtrid, &pool});
+    if (gtrid && !r) worker_.context().xa.finish(*gtrid);
     if (!r) {
       queuePreparationFailure(pool, r.error());
       co_await client_.flush();
@@ -240,6 +248,8 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
   last_insert_id_.afterStatement(conn->loan(), result.last_insert_id);
   const bool tracked = conn->tracksSession();
   giveBack(std::move(conn), pool, server_status);
+  // A server ended a branch of the global transaction (a deadlock): every branch rolls back now.
+  if (xa_ && xa_->aborted) co_await abortGlobal();
   // Only primaries list replicas (replica pools have none): nothing to note otherwise.
   if (!pool.config().replicas.empty()) afterPrimaryStatement(pool, info, result.changes, tracked);
   co_return co_await client_.flush();

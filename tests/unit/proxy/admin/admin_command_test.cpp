@@ -159,6 +159,12 @@ TEST(AdminCommandDigests, ShowAndReset) {
   EXPECT_EQ(parseAdminCommand("show stats;")->kind, AdminCommandKind::kShowStats);
 }
 
+TEST(AdminCommandTransactions, ShowTransactions) {
+  EXPECT_EQ(kindOf("show transactions;"), AdminCommandKind::kShowTransactions);
+  EXPECT_EQ(kindOf("SHOW TRANSACTIONS"), AdminCommandKind::kShowTransactions);
+  EXPECT_FALSE(parseAdminCommand("SHOW TRANSACTIONS 5").has_value());
+}
+
 TEST(AdminCommandHotKeys, ShowWithAnOptionalLimit) {
   EXPECT_EQ(kindOf("show hot keys;"), AdminCommandKind::kShowHotKeys);
   auto top = parseAdminCommand("SHOW HOT KEYS LIMIT 3");

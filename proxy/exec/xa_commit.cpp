@@ -1,0 +1,113 @@
+#include "proxy/exec/xa_commit.hpp"
+
+#include <fmt/format.h>
+
+#include "proxy/net/client_errors.hpp"
+
+namespace sp::proxy {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint16_t kXaerNota = 1397;  // XAER_NOTA: the server knows no such branch (already finished)
+
+std::chrono::microseconds since(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t);
+}
+
+void failAt(const XaFailPoint& fail, XaStep step) {
+  if (fail) fail(step);
+}
+
+// Why the global transaction was rolled back, for the client.
+protocol::ErrPacket abortError(const XaReply& reply, const XaParticipant& branch, std::string_view step) {
+  if (reply.kind == XaReply::Kind::kServerError) return reply.error;
+  return client_error::make(client_error::kTransactionLost,
+                            fmt::format("shardproxy: the transaction was rolled back: backend {} was lost at {}",
+                                        branch.name(), step));
+}
+
+awaitable<XaOutcome> commitOnePhase(const std::string& gtrid, XaParticipant& branch) {
+  XaOutcome out;
+  const auto start = Clock::now();
+  const std::string id = xaIdSql(gtrid, branch.name());
+  XaReply r = co_await branch.run("XA END " + id);
+  if (r.ok()) r = co_await branch.run("XA COMMIT " + id + " ONE PHASE");
+  out.commit = since(start);
+  if (r.ok()) {
+    out.committed = true;
+    co_return out;
+  }
+  // A failed one-phase commit leaves nothing to commit: roll back what remains.
+  if (r.kind == XaReply::Kind::kServerError) co_await branch.run("XA ROLLBACK " + id);
+  out.error = abortError(r, branch, "COMMIT");
+  co_return out;
+}
+
+}  // namespace
+
+std::optional<XaStep> parseXaStep(std::string_view name) {
+  if (name == "after_first_prepare") return XaStep::kAfterFirstPrepare;
+  if (name == "after_prepares") return XaStep::kAfterPrepares;
+  if (name == "after_decision") return XaStep::kAfterDecision;
+  if (name == "between_commits") return XaStep::kBetweenCommits;
+  return std::nullopt;
+}
+
+std::string xaIdSql(std::string_view gtrid, std::string_view bqual) { return fmt::format("'{}','{}'", gtrid, bqual); }
+
+awaitable<void> rollbackGlobal(const std::string& gtrid, std::span<XaParticipant* const> branches) {
+  for (XaParticipant* b : branches) {
+    const std::string id = xaIdSql(gtrid, b->name());
+    XaReply end = co_await b->run("XA END " + id);
+    if (end.kind == XaReply::Kind::kLost) continue;  // the server rolls an unprepared branch back itself
+    co_await b->run("XA ROLLBACK " + id);
+  }
+}
+
+awaitable<XaOutcome> commitGlobal(const std::string& gtrid, std::span<XaParticipant* const> branches,
+                                  XaDecisions& decisions, const XaFailPoint& fail) {
+  if (branches.size() == 1) co_return co_await commitOnePhase(gtrid, *branches.front());
+  XaOutcome out;
+  auto start = Clock::now();
+  for (XaParticipant* b : branches) {
+    XaReply r = co_await b->run("XA END " + xaIdSql(gtrid, b->name()));
+    if (!r.ok()) {
+      out.error = abortError(r, *b, "XA END");
+      co_await rollbackGlobal(gtrid, branches);
+      co_return out;
+    }
+  }
+  for (size_t i = 0; i < branches.size(); ++i) {
+    XaReply r = co_await branches[i]->run("XA PREPARE " + xaIdSql(gtrid, branches[i]->name()));
+    if (!r.ok()) {
+      out.error = abortError(r, *branches[i], "XA PREPARE");
+      co_await rollbackGlobal(gtrid, branches);
+      co_return out;
+    }
+    if (i == 0) failAt(fail, XaStep::kAfterFirstPrepare);
+  }
+  failAt(fail, XaStep::kAfterPrepares);
+  out.prepare = since(start);
+  start = Clock::now();
+  if (!decisions.recordCommit(gtrid)) {
+    out.error = client_error::make(client_error::kXaDecisionLog,
+                                   "shardproxy: the commit decision could not be written (transactions.decision_log): "
+                                   "the transaction was rolled back");
+    co_await rollbackGlobal(gtrid, branches);
+    co_return out;
+  }
+  out.committed = true;  // from here on the transaction is committed, whatever follows
+  failAt(fail, XaStep::kAfterDecision);
+  for (size_t i = 0; i < branches.size(); ++i) {
+    XaReply r = co_await branches[i]->run("XA COMMIT " + xaIdSql(gtrid, branches[i]->name()));
+    const bool done = r.ok() || (r.kind == XaReply::Kind::kServerError && r.error.error_code == kXaerNota);
+    if (!done) ++out.unfinished;
+    if (i == 0) failAt(fail, XaStep::kBetweenCommits);
+  }
+  if (out.unfinished == 0) decisions.forget(gtrid);
+  out.commit = since(start);
+  co_return out;
+}
+
+}  // namespace sp::proxy
