@@ -10,6 +10,7 @@
 #include "parser/statement_policy.hpp"
 #include "proxy/net/client_errors.hpp"
 #include "proxy/session/client_session.hpp"
+#include "proxy/session/reserved_xid.hpp"
 #include "proxy/session/worker.hpp"
 #include "routing/access_cache.hpp"
 #include "routing/allow_list.hpp"
@@ -77,6 +78,12 @@ std::optional<protocol::ErrPacket> ClientSession::schemaRefusal(std::string_view
 std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view sql,
                                                                std::span<const parser::Token> tokens) {
   const auto& config = worker_.context().config();
+  // Whatever the user's rights: the proxy's own XA branches are not a client's to end.
+  if (auto reserved = reservedXidRefusal(sql, config.transactions.xid_prefix, dialect_)) {
+    spdlog::warn("session {}: user {}: an XA statement naming the proxy's own transaction ids refused", connection_id_,
+                 user_);
+    return client_error::make(client_error::kXaReservedXid, *reserved);
+  }
   const conf::UserAccount* account = config.findUser(user_);
   const routing::AccessRights rights = rightsOf(account);
   auto map = mapSnapshot();

@@ -34,6 +34,7 @@ import time
 import unittest
 
 import pymysql
+import pymysql.constants
 
 import scatter_failure_proxy as sf
 
@@ -265,6 +266,44 @@ class XaTransactionsTest(unittest.TestCase):
         b = self.table.balances()
         self.assertEqual((b[6], b[14]), (INITIAL - 1, INITIAL + 1))
         c.close()
+
+    def test_4b_clients_cannot_end_the_proxys_branches(self):
+        """A client's own XA statement naming the proxy's ids (<xid_prefix>-...) is refused (9173), text and
+        prepared, hex included; XA RECOVER still lists; the global transaction commits untouched."""
+        c, other = self.run_.connect(), self.run_.connect()
+        try:
+            with c.cursor() as cur:
+                cur.execute("BEGIN")
+                cur.execute(f"UPDATE {TABLE} SET balance = balance - 3 WHERE conv_id = 3")
+                cur.execute(f"UPDATE {TABLE} SET balance = balance + 3 WHERE conv_id = 11")
+            gtrid = [r for r in self.admin_rows("SHOW TRANSACTIONS") if r[0].startswith(PREFIX + "-")][0][0]
+            with other.cursor() as cur:
+                for sql in (f"XA ROLLBACK '{gtrid}','db1'", f"XA COMMIT '{gtrid}','db0'",
+                            f"xa end 0x{gtrid.encode().hex()}, 0x{b'db1'.hex()}", f"XA COMMIT _latin1'{gtrid}'"):
+                    code, msg = sf.error_of(lambda: cur.execute(sql))
+                    self.assertEqual(code, 9173, (sql, msg))
+                cur.execute("XA RECOVER")  # lists, ends nothing: allowed
+            multi = self.run_.connect(client_flag=pymysql.constants.CLIENT.MULTI_STATEMENTS)
+            try:
+                def both():
+                    with multi.cursor() as m:
+                        m.execute(f"SELECT 1; XA ROLLBACK '{gtrid}'")
+                        while m.nextset():
+                            pass
+                code, msg = sf.error_of(both)  # one statement of a multi-statement packet
+                self.assertEqual(code, 9173, msg)
+            finally:
+                multi.close()
+            code, msg = sf.error_of(lambda: other._execute_command(0x16, f"XA ROLLBACK '{gtrid}'") or
+                                    other._read_packet())
+            self.assertEqual(code, 9173, msg)
+            with c.cursor() as cur:
+                cur.execute("COMMIT")
+        finally:
+            c.close()
+            other.close()
+        b = self.table.balances()
+        self.assertEqual((b[3], b[11]), (INITIAL - 3, INITIAL + 3))
 
     def test_5_deadlock_rolls_back_every_branch(self):
         a, b = self.run_.connect(), self.run_.connect()
