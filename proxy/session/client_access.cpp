@@ -8,9 +8,9 @@
 
 #include "conf/config.hpp"
 #include "parser/statement_policy.hpp"
+#include "parser/xa_ids.hpp"
 #include "proxy/net/client_errors.hpp"
 #include "proxy/session/client_session.hpp"
-#include "proxy/session/reserved_xid.hpp"
 #include "proxy/session/worker.hpp"
 #include "routing/access_cache.hpp"
 #include "routing/allow_list.hpp"
@@ -79,7 +79,7 @@ std::optional<protocol::ErrPacket> ClientSession::accessRefusal(std::string_view
                                                                std::span<const parser::Token> tokens) {
   const auto& config = worker_.context().config();
   // Whatever the user's rights: the proxy's own XA branches are not a client's to end.
-  if (auto reserved = reservedXidRefusal(sql, config.transactions.xid_prefix, dialect_)) {
+  if (auto reserved = parser::reservedXidRefusal(sql, config.transactions.xid_prefix, dialect_)) {
     spdlog::warn("session {}: user {}: an XA statement naming the proxy's own transaction ids refused", connection_id_,
                  user_);
     return client_error::make(client_error::kXaReservedXid, *reserved);

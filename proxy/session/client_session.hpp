@@ -104,7 +104,7 @@ class ClientSession {
   // client_session.cpp
   awaitable<bool> dispatch(protocol::ByteView payload);
   awaitable<bool> onQuery(protocol::ByteView payload);
-  // statement_limits: before a COM_QUERY or COM_STMT_EXECUTE (session_statement_limits.cpp):
+  // statement_limits: before a COM_QUERY or COM_STMT_EXECUTE (session_admission.cpp):
   // the ticket to hold while it runs, or nullopt with the refusal queued.
   std::optional<StatementLimits::Ticket> admitStatement(protocol::ByteView payload);
   awaitable<bool> onExplainShards(std::string_view statement);
@@ -132,7 +132,7 @@ class ClientSession {
   awaitable<std::optional<protocol::ErrPacket>> sqlPrepareRefusal(std::string_view sql);
   // What runOn sends: a command payload as is, or an execute of a prepared
   // statement whose physical SQL is prepared on the borrowed connection.
-  // Where a statement on one shard-key value goes (session_hot_keys.cpp).
+  // Where a statement on one shard-key value goes (session_admission.cpp).
   struct HotKeyTarget {
     std::string table;
     uint64_t value = 0;
@@ -157,7 +157,7 @@ class ClientSession {
     // The statement's shard key ("table:value"; empty: none): its share of
     // the server's concurrency budget is counted per key (session_admission.cpp).
     std::string admission_key;
-    // The statement's one shard-key value (session_hot_keys.cpp): counted
+    // The statement's one shard-key value (session_admission.cpp): counted
     // for SHOW HOT KEYS, and a write to it takes a slot of the key
     // (overload.hot_key_concurrency) before the server's budget.
     std::optional<HotKeyTarget> hot_key;
@@ -208,7 +208,7 @@ class ClientSession {
   awaitable<std::optional<std::vector<AdmissionSlot>>> admitAll(const std::vector<BackendPool*>& pools,
                                                                std::string_view key = {});
   static std::string admissionKey(const routing::Plan& plan);
-  // session_hot_keys.cpp: hot keys (hot_key_gate.hpp, hot_key_tracker.hpp).
+  // session_admission.cpp: hot keys (hot_key_gate.hpp, hot_key_tracker.hpp).
   // The admission key and hot-key target of a routed statement, for both
   // the text and the prepared path.
   void setKeyTargets(Outbound& out, const routing::Plan& plan, const parser::StatementInfo& info) const;

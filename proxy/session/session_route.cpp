@@ -77,7 +77,7 @@ awaitable<bool> ClientSession::runOn(BackendPool& pool, const Outbound& out, con
       co_return co_await client_.flush();
     }
   }
-  // A write to one key value: a slot of its key first (session_hot_keys.cpp),
+  // A write to one key value: a slot of its key first (session_admission.cpp),
   // so a write waiting behind a hot key holds none of the server's slots.
   const bool transactional = txn_.transactional();
   HotKeySlot key_slot;

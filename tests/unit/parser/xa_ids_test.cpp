@@ -1,14 +1,14 @@
 // reservedXidRefusal: a client's XA statement naming the proxy's own ids
 // (<xid_prefix>-...) is refused in every spelling the server reads the same
 // way; other ids, XA RECOVER and other statements pass.
-#include "proxy/session/reserved_xid.hpp"
+#include "parser/xa_ids.hpp"
 
 #include <gtest/gtest.h>
 
-namespace sp::proxy {
+namespace sp::parser {
 namespace {
 
-bool refused(std::string_view sql, parser::Dialect dialect = {}) {
+bool refused(std::string_view sql, Dialect dialect = {}) {
   return reservedXidRefusal(sql, "sp", dialect).has_value();
 }
 
@@ -31,7 +31,7 @@ TEST(ReservedXid, HexAndEscapedSpellingsAreDecodedAsTheServerDoes) {
   EXPECT_TRUE(refused("XA COMMIT X'73702d312d31'"));  // 'sp-1-1'
   EXPECT_TRUE(refused("XA COMMIT 0x73702d312d31, 0x646230, 1"));
   EXPECT_TRUE(refused("XA COMMIT 's\\p-1-1'"));  // \p is p with backslash escapes on
-  parser::Dialect no_escapes;
+  Dialect no_escapes;
   no_escapes.no_backslash_escapes = true;
   EXPECT_FALSE(refused("XA COMMIT 's\\p-1-1'", no_escapes));  // there it is a backslash
   EXPECT_FALSE(refused("XA COMMIT 'sp''-1'"));  // sp'-1: another id
@@ -54,4 +54,4 @@ TEST(ReservedXid, ClientIdsRecoverAndOtherStatementsPass) {
 }
 
 }  // namespace
-}  // namespace sp::proxy
+}  // namespace sp::parser

@@ -1,22 +1,17 @@
-#include "proxy/session/reserved_xid.hpp"
-
-#include <fmt/format.h>
+#include "parser/xa_ids.hpp"
 
 #include <vector>
 
 #include "parser/lexer.hpp"
 
-namespace sp::proxy {
+namespace sp::parser {
 
 namespace {
 
-using parser::Token;
-using parser::TokenKind;
-
 // The statement's tokens without version-comment markers: /*!XA*/ COMMIT 'x' is XA COMMIT 'x' to the server.
-std::vector<Token> significant(std::string_view sql, const parser::Dialect& dialect) {
+std::vector<Token> xaTokens(std::string_view sql, const Dialect& dialect) {
   std::vector<Token> out;
-  for (const Token& t : parser::tokenize(sql, dialect)) {
+  for (const Token& t : tokenize(sql, dialect)) {
     if (t.is(TokenKind::kVersionCommentBegin) || t.is(TokenKind::kVersionCommentEnd)) continue;
     out.push_back(t);
   }
@@ -59,7 +54,7 @@ std::optional<std::string> hexBytes(std::string_view text) {
 
 bool isXaVerb(const Token& t, std::string_view sql) {
   for (std::string_view verb : {"START", "BEGIN", "END", "PREPARE", "COMMIT", "ROLLBACK"}) {
-    if (parser::tokenIsWord(t, sql, verb)) return true;
+    if (tokenIsWord(t, sql, verb)) return true;
   }
   return false;
 }
@@ -67,37 +62,35 @@ bool isXaVerb(const Token& t, std::string_view sql) {
 }  // namespace
 
 std::optional<std::string> reservedXidRefusal(std::string_view sql, std::string_view prefix,
-                                              const parser::Dialect& dialect) {
+                                              const Dialect& dialect) {
   // Cheap first: almost no statement spells "xa".
   bool mentions = false;
   for (size_t i = 0; i + 1 < sql.size() && !mentions; ++i) {
     mentions = (sql[i] == 'x' || sql[i] == 'X') && (sql[i + 1] == 'a' || sql[i + 1] == 'A');
   }
   if (!mentions) return std::nullopt;
-  const std::vector<Token> t = significant(sql, dialect);
-  if (t.size() < 3 || !parser::tokenIsWord(t[0], sql, "XA") || !isXaVerb(t[1], sql)) return std::nullopt;
+  const std::vector<Token> t = xaTokens(sql, dialect);
+  if (t.size() < 3 || !tokenIsWord(t[0], sql, "XA") || !isXaVerb(t[1], sql)) return std::nullopt;
   const std::string reserved = std::string(prefix) + "-";
   const Token& id = t[2];
   std::optional<std::string> gtrid;
   if (id.is(TokenKind::kString)) {
     const std::string_view text = id.text(sql);
     const bool plain = !text.empty() && (text.front() == '\'' || text.front() == '"');
-    if (plain && !(t.size() > 3 && t[3].is(TokenKind::kString))) gtrid = parser::unquoteString(text, dialect);
+    if (plain && !(t.size() > 3 && t[3].is(TokenKind::kString))) gtrid = unquoteString(text, dialect);
   } else if (id.is(TokenKind::kHexString)) {
     gtrid = hexBytes(id.text(sql));
   } else if (!id.is(TokenKind::kBitString)) {
     return std::nullopt;  // not an id: the server refuses the syntax
   }
   if (!gtrid) {
-    return fmt::format("shardproxy: this XA transaction id cannot be checked against the proxy's own ids ('{}...', "
-                       "transactions.xid_prefix); write it as a quoted string or a hex literal",
-                       reserved);
+    return "shardproxy: this XA transaction id cannot be checked against the proxy's own ids ('" + reserved +
+           "...', transactions.xid_prefix); write it as a quoted string or a hex literal";
   }
   if (!gtrid->starts_with(reserved)) return std::nullopt;
-  return fmt::format("shardproxy: XA transaction ids beginning with '{}' are the proxy's own (transactions.xid_prefix: "
-                     "its transactions across backends and their recovery); a client cannot start, end, prepare, "
-                     "commit or roll them back",
-                     reserved);
+  return "shardproxy: XA transaction ids beginning with '" + reserved +
+         "' are the proxy's own (transactions.xid_prefix: its transactions across backends and their recovery); a "
+         "client cannot start, end, prepare, commit or roll them back";
 }
 
-}  // namespace sp::proxy
+}  // namespace sp::parser

@@ -18,10 +18,10 @@
 
 #include "parser/dialect.hpp"
 
-namespace sp::proxy {
+namespace sp::parser {
 
 // nullopt: not an XA statement naming a reserved id; else the refusal's message.
 std::optional<std::string> reservedXidRefusal(std::string_view sql, std::string_view prefix,
-                                              const parser::Dialect& dialect);
+                                              const Dialect& dialect);
 
-}  // namespace sp::proxy
+}  // namespace sp::parser
