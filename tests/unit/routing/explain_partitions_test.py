@@ -10,7 +10,7 @@ teeth), and that rows inserted through the plans land where Python's zlib
 predicts.
 
   explain_partitions_test.py ROUTING_PLAN_BINARY
-Environment: SP_ROUTING_IT_PORTS (default 3497,3498), SP_ROUTING_IT_DIR.
+Environment: SP_ROUTING_IT_PORTS (default 3517,3518; 3497 is a replica of integration.fleet_failover, which may run beside it), SP_ROUTING_IT_DIR.
 """
 import os
 import subprocess
@@ -21,7 +21,7 @@ import zlib
 import pymysql
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-PORTS = os.environ.get("SP_ROUTING_IT_PORTS", "3497,3498").split(",")
+PORTS = os.environ.get("SP_ROUTING_IT_PORTS", "3517,3518").split(",")
 CLUSTER_DIR = os.environ.get("SP_ROUTING_IT_DIR", os.path.join(tempfile.gettempdir(), "sp-routing-it"))
 SHARD_MAP = os.path.join(REPO, "conf", "shard_map.yaml")
 
