@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "parser/lexer.hpp"
+#include "parser/text_search.hpp"
 
 namespace sp::parser {
 
@@ -72,6 +73,8 @@ std::optional<std::vector<Span>> references(std::string_view sql, const Dialect&
 }  // namespace
 
 bool readsProcesslistTable(std::string_view sql, const Dialect& dialect, ProcesslistScope scope) {
+  // Every statement asks: most never spell the table, and lexing them again would cost more than the answer.
+  if (!containsIgnoringAsciiCase(sql, "processlist")) return false;
   bool any_table = false;
   auto spans = references(sql, dialect, scope, any_table);
   return spans && any_table;
@@ -80,6 +83,7 @@ bool readsProcesslistTable(std::string_view sql, const Dialect& dialect, Process
 std::optional<std::string> rewriteProcesslistTable(std::string_view sql, std::string_view table,
                                                    uint64_t connection_id, const Dialect& dialect,
                                                    ProcesslistScope scope) {
+  if (!containsIgnoringAsciiCase(sql, "processlist")) return std::nullopt;
   bool any_table = false;
   auto spans = references(sql, dialect, scope, any_table);
   if (!spans || !any_table) return std::nullopt;

@@ -106,6 +106,10 @@ struct PassthroughKey {
 struct PlanCache::Entry {
   std::string text;  // the normalized text the statement's views point into
   std::optional<parser::Statement> statement;  // empty: the normalized text does not parse
+  // The statement's table and column references (pointers into `statement`,
+  // which never moves once the entry exists): the same for every statement of
+  // the shape, so walked once, not once per statement.
+  StatementRefs refs;
   parser::ParseLimits parsed_under;  // the tree was checked against these budgets only
   mutable std::optional<PassthroughKey> passthrough;  // set: planned as a passthrough under these settings
   mutable size_t bytes = 0;  // entryBytes(), and the whole plans kept
@@ -263,7 +267,10 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
     fresh->text = q.text;
     fresh->parsed_under = input.limits;
     auto parsed = parser::parse(fresh->text, input.limits);
-    if (parsed) fresh->statement = std::move(*parsed);
+    if (parsed) {
+      fresh->statement = std::move(*parsed);
+      fresh->refs = collectRefs(*fresh->statement);
+    }
     fresh->bytes = entryBytes(fresh->text.size(), fresh->statement ? fresh->statement->node_count : 0);
     entry = fresh;
     insert(q.text, entry);
@@ -287,7 +294,7 @@ Plan PlanCache::planNormalized(std::string_view sql, const PlannerInput& input, 
                           input.limits};
   normalized.names = input.names;
   std::vector<TextEdit> edits;
-  Plan plan = detail::planStatementWithEdits(*entry->statement, entry->text, normalized, &edits);
+  Plan plan = detail::planStatementWithEdits(*entry->statement, entry->text, normalized, &edits, &entry->refs);
   if (plan.kind == PlanKind::kRefused || plan.kind == PlanKind::kMultiRoute ||
       plan.kind == PlanKind::kScatter || plan.kind == PlanKind::kMultiWrite || plan.copies_text) {
     // Messages quote the values as written, and each shard of a split plan has

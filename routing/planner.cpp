@@ -392,7 +392,7 @@ Plan planNestedOnOneShard(RoutingContext& ctx, const std::vector<const TableUse*
 }  // namespace
 
 Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_view sql, const PlannerInput& input,
-                                    std::vector<TextEdit>* edits_out) {
+                                    std::vector<TextEdit>* edits_out, const StatementRefs* refs) {
   if (!st.select && !st.insert && !st.update && !st.del) {
     if (auto name = shardedNameIn(sql, input.map, input.dialect)) {
       if (startsWithLoadData(sql, input.dialect)) return refuseLoadData(*name);
@@ -403,7 +403,9 @@ Plan detail::planStatementWithEdits(const parser::Statement& st, std::string_vie
     }
     return passthrough(sql, input.default_backend);
   }
-  RoutingContext ctx{st, sql, input, collectRefs(st), nullptr, nullptr, {}, {}, edits_out};
+  std::optional<StatementRefs> own_refs;
+  if (!refs) refs = &own_refs.emplace(collectRefs(st));
+  RoutingContext ctx{st, sql, input, *refs, nullptr, nullptr, {}, {}, edits_out};
   std::vector<const TableUse*> sharded;
   const TableUse* other_schema = nullptr;  // spelled like a sharded table, but another one on the server
   for (const auto& use : ctx.refs.tables) {

@@ -16,7 +16,7 @@ struct RoutingContext {
   const parser::Statement& statement;
   std::string_view sql;
   const PlannerInput& input;
-  StatementRefs refs;
+  const StatementRefs& refs;  // the statement's, or the plan cache entry's (computed once per shape)
   const TableRule* rule = nullptr;           // the sharded table
   const TableUse* use = nullptr;             // its (single) reference
   std::vector<const TableUse*> unsharded;    // other tables: live on default_backend
@@ -62,8 +62,9 @@ Plan planScatter(const RoutingContext& ctx, const std::vector<const parser::Expr
 
 // planStatement, also handing out the edits that turned `sql` into the routed
 // SQL (empty when the SQL is unchanged); the plan cache re-applies them to the
-// original text of a normalized query.
+// original text of a normalized query. `refs`: collectRefs(statement) when
+// the caller keeps them (the plan cache, per shape), else computed here.
 Plan planStatementWithEdits(const parser::Statement& statement, std::string_view sql, const PlannerInput& input,
-                            std::vector<TextEdit>* edits_out);
+                            std::vector<TextEdit>* edits_out, const StatementRefs* refs = nullptr);
 
 }  // namespace sp::routing::detail

@@ -3,18 +3,13 @@
 #include <algorithm>
 #include <array>
 
+#include "parser/text_search.hpp"
 #include "routing/conditions.hpp"
 
 namespace sp::routing {
 namespace {
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool contains(std::string_view text, std::string_view word) {
-  auto it = std::search(text.begin(), text.end(), word.begin(), word.end(),
-                        [](char x, char y) { return lower(x) == lower(y); });
-  return it != text.end();
-}
+bool contains(std::string_view text, std::string_view word) { return parser::containsIgnoringAsciiCase(text, word); }
 
 // Functions whose answer is the session's connection or one server's state,
 // or that change something: a replica would answer another question.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "parser/text_search.hpp"
 #include "conf/config.hpp"
 #include "protocol/constants.hpp"
 #include "proxy/backend/backend_pool.hpp"
@@ -22,11 +23,7 @@ using protocol::Command;
 namespace {
 
 // A cheap look before the catalog planner tokenizes a SELECT.
-bool mentionsCatalog(std::string_view sql) {
-  constexpr std::string_view kWord = "information_schema";
-  auto same = [](char a, char b) { return (a >= 'A' && a <= 'Z' ? static_cast<char>(a + 32) : a) == b; };
-  return std::search(sql.begin(), sql.end(), kWord.begin(), kWord.end(), same) != sql.end();
-}
+bool mentionsCatalog(std::string_view sql) { return parser::containsIgnoringAsciiCase(sql, "information_schema"); }
 
 }  // namespace
 

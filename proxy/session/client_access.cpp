@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "parser/text_search.hpp"
 #include "conf/config.hpp"
 #include "parser/statement_policy.hpp"
 #include "parser/xa_ids.hpp"
@@ -128,10 +129,7 @@ std::optional<protocol::ErrPacket> ClientSession::nestedKillRefusal(std::string_
   // Privileged accounts skip the statement policy, but not this rule: it
   // protects other sessions, not the server. Statements without the word
   // cost one scan.
-  static constexpr std::string_view kWord = "kill";
-  auto it = std::search(sql.begin(), sql.end(), kWord.begin(), kWord.end(),
-                        [](char a, char b) { return (a >= 'A' && a <= 'Z' ? a - 'A' + 'a' : a) == b; });
-  if (it == sql.end()) return std::nullopt;
+  if (!parser::containsIgnoringAsciiCase(sql, "kill")) return std::nullopt;
   for (const auto& need : parser::privilegesNeeded(sql, !txn_.noBackslashEscapes())) {
     if (need.statement == parser::kNestedKillStatement) return nestedKillError();
   }

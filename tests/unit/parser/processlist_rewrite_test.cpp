@@ -1,5 +1,7 @@
 #include "parser/processlist_rewrite.hpp"
 
+#include "parser/text_search.hpp"
+
 #include <gtest/gtest.h>
 
 namespace sp::parser {
@@ -61,6 +63,31 @@ TEST(ProcesslistRewrite, BareNameInInformationSchema) {
   EXPECT_TRUE(readsProcesslistTable("SELECT * FROM processlist", {}, in_is));
   EXPECT_FALSE(readsProcesslistTable("SELECT * FROM processlist"));
   EXPECT_TRUE(readsProcesslistTable("SELECT * FROM information_schema.processlist WHERE 1"));
+}
+
+// The pre-filter every statement passes: exact for ASCII case, and any other
+// byte (a quote, `_`, a non-ASCII letter) compares as itself.
+TEST(ProcesslistRewrite, TextSearchIgnoresOnlyAsciiCase) {
+  EXPECT_TRUE(containsIgnoringAsciiCase("SELECT 1 FROM InFoRmAtIoN_sChEmA.`PrOcEsSlIsT`", "processlist"));
+  EXPECT_TRUE(containsIgnoringAsciiCase("processlist", "processlist"));
+  EXPECT_TRUE(containsIgnoringAsciiCase("xx_KILL", "kill"));
+  EXPECT_TRUE(containsIgnoringAsciiCase("anything", ""));
+  EXPECT_FALSE(containsIgnoringAsciiCase("PROCESS``LIST", "processlist"));
+  EXPECT_FALSE(containsIgnoringAsciiCase("processlis", "processlist"));
+  EXPECT_FALSE(containsIgnoringAsciiCase("information-schema", "information_schema"));
+  EXPECT_FALSE(containsIgnoringAsciiCase("information\x7Fschema", "information_schema"));
+  EXPECT_FALSE(containsIgnoringAsciiCase("PROCESSL\xC4\xB0ST", "processlist"));  // a dotted capital I is not i
+  EXPECT_FALSE(containsIgnoringAsciiCase("", "kill"));
+}
+
+// Statements that never spell the table are answered without lexing; those
+// that do are still read token by token (strings and comments do not count).
+TEST(ProcesslistRewrite, StatementsWithoutTheWordAreNotRead) {
+  EXPECT_FALSE(readsProcesslistTable("SELECT c FROM sbtest1 WHERE id = 1"));
+  EXPECT_FALSE(readsProcesslistTable("SELECT 'processlist' FROM t"));
+  EXPECT_FALSE(readsProcesslistTable("SELECT 1 /* information_schema.processlist */"));
+  EXPECT_TRUE(readsProcesslistTable("SELECT * FROM INFORMATION_SCHEMA.`ProcessList`"));
+  EXPECT_EQ(rewrite("SELECT c FROM sbtest1 WHERE id = CONNECTION_ID()"), "<none>");
 }
 
 }  // namespace
