@@ -30,6 +30,46 @@ bool bareWord(const Token& t, std::string_view sql, std::string_view w) {
   return t.kind == TokenKind::kIdentifier && equalsUpper(t.text(sql), w);
 }
 
+bool isUtf8(Charset charset) { return charset == Charset::kUtf8mb4 || charset == Charset::kUtf8mb3; }
+
+// The table name PROCESSLIST as the server finds it: it lowers
+// information_schema table names with its utf8 case table, where U+0130
+// (capital I with dot above) becomes an ASCII `i`, so `PROCESSLİST` is the
+// table (checked on MariaDB 10.11; its other letters have no such twin, and
+// the schema name is compared without it). In other client charsets the
+// bytes of that letter differ (latin5's 0xDD, ...): any one non-ASCII
+// character in its place counts as the table there, so a name that would be
+// an error on the server is answered from the proxy's sessions rather than
+// a backend's threads ever being listed.
+bool namesProcesslist(const Token& t, std::string_view sql, const Dialect& dialect) {
+  if (names(t, sql, "PROCESSLIST")) return true;
+  std::string name;
+  if (t.kind == TokenKind::kIdentifier) name = std::string(t.text(sql));
+  else if (t.kind == TokenKind::kQuotedIdentifier) name = unquoteIdentifier(t.text(sql));
+  else return false;
+  constexpr std::string_view kHead = "PROCESSL", kTail = "ST";
+  if (name.size() < kHead.size() + 1 + kTail.size() || !equalsUpper(std::string_view(name).substr(0, kHead.size()), kHead) ||
+      !equalsUpper(std::string_view(name).substr(name.size() - kTail.size()), kTail)) {
+    return false;
+  }
+  const std::string_view letter = std::string_view(name).substr(kHead.size(), name.size() - kHead.size() - kTail.size());
+  if (isUtf8(dialect.charset)) return letter == "\xC4\xB0";
+  if (letter.size() > 3) return false;
+  for (char c : letter) {
+    if (static_cast<unsigned char>(c) < 0x80) return false;
+  }
+  return true;
+}
+
+// What may stand before a table named without its schema in a FROM clause:
+// `FROM t`, `JOIN t`, `FROM a, t`, `FROM (t)`. A select-list item after a
+// comma counts too (a wrongly rewritten column fails on the server; a missed
+// table would list a backend's threads).
+bool startsTableReference(const Token& before, std::string_view sql) {
+  return bareWord(before, sql, "FROM") || bareWord(before, sql, "JOIN") || bareWord(before, sql, "STRAIGHT_JOIN") ||
+         before.kind == TokenKind::kComma || before.kind == TokenKind::kLeftParen;
+}
+
 struct Span {
   uint32_t begin;
   uint32_t end;
@@ -49,14 +89,14 @@ std::optional<std::vector<Span>> references(std::string_view sql, const Dialect&
     // `x.information_schema` or `db.connection_id()` is something else.
     const bool qualified = i > 0 && tokens[i - 1].kind == TokenKind::kDot;
     if (!qualified && names(t, sql, "INFORMATION_SCHEMA") && at(i + 1).kind == TokenKind::kDot &&
-        names(at(i + 2), sql, "PROCESSLIST")) {
+        namesProcesslist(at(i + 2), sql, dialect)) {
       spans.push_back({t.begin, at(i + 2).end, true});
       any_table = true;
       i += 2;
       continue;
     }
-    if (!qualified && scope.default_is_information_schema && names(t, sql, "PROCESSLIST") && i > 0 &&
-        (bareWord(tokens[i - 1], sql, "FROM") || bareWord(tokens[i - 1], sql, "JOIN"))) {
+    if (!qualified && scope.default_is_information_schema && i > 0 && startsTableReference(tokens[i - 1], sql) &&
+        namesProcesslist(t, sql, dialect) && at(i + 1).kind != TokenKind::kLeftParen) {
       spans.push_back({t.begin, t.end, true});
       any_table = true;
       continue;
@@ -74,7 +114,8 @@ std::optional<std::vector<Span>> references(std::string_view sql, const Dialect&
 
 bool readsProcesslistTable(std::string_view sql, const Dialect& dialect, ProcesslistScope scope) {
   // Every statement asks: most never spell the table, and lexing them again would cost more than the answer.
-  if (!containsIgnoringAsciiCase(sql, "processlist")) return false;
+  // "processl": the table's `I` has a non-ASCII spelling (namesProcesslist).
+  if (!containsIgnoringAsciiCase(sql, "processl")) return false;
   bool any_table = false;
   auto spans = references(sql, dialect, scope, any_table);
   return spans && any_table;
@@ -83,7 +124,7 @@ bool readsProcesslistTable(std::string_view sql, const Dialect& dialect, Process
 std::optional<std::string> rewriteProcesslistTable(std::string_view sql, std::string_view table,
                                                    uint64_t connection_id, const Dialect& dialect,
                                                    ProcesslistScope scope) {
-  if (!containsIgnoringAsciiCase(sql, "processlist")) return std::nullopt;
+  if (!containsIgnoringAsciiCase(sql, "processl")) return std::nullopt;
   bool any_table = false;
   auto spans = references(sql, dialect, scope, any_table);
   if (!spans || !any_table) return std::nullopt;

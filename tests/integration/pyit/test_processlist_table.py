@@ -114,6 +114,10 @@ class ProcesslistTable(unittest.TestCase):
                 self.assertNotIn(other_user.thread_id(), ids)
                 other_sees = {r[0] for r in sptest.query(other_user, "SELECT ID FROM information_schema.PROCESSLIST")}
                 self.assertEqual(other_sees, {other_user.thread_id()})
+                # The server takes `PROCESSLİST` (U+0130) for the table too: the
+                # proxy's sessions again, never a backend's threads.
+                dotted = {r[0] for r in sptest.query(other_user, "SELECT ID FROM information_schema.PROCESSL\u0130ST")}
+                self.assertEqual(dotted, {other_user.thread_id()})
                 # Prepared with a parameter: the same rows.
                 self.assertEqual(prepared_ids(a, "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ? ORDER BY ID",
                                               sptest.APP_USER), sorted(ids))

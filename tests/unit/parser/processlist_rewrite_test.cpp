@@ -65,6 +65,35 @@ TEST(ProcesslistRewrite, BareNameInInformationSchema) {
   EXPECT_TRUE(readsProcesslistTable("SELECT * FROM information_schema.processlist WHERE 1"));
 }
 
+// MariaDB lowers information_schema table names with its utf8 case table:
+// `PROCESSLİST` (U+0130) is the table there, and must not reach a backend.
+TEST(ProcesslistRewrite, DottedCapitalIIsTheTableAsOnTheServer) {
+  EXPECT_EQ(rewrite("SELECT ID FROM information_schema.PROCESSL\xC4\xB0ST"), "SELECT ID FROM `_sp`.`PROCESSLIST`");
+  EXPECT_EQ(rewrite("SELECT ID FROM information_schema.`processl\xC4\xB0st`"), "SELECT ID FROM `_sp`.`PROCESSLIST`");
+  EXPECT_TRUE(readsProcesslistTable("SELECT * FROM processl\xC4\xB0st", {}, ProcesslistScope{true}));
+  // Other look-alikes are other names on the server (1109): left alone.
+  EXPECT_FALSE(readsProcesslistTable("SELECT * FROM information_schema.PROCESSL\xC4\xB1ST"));   // dotless i
+  EXPECT_FALSE(readsProcesslistTable("SELECT * FROM information_schema.PROCESSL\xC3\x8DST"));   // I acute
+  EXPECT_FALSE(readsProcesslistTable("SELECT * FROM information_schema.PROCESSLIIST"));
+  // In an 8-bit or East Asian client charset the letter has other bytes
+  // (latin5's 0xDD): any one non-ASCII character there counts.
+  Dialect latin1;
+  latin1.charset = Charset::kLatin1;
+  EXPECT_TRUE(readsProcesslistTable("SELECT * FROM information_schema.PROCESSL\xDDST", latin1));
+  EXPECT_FALSE(readsProcesslistTable("SELECT * FROM information_schema.PROCESSL\xDD\xDD\xDD\xDDST", latin1));
+}
+
+// With information_schema as the default database, the table may follow a
+// comma or a parenthesis of the FROM clause, not only FROM and JOIN.
+TEST(ProcesslistRewrite, BareNameAfterCommaOrParenthesis) {
+  const ProcesslistScope in_is{true};
+  EXPECT_EQ(rewrite("SELECT * FROM TABLES, PROCESSLIST", in_is), "SELECT * FROM TABLES, `_sp`.`PROCESSLIST`");
+  EXPECT_EQ(rewrite("SELECT * FROM (PROCESSLIST)", in_is), "SELECT * FROM (`_sp`.`PROCESSLIST`)");
+  EXPECT_EQ(rewrite("SELECT * FROM TABLES STRAIGHT_JOIN PROCESSLIST", in_is),
+            "SELECT * FROM TABLES STRAIGHT_JOIN `_sp`.`PROCESSLIST`");
+  EXPECT_EQ(rewrite("SELECT PROCESSLIST(1) FROM t", in_is), "<none>");  // a function call
+}
+
 // The pre-filter every statement passes: exact for ASCII case, and any other
 // byte (a quote, `_`, a non-ASCII letter) compares as itself.
 TEST(ProcesslistRewrite, TextSearchIgnoresOnlyAsciiCase) {
