@@ -46,8 +46,14 @@ std::vector<MoveRecord> MoveCoordinator::pendingTargetCleanups() {
   std::lock_guard lock(mutex_);
   std::vector<MoveRecord> out;
   if (!store_) return out;
-  auto rows = store_->list();
+  auto rows = store_->listWithTargetCleanup(TargetCleanup::kPending);
   if (!rows) return out;
+  // A running move's own record is the newer word on it (running_ below);
+  // one pending in memory but not yet stored is taken from there.
+  for (const auto& [id, running] : running_) {
+    const bool listed = std::any_of(rows->begin(), rows->end(), [&](const MoveRecord& r) { return r.id == id; });
+    if (!listed && running->record.target_cleanup == TargetCleanup::kPending) rows->push_back(running->record);
+  }
   for (auto& r : *rows) {
     if (auto it = running_.find(r.id); it != running_.end()) r = it->second->record;
     if (r.target_cleanup != TargetCleanup::kPending || clearing_.contains(r.id)) continue;

@@ -211,6 +211,17 @@ std::expected<std::vector<MoveRecord>, std::string> MoveStore::list() {
   return out;
 }
 
+std::expected<std::vector<MoveRecord>, std::string> MoveStore::listWithTargetCleanup(TargetCleanup cleanup) {
+  SqliteQuery q(db_, std::string("SELECT id, ") + kColumns + " FROM moves WHERE target_cleanup = ?1 ORDER BY id DESC");
+  if (!q.ok()) return std::unexpected(q.error());
+  q.bind(1, std::string(toString(cleanup)));
+  std::vector<MoveRecord> out;
+  int rc;
+  while ((rc = q.step()) == SQLITE_ROW) out.push_back(readRecord(q));
+  if (rc != SQLITE_DONE) return std::unexpected(q.error());
+  return out;
+}
+
 std::expected<std::optional<MoveRecord>, std::string> MoveStore::find(int64_t id) {
   SqliteQuery q(db_, std::string("SELECT id, ") + kColumns + " FROM moves WHERE id = ?1");
   if (!q.ok()) return std::unexpected(q.error());

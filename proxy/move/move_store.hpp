@@ -90,6 +90,9 @@ class MoveStore {
   std::expected<void, std::string> save(MoveRecord& record);
   // Newest first.
   std::expected<std::vector<MoveRecord>, std::string> list();
+  // Those whose target_cleanup is stored as `cleanup`, newest first (the
+  // cleanup sweep's query every 250 ms: not a scan of every move ever run).
+  std::expected<std::vector<MoveRecord>, std::string> listWithTargetCleanup(TargetCleanup cleanup);
   std::expected<std::optional<MoveRecord>, std::string> find(int64_t id);
 
  private:

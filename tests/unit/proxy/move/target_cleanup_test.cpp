@@ -3,6 +3,11 @@
 #include "proxy/move/target_cleanup.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "proxy/move/move_store.hpp"
 
 namespace sp::proxy {
 namespace {
@@ -75,6 +80,32 @@ TEST(TargetCleanupSchedule, WaitsWhileDownAndTriesAtOnceWhenBack) {
   EXPECT_FALSE(s.due(1, t0 + milliseconds(200), true));   // up all along: the backoff again
   s.forget(1);
   EXPECT_TRUE(s.due(1, t0 + milliseconds(200), true));
+}
+
+// The sweep reads only the moves whose target cleanup is stored as pending,
+// newest first, not every move ever run.
+TEST(TargetCleanupNotes, StoreListsOnlyPendingCleanups) {
+  const auto path = std::filesystem::temp_directory_path() / ("sp-move-store-" + std::to_string(::getpid()) + ".sqlite");
+  std::filesystem::remove(path);
+  auto store = MoveStore::open(path.string());
+  ASSERT_TRUE(store) << store.error();
+  std::vector<int64_t> ids;
+  for (TargetCleanup c : {TargetCleanup::kPending, TargetCleanup::kNone, TargetCleanup::kPending, TargetCleanup::kDone}) {
+    MoveRecord r;
+    r.target_cleanup = c;
+    ASSERT_TRUE((*store)->save(r));
+    ids.push_back(r.id);
+  }
+  auto pending = (*store)->listWithTargetCleanup(TargetCleanup::kPending);
+  ASSERT_TRUE(pending) << pending.error();
+  ASSERT_EQ(pending->size(), 2u);
+  EXPECT_EQ((*pending)[0].id, ids[2]);
+  EXPECT_EQ((*pending)[1].id, ids[0]);
+  auto all = (*store)->list();
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), 4u);
+  store->reset();
+  std::filesystem::remove(path);
 }
 
 }  // namespace
