@@ -303,10 +303,26 @@ SwapOutcome ShardMapManager::rollback(uint64_t version, const std::string& who) 
   return apply(*map, BackendDiff{}, backends_, who, fmt::format("rollback to {}", version), true, started);
 }
 
+SwapOutcome ShardMapManager::publishDerived(const DeriveMap& derive, const std::string& who, const std::string& note,
+                                            const coord::EtcdGuard* guard) {
+  std::lock_guard lock(mutex_);
+  auto started = Clock::now();
+  auto running = context_.shard_map.load();
+  if (!running) return refuse({"no shard map in force"}, who, note, started);
+  auto yaml_text = derive(*running);
+  if (!yaml_text) return refuse({yaml_text.error()}, who, note, started);
+  return publishLocked(*yaml_text, who, note, guard, started);
+}
+
 SwapOutcome ShardMapManager::publishGenerated(const std::string& yaml_text, const std::string& who,
                                               const std::string& note, const coord::EtcdGuard* guard) {
   std::lock_guard lock(mutex_);
-  auto started = Clock::now();
+  return publishLocked(yaml_text, who, note, guard, Clock::now());
+}
+
+SwapOutcome ShardMapManager::publishLocked(const std::string& yaml_text, const std::string& who,
+                                           const std::string& note, const coord::EtcdGuard* guard,
+                                           Clock::time_point started) {
   auto map = routing::compileShardMap(yaml_text, backendNames(backends_));
   if (!map) {
     auto lines = splitLines(routing::formatShardMapIssues(map.error(), "generated map"));

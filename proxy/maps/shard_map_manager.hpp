@@ -12,6 +12,8 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <expected>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -139,6 +141,13 @@ class ShardMapManager {
   // In a fleet, `guard` (the move's fence) must still stand for the publish to happen.
   SwapOutcome publishGenerated(const std::string& yaml_text, const std::string& who, const std::string& note,
                                const coord::EtcdGuard* guard = nullptr);
+  // Same, for a map derived from the one in force: `derive` reads it and
+  // returns the next map's text (or why not, which refuses), under the same
+  // lock as the publish, so two writers (two moves' cut-overs, a RELOAD)
+  // never derive from one version and the second never fails for it.
+  using DeriveMap = std::function<std::expected<std::string, std::string>(const routing::CompiledShardMap& in_force)>;
+  SwapOutcome publishDerived(const DeriveMap& derive, const std::string& who, const std::string& note,
+                             const coord::EtcdGuard* guard = nullptr);
 
   // Fleet mode: RELOAD and ROLLBACK publish through `fleet` before applying.
   void attachFleet(FleetLink* fleet);
@@ -161,6 +170,9 @@ class ShardMapManager {
                     std::vector<conf::BackendConfig> next_backends, const std::string& who, const std::string& note,
                     bool is_rollback, std::chrono::steady_clock::time_point started, int64_t fleet_revision = -1,
                     const coord::EtcdGuard* guard = nullptr);
+  // publishGenerated's body; mutex_ held.
+  SwapOutcome publishLocked(const std::string& yaml_text, const std::string& who, const std::string& note,
+                            const coord::EtcdGuard* guard, std::chrono::steady_clock::time_point started);
   SwapOutcome refuse(std::vector<std::string> problems, const std::string& who, const std::string& what,
                      std::chrono::steady_clock::time_point started);
   void openCache();

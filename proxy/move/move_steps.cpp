@@ -522,19 +522,22 @@ awaitable<std::expected<uint64_t, std::string>> BackendMoveSteps::publish() {
   const auto source_gtid = co_await markSource();
   // Planned again against the map in force: a reload since the move began
   // must not be undone, and the move must still mean the same.
-  auto map = context_.shard_map.load();
-  if (!map) co_return std::unexpected(std::string("no shard map in force"));
+  // Read and published under the manager's lock: another move's cut-over
+  // between the two would otherwise leave both planning the same version.
   std::vector<std::string> names;
   for (const auto& b : context_.config().backends) names.push_back(b.name);
-  auto again = routing::planMove(*map, plan_.request, names);
-  if (!again) co_return std::unexpected("the map in force no longer allows the move: " + again.error().message);
-  if (again->source_table != plan_.source_table || again->source_backend != plan_.source_backend ||
-      again->target_table != plan_.target_table || again->target_backend != plan_.target_backend) {
-    co_return std::unexpected(std::string("the map in force changed the move's source or target since it began"));
-  }
-  auto out = maps_.publishGenerated(again->new_map_yaml, fmt::format("move:{}", id_),
-                                    fmt::format("move {}: {}", id_, routing::describeMove(plan_.request)),
-                                    fleet_ ? fleet_->guard() : nullptr);
+  auto derive = [&](const routing::CompiledShardMap& map) -> std::expected<std::string, std::string> {
+    auto again = routing::planMove(map, plan_.request, names);
+    if (!again) return std::unexpected("the map in force no longer allows the move: " + again.error().message);
+    if (again->source_table != plan_.source_table || again->source_backend != plan_.source_backend ||
+        again->target_table != plan_.target_table || again->target_backend != plan_.target_backend) {
+      return std::unexpected(std::string("the map in force changed the move's source or target since it began"));
+    }
+    return std::move(again->new_map_yaml);
+  };
+  auto out = maps_.publishDerived(derive, fmt::format("move:{}", id_),
+                                  fmt::format("move {}: {}", id_, routing::describeMove(plan_.request)),
+                                  fleet_ ? fleet_->guard() : nullptr);
   if (out.verdict != SwapVerdict::kApply) {
     std::string why = out.message;
     for (const auto& p : out.problems) why += "; " + p;

@@ -248,6 +248,37 @@ TEST_F(ManagerTest, ReloadAppliesRefusesAndSaysWhenNothingChanged) {
   EXPECT_EQ((*history)[0].applied_by, "sighup");
 }
 
+// Two writers deriving the next map (two moves' cut-overs) each see the map
+// the other published: versions 2 then 3, never both 2 with the second refused.
+TEST_F(ManagerTest, DerivedMapsAreReadAndPublishedUnderOneLock) {
+  writeMap(mapText(1));
+  auto ctx = context();
+  ShardMapManager maps(*ctx);
+  ASSERT_EQ(maps.startup(), "");
+  auto next = [](std::string_view s0, std::string_view s1) {
+    return [s0, s1](const routing::CompiledShardMap& in_force) -> std::expected<std::string, std::string> {
+      return mapText(in_force.version() + 1, s0, s1);
+    };
+  };
+  auto first = maps.publishDerived(next("0", "1-3"), "move:1", "move 1");
+  EXPECT_EQ(first.verdict, SwapVerdict::kApply) << first.message;
+  EXPECT_EQ(first.new_version, 2u);
+  auto second = maps.publishDerived(next("0-1", "2-3"), "move:2", "move 2");
+  EXPECT_EQ(second.verdict, SwapVerdict::kApply) << second.message;
+  EXPECT_EQ(second.old_version, 2u);
+  EXPECT_EQ(second.new_version, 3u);
+  // What the derivation refuses is refused with its reason; the map stays.
+  auto refused = maps.publishDerived(
+      [](const routing::CompiledShardMap&) -> std::expected<std::string, std::string> {
+        return std::unexpected(std::string("the map in force no longer allows the move"));
+      },
+      "move:3", "move 3");
+  EXPECT_EQ(refused.verdict, SwapVerdict::kRefused);
+  ASSERT_EQ(refused.problems.size(), 1u);
+  EXPECT_EQ(refused.problems[0], "the map in force no longer allows the move");
+  EXPECT_EQ(ctx->shard_map.load()->version(), 3u);
+}
+
 TEST_F(ManagerTest, RollbackReappliesACachedVersionEvenIfLower) {
   writeMap(mapText(1));
   auto ctx = context();
