@@ -68,6 +68,89 @@ bool withExtraStatus(protocol::ByteView payload, uint32_t backend_capabilities, 
   return true;
 }
 
+// The helpers below keep their locals out of forwardAnswer's coroutine frame:
+// under Asio's recycling limit (1,020 bytes) a frame is reused per thread,
+// above it every statement pays a large malloc and free (issue 34).
+
+// The client's answer when the statement loaded the empty file the proxy sent
+// instead of one the session may not send: the server's own refusal.
+uint8_t appendInfileRefusal(ClientSink& client, protocol::Bytes& scratch, uint8_t seq, ForwardResult& result) {
+  protocol::ErrPacket refused = client_error::make(
+      client_error::kLocalInfileDisabled,
+      "The used command is not allowed because the MariaDB server or client has disabled the local infile "
+      "capability (shardproxy: users[].local_infile is off for this user, or the client did not offer "
+      "CLIENT_LOCAL_FILES)");
+  scratch.clear();
+  protocol::encode(refused, scratch);
+  seq = client.append(scratch, seq);
+  result.server_error = true;
+  result.error_code = refused.error_code;
+  result.error = std::move(refused);
+  return seq;
+}
+
+// Errors are rare: decoded for the session's diagnostics area (SHOW WARNINGS).
+void takeServerError(protocol::ByteView payload, ForwardResult& result) {
+  if (auto err = protocol::decodeErrPacket(payload)) {
+    result.error_code = err->error_code;
+    result.error = std::move(*err);
+  }
+}
+
+// Classic EOF -> the OK packet with a 0xfe header that ends rows under DEPRECATE_EOF.
+uint8_t appendRowsEndAsOk(ClientSink& client, const ShardChannel& shard, uint32_t client_capabilities,
+                          uint16_t final_extra_status, protocol::Bytes& scratch, uint8_t seq) {
+  protocol::OkPacket ok;
+  // A classic EOF carries no session-state entries: the flag that would
+  // announce them is not passed on.
+  ok.status_flags = (shard.answer().statusFlags() & ~protocol::status::kSessionStateChanged) |
+                    (shard.done() ? final_extra_status : 0);
+  ok.warnings = shard.answer().warnings();
+  scratch.clear();
+  protocol::encode(ok, client_capabilities, scratch, protocol::kEofHeader);
+  return client.append(scratch, seq);
+}
+
+enum class InfileStep { kGoOn, kStop };
+
+// The server asks for the client's file (LOAD DATA LOCAL): what was forwarded
+// so far goes first, then the file flows the other way. A coroutine of its
+// own, so that only statements that load a file carry its state.
+awaitable<InfileStep> answerFileRequest(ShardChannel& shard, ClientSink& client, protocol::ByteView payload,
+                                        LocalInfileSource* infile, uint8_t& seq, ForwardResult& result) {
+  if (client.pendingOutput() > 0 && !co_await client.flush()) {
+    result.client_failed = true;
+    co_return InfileStep::kStop;
+  }
+  const uint8_t shard_seq = static_cast<uint8_t>(shard.lastSequenceId() + 1);
+  if (infile == nullptr || !infile->allowed()) {
+    // Never a file the client did not agree to send: the server gets an
+    // empty one (it loads nothing) and the client an error, not its OK.
+    shard.writeFilePacket({}, shard_seq);
+    if (!co_await shard.flush()) {
+      result.backend_failed = true;
+      co_return InfileStep::kStop;
+    }
+    result.infile_refused = true;
+    co_return InfileStep::kGoOn;
+  }
+  InfileRelayed relayed = co_await infile->relay(payload, seq, shard, shard_seq);
+  result.infile_bytes += relayed.bytes;
+  seq = relayed.next_client_seq;
+  if (relayed.client_failed) {
+    result.client_failed = true;
+    co_return InfileStep::kStop;
+  }
+  if (relayed.backend_failed) {
+    result.backend_failed = true;
+    co_return InfileStep::kStop;
+  }
+  // Over the limit: the server still waits for the rest of the file; cutting
+  // the connection makes it roll the statement back.
+  result.infile_over_limit = relayed.over_limit;
+  co_return relayed.over_limit ? InfileStep::kStop : InfileStep::kGoOn;
+}
+
 }  // namespace
 
 awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, uint32_t client_capabilities,
@@ -108,68 +191,18 @@ awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, 
     const auto ev = (*packet)->event;
     const protocol::ByteView payload = (*packet)->payload;
     if (ev == ResponseEvent::kLocalInfile) {
-      // The server asks for the client's file (LOAD DATA LOCAL): what was
-      // forwarded so far goes first, then the file flows the other way.
-      if (client.pendingOutput() > 0 && !co_await client.flush()) {
-        result.client_failed = true;
-        break;
-      }
-      const uint8_t shard_seq = static_cast<uint8_t>(shard.lastSequenceId() + 1);
-      if (infile == nullptr || !infile->allowed()) {
-        // Never a file the client did not agree to send: the server gets an
-        // empty one (it loads nothing) and the client an error, not its OK.
-        shard.writeFilePacket({}, shard_seq);
-        if (!co_await shard.flush()) {
-          result.backend_failed = true;
-          break;
-        }
-        result.infile_refused = true;
-        continue;
-      }
-      InfileRelayed relayed = co_await infile->relay(payload, seq, shard, shard_seq);
-      result.infile_bytes += relayed.bytes;
-      seq = relayed.next_client_seq;
-      if (relayed.client_failed) {
-        result.client_failed = true;
-        break;
-      }
-      if (relayed.backend_failed) {
-        result.backend_failed = true;
-        break;
-      }
-      if (relayed.over_limit) {
-        // The server still waits for the rest of the file: cutting the
-        // connection makes it roll the statement back.
-        result.infile_over_limit = true;
-        break;
-      }
+      if (co_await answerFileRequest(shard, client, payload, infile, seq, result) == InfileStep::kStop) break;
       continue;
     }
     if (result.infile_refused && ev == ResponseEvent::kOk && shard.done()) {
       // The statement loaded an empty file: the client hears why, as the
       // server itself answers a client that does not send files.
-      protocol::ErrPacket refused = client_error::make(
-          client_error::kLocalInfileDisabled,
-          "The used command is not allowed because the MariaDB server or client has disabled the local infile "
-          "capability (shardproxy: users[].local_infile is off for this user, or the client did not offer "
-          "CLIENT_LOCAL_FILES)");
-      scratch.clear();
-      protocol::encode(refused, scratch);
-      seq = client.append(scratch, seq);
-      result.server_error = true;
-      result.error_code = refused.error_code;
-      result.error = std::move(refused);
+      seq = appendInfileRefusal(client, scratch, seq, result);
       continue;
     }
     result.server_error = (ev == ResponseEvent::kErr);
     if (ev == ResponseEvent::kRow) ++result.rows;
-    if (result.server_error) {
-      // Errors are rare: decoded for the session's diagnostics area (SHOW WARNINGS).
-      if (auto err = protocol::decodeErrPacket(payload)) {
-        result.error_code = err->error_code;
-        result.error = std::move(*err);
-      }
-    }
+    if (result.server_error) takeServerError(payload, result);
     if (ev == ResponseEvent::kOk && (shard.answer().statusFlags() & protocol::status::kSessionStateChanged) &&
         (backend_capabilities & protocol::cap::kSessionTrack)) {
       const uint16_t extra = shard.done() ? final_extra_status : 0;
@@ -182,16 +215,7 @@ awaitable<ForwardResult> forwardAnswer(ShardChannel& shard, ClientSink& client, 
     }
     if (translate_eof && (ev == ResponseEvent::kColumnsEof || ev == ResponseEvent::kParamsEof)) continue;
     if (translate_eof && ev == ResponseEvent::kRowsEnd) {
-      // Classic EOF -> the OK packet with a 0xfe header that ends rows under DEPRECATE_EOF.
-      protocol::OkPacket ok;
-      // A classic EOF carries no session-state entries: the flag that would
-      // announce them is not passed on.
-      ok.status_flags = (shard.answer().statusFlags() & ~protocol::status::kSessionStateChanged) |
-                        (shard.done() ? final_extra_status : 0);
-      ok.warnings = shard.answer().warnings();
-      scratch.clear();
-      protocol::encode(ok, client_capabilities, scratch, protocol::kEofHeader);
-      seq = client.append(scratch, seq);
+      seq = appendRowsEndAsOk(client, shard, client_capabilities, final_extra_status, scratch, seq);
       continue;
     }
     if (final_extra_status && shard.done() && (ev == ResponseEvent::kOk || ev == ResponseEvent::kRowsEnd) &&
