@@ -32,28 +32,26 @@ bool bareWord(const Token& t, std::string_view sql, std::string_view w) {
 
 bool isUtf8(Charset charset) { return charset == Charset::kUtf8mb4 || charset == Charset::kUtf8mb3; }
 
-// The table name PROCESSLIST as the server finds it: it lowers
-// information_schema table names with its utf8 case table, where U+0130
-// (capital I with dot above) becomes an ASCII `i`, so `PROCESSLİST` is the
-// table (checked on MariaDB 10.11; its other letters have no such twin, and
-// the schema name is compared without it). In other client charsets the
+// The table name PROCESSLIST as the server finds it (equalsInformationSchemaName:
+// `PROCESSLİST` with U+0130 is the table). In other client charsets the
 // bytes of that letter differ (latin5's 0xDD, ...): any one non-ASCII
 // character in its place counts as the table there, so a name that would be
 // an error on the server is answered from the proxy's sessions rather than
 // a backend's threads ever being listed.
 bool namesProcesslist(const Token& t, std::string_view sql, const Dialect& dialect) {
-  if (names(t, sql, "PROCESSLIST")) return true;
   std::string name;
   if (t.kind == TokenKind::kIdentifier) name = std::string(t.text(sql));
   else if (t.kind == TokenKind::kQuotedIdentifier) name = unquoteIdentifier(t.text(sql));
   else return false;
+  if (isUtf8(dialect.charset)) return equalsInformationSchemaName(name, "PROCESSLIST");
+  if (equalsUpper(name, "PROCESSLIST")) return true;
   constexpr std::string_view kHead = "PROCESSL", kTail = "ST";
-  if (name.size() < kHead.size() + 1 + kTail.size() || !equalsUpper(std::string_view(name).substr(0, kHead.size()), kHead) ||
+  if (name.size() < kHead.size() + 1 + kTail.size() ||
+      !equalsUpper(std::string_view(name).substr(0, kHead.size()), kHead) ||
       !equalsUpper(std::string_view(name).substr(name.size() - kTail.size()), kTail)) {
     return false;
   }
   const std::string_view letter = std::string_view(name).substr(kHead.size(), name.size() - kHead.size() - kTail.size());
-  if (isUtf8(dialect.charset)) return letter == "\xC4\xB0";
   if (letter.size() > 3) return false;
   for (char c : letter) {
     if (static_cast<unsigned char>(c) < 0x80) return false;

@@ -27,4 +27,28 @@ constexpr bool containsIgnoringAsciiCase(std::string_view text, std::string_view
   return false;
 }
 
+// Whether `name` spells `upper_word` (ASCII, upper case) as MariaDB matches
+// information_schema table names: it lowers both with its utf8 case table,
+// where two non-ASCII letters become ASCII ones: U+0130 (capital I with dot
+// above) an `i` and U+212A (Kelvin sign) a `k`. So `PROCESSLİST`, and
+// KEY_COLUMN_USAGE spelled with a Kelvin sign, name those tables (checked on MariaDB 10.11); the
+// schema name is not matched this way (`İNFORMATION_SCHEMA` is another
+// database). `name` is the identifier's UTF-8 text, unquoted.
+constexpr bool equalsInformationSchemaName(std::string_view name, std::string_view upper_word) {
+  size_t at = 0;
+  for (char want : upper_word) {
+    if (at >= name.size()) return false;
+    if (want == 'I' && name.substr(at, 2) == "\xC4\xB0") {
+      at += 2;
+    } else if (want == 'K' && name.substr(at, 3) == "\xE2\x84\xAA") {
+      at += 3;
+    } else {
+      const char c = name[at];
+      if ((c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c) != want) return false;
+      ++at;
+    }
+  }
+  return at == name.size();
+}
+
 }  // namespace sp::parser

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "parser/lexer.hpp"
+#include "parser/text_search.hpp"
 
 namespace sp::routing {
 
@@ -26,9 +27,11 @@ bool spells(const Token& t, std::string_view sql, std::string_view w) {
   return t.is(TokenKind::kIdentifier) && equalsUpper(t.text(sql), w);
 }
 
-// Names spelling `w` bare or quoted (information_schema.`TABLES`).
+// Names spelling `w` bare or quoted (information_schema.`TABLES`), as the
+// server matches information_schema table names (`STATİSTİCS` is STATISTICS
+// to it: parser/text_search.hpp).
 bool names(const Token& t, std::string_view sql, std::string_view w) {
-  return isWord(t) && equalsUpper(parser::unquoteIdentifier(t.text(sql)), w);
+  return isWord(t) && parser::equalsInformationSchemaName(parser::unquoteIdentifier(t.text(sql)), w);
 }
 
 // The information_schema tables whose rows name the session's tables.

@@ -109,6 +109,16 @@ TEST(ProcesslistRewrite, TextSearchIgnoresOnlyAsciiCase) {
   EXPECT_FALSE(containsIgnoringAsciiCase("", "kill"));
 }
 
+TEST(ProcesslistRewrite, InformationSchemaNamesFoldTwoLetters) {
+  EXPECT_TRUE(equalsInformationSchemaName("processlist", "PROCESSLIST"));
+  EXPECT_TRUE(equalsInformationSchemaName("PROCESSL\xC4\xB0ST", "PROCESSLIST"));
+  EXPECT_TRUE(equalsInformationSchemaName("\xE2\x84\xAA" "ey_column_usage", "KEY_COLUMN_USAGE"));
+  EXPECT_FALSE(equalsInformationSchemaName("PROCESSL\xC4\xB1ST", "PROCESSLIST"));  // dotless i
+  EXPECT_FALSE(equalsInformationSchemaName("PROCESSLIS", "PROCESSLIST"));
+  EXPECT_FALSE(equalsInformationSchemaName("PROCESSLISTS", "PROCESSLIST"));
+  EXPECT_FALSE(equalsInformationSchemaName("PROCESSL\xC4", "PROCESSLIST"));
+}
+
 // Statements that never spell the table are answered without lexing; those
 // that do are still read token by token (strings and comments do not count).
 TEST(ProcesslistRewrite, StatementsWithoutTheWordAreNotRead) {

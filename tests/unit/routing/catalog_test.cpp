@@ -58,6 +58,11 @@ TEST(Catalog, ListingsRunOnTheDefaultBackendWithLiteralsPointedAtPhysicalTables)
   EXPECT_EQ(planText("select * from INFORMATION_SCHEMA.`columns` where table_schema = database()"),
             "db0: select * from INFORMATION_SCHEMA.`columns` where table_schema = database()");
   EXPECT_EQ(planText("SELECT * FROM information_schema.PROCESSLIST"), "-");
+  // The server's spellings of the catalog tables: U+0130 for I, the Kelvin sign for K.
+  EXPECT_EQ(planText("SELECT TABLE_NAME FROM information_schema.STAT\xC4\xB0ST\xC4\xB0" "CS WHERE TABLE_NAME = 'msg'"),
+            "db0: SELECT TABLE_NAME FROM information_schema.STAT\xC4\xB0ST\xC4\xB0" "CS WHERE TABLE_NAME = 'msg_00'");
+  EXPECT_EQ(planText("SELECT TABLE_NAME FROM information_schema.\xE2\x84\xAA" "EY_COLUMN_USAGE WHERE TABLE_NAME = 'msg'"),
+            "db0: SELECT TABLE_NAME FROM information_schema.\xE2\x84\xAA" "EY_COLUMN_USAGE WHERE TABLE_NAME = 'msg_00'");
   EXPECT_EQ(planText("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = 'msg_05'"),
             "db0: SELECT COUNT(*) FROM information_schema.tables WHERE table_name = ''");
 }
