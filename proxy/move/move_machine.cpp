@@ -149,10 +149,10 @@ awaitable<bool> MoveMachine::verify() {
 // In-flight writes to the keys and transactions older than the move end
 // within the drain timeout (checked every millisecond).
 awaitable<bool> MoveMachine::drained() {
-  auto started = Clock::now();
+  auto started = steps_.now();
   for (;;) {
     if (hold_.drained(watch_)) co_return true;
-    if (Clock::now() - started >= settings_.drain_timeout) co_return false;
+    if (steps_.now() - started >= settings_.drain_timeout) co_return false;
     co_await steps_.sleep(std::chrono::milliseconds(1));
   }
 }

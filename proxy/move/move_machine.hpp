@@ -81,6 +81,9 @@ class MoveSteps {
   // Deletes the moving keys' rows from the target (CANCEL, a failure before the switch).
   virtual awaitable<std::expected<void, std::string>> clearTarget() = 0;
   virtual awaitable<void> sleep(std::chrono::milliseconds duration) = 0;
+  // The clock the drain timeout is measured on (tests count their sleeps
+  // instead: a loaded machine must not decide whether writes drained).
+  virtual std::chrono::steady_clock::time_point now() const { return std::chrono::steady_clock::now(); }
   // In a fleet (fleet_cutover.hpp), while this proxy holds the keys: fences
   // them on every proxy and waits until each holds them; an error says who
   // did not (the fence is lifted again). Alone: nothing to do.

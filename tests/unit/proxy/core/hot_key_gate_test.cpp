@@ -50,6 +50,10 @@ TEST_F(HotKeyGateTest, WaitersOfOneKeyAreWokenInArrivalOrderFromAnotherThread) {
   });
   io.run_for(100ms);
   releaser.join();
+  // A loaded machine may run the releaser late: what it woke runs now.
+  io.restart();
+  while (io.poll() > 0) {
+  }
   ASSERT_EQ(order, std::vector<int>{1});
   EXPECT_EQ(gate.load("msg:1").active, 1u);
   EXPECT_EQ(gate.load("msg:1").waiting, 2u);

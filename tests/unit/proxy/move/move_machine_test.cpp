@@ -107,9 +107,14 @@ class FakeSteps final : public MoveSteps {
   void abandonFleetFence() override { calls.push_back("abandon fence"); }
   awaitable<void> sleep(std::chrono::milliseconds d) override {
     if (on_sleep) on_sleep();
+    slept += d;
     asio::steady_timer t(co_await asio::this_coro::executor, d);
     co_await t.async_wait(kNoThrow);
   }
+  // Time as the machine's sleeps add it up: the drain timeout (20 ms here)
+  // never depends on how late a loaded machine runs the timers.
+  std::chrono::steady_clock::time_point now() const override { return std::chrono::steady_clock::time_point{} + slept; }
+  std::chrono::milliseconds slept{0};
 
  private:
   WriteHold& hold_;
