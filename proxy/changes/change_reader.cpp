@@ -50,7 +50,7 @@ struct DrainEnd {
   bool moved = false;
 };
 
-// Whether another server should be read now than `reading` (checked every
+// Whether a server other than the one read (q.server) is to be read now (checked every
 // kRecheck while reading, on events and heartbeats alike).
 bool serverChanged(const ProxyContext& context, const ReaderQueue& q, const std::string& source) {
   auto now = readerServer(context, q.backend, source);

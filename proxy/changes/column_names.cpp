@@ -14,15 +14,16 @@ using protocol::ColumnType;
 
 struct TypeFamily {
   std::string_view data_type;
-  std::initializer_list<ColumnType> binlog_types;
+  std::vector<ColumnType> binlog_types;
 };
 
 // DATA_TYPE -> the types a TABLE_MAP may log for it (temporal types in both
 // the old and the MySQL 5.6 formats; ENUM, SET and fixed-size binary types
 // are logged as STRING with their real type in the metadata).
-constexpr auto kStringTypes = {ColumnType::kString, ColumnType::kEnum, ColumnType::kSet, ColumnType::kVarString};
-constexpr auto kBlobTypes = {ColumnType::kBlob, ColumnType::kTinyBlob, ColumnType::kMediumBlob,
-                             ColumnType::kLongBlob, ColumnType::kJson};
+const std::vector<ColumnType> kStringTypes = {ColumnType::kString, ColumnType::kEnum, ColumnType::kSet,
+                                             ColumnType::kVarString};
+const std::vector<ColumnType> kBlobTypes = {ColumnType::kBlob, ColumnType::kTinyBlob, ColumnType::kMediumBlob,
+                                           ColumnType::kLongBlob, ColumnType::kJson};
 const TypeFamily kFamilies[] = {
     {"tinyint", {ColumnType::kTiny}},
     {"smallint", {ColumnType::kShort}},
