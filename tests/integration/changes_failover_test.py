@@ -35,7 +35,6 @@ import http.client
 import json
 import os
 import random
-import re
 import signal
 import subprocess
 import threading
@@ -361,11 +360,11 @@ class ChangesThroughFailover(unittest.TestCase):
         """The servers of the group where the proxy holds a Binlog Dump connection (the change stream's
         reader; the replicas' own dumps are told apart by the client port, which is the proxy's)."""
         ss = subprocess.run(["ss", "-Htnp", "state", "established"], capture_output=True, text=True).stdout
-        proxy_ports = set()
+        proxy_ports = set()  # (server port, the proxy's local port) of every connection of the proxy
         for line in ss.splitlines():
             if f"pid={self.proc.pid}," in line:
-                local = line.split()[2]
-                proxy_ports.add(local.rsplit(":", 1)[1])
+                local, peer = line.split()[2:4]
+                proxy_ports.add((int(peer.rsplit(":", 1)[1]), local.rsplit(":", 1)[1]))
         found = set()
         for name, port in PORTS.items():
             try:
@@ -375,7 +374,7 @@ class ChangesThroughFailover(unittest.TestCase):
             with c:
                 for (host,) in rows(c, "SELECT HOST FROM information_schema.PROCESSLIST WHERE COMMAND LIKE "
                                        "'Binlog Dump%'"):
-                    if host.rsplit(":", 1)[-1] in proxy_ports:
+                    if (port, host.rsplit(":", 1)[-1]) in proxy_ports:
                         found.add(name)
         return found
 
