@@ -50,11 +50,17 @@ struct DrainEnd {
   bool moved = false;
 };
 
+// A server's label: the primary's login keeps the backend's name whichever
+// server is primary, so the address tells them apart.
+std::string serverLabel(const conf::BackendConfig& server) {
+  return fmt::format("{} ({}:{})", server.name, server.address.host, server.address.port);
+}
+
 // Whether a server other than the one read (q.server) is to be read now (checked every
 // kRecheck while reading, on events and heartbeats alike).
 bool serverChanged(const ProxyContext& context, const ReaderQueue& q, const std::string& source) {
   auto now = readerServer(context, q.backend, source);
-  return now && now->name != q.server;
+  return now && serverLabel(*now) != q.server;
 }
 
 // A streamed table's rows event that carries no column names and must get them.
@@ -151,13 +157,13 @@ awaitable<void> runReader(ReaderSetup setup, std::shared_ptr<ReaderQueue> queue,
       q.fatal = fmt::format("backend {} is not in the configuration", q.backend);
       break;
     }
-    if (!q.server.empty() && q.server != server->name) {
-      spdlog::info("change stream: reader of {} moves from {} to {} at {}", q.backend, q.server, server->name,
+    if (!q.server.empty() && q.server != serverLabel(*server)) {
+      spdlog::info("change stream: reader of {} moves from {} to {} at {}", q.backend, q.server, serverLabel(*server),
                    q.read_to.connectState());
       moved_at = std::chrono::steady_clock::now();
       retry = kRetryFirst;
     }
-    q.server = server->name;
+    q.server = serverLabel(*server);
     const conf::BackendConfig login = replicationBackend(*server);
     BinlogStreamOptions options;
     options.heartbeat_period = std::chrono::milliseconds(setup.config.heartbeat_ms);

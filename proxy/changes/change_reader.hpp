@@ -40,7 +40,7 @@ struct ReaderQueue {
   BackendGtids read_to;             // after the last transaction queued
   bool caught_up = false;           // the server said it had nothing more (a heartbeat) since the last one
   std::string fatal;                // the reader ended: why
-  std::string server;               // the server read now
+  std::string server;               // the server read now: "name (host:port)"
 };
 
 // The timers used as wake-ups (cancel() wakes every waiter) and the stop flag.
