@@ -332,6 +332,12 @@ class ChangesThroughFailover(unittest.TestCase):
         return health.get(topology["primary"]) == "up" and any(health.get(n) == "up" for n in replicas)
 
     @classmethod
+    def replicas_up(cls):
+        topology = cls.admin_rows("SHOW TOPOLOGY")[0]
+        health = {r["backend"]: r["health"] for r in cls.admin_rows("SHOW BACKENDS")}
+        return all(health.get(n) == "up" for n in topology["replicas"].split(",") if n)
+
+    @classmethod
     def stop_proxy(cls):
         cls.proc.send_signal(signal.SIGTERM)
         cls.proc.wait(timeout=30)
@@ -431,6 +437,9 @@ class ChangesThroughFailover(unittest.TestCase):
             with writers.lock:
                 at_failover = len(writers.acked_at)
             wait_until("writes flowing after the failover", lambda: writers.count() > at_failover + 300, 60)
+        # The failover repoints the other replica after publishing the roles: let it finish before the
+        # proxy restarts in test_2 (a restart in the middle leaves that replica stopped).
+        wait_until("every replica of the new primary up", self.replicas_up, 60)
         with writers.lock:
             acked = sorted(writers.acked_at)
         write_outage = max((b - a for a, b in zip(acked, acked[1:]) if b > killed - 1), default=0.0)
