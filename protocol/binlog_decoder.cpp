@@ -35,6 +35,7 @@ BinlogResult<BinlogRowsEvent> BinlogDecoder::rows(const SplitEvent& split) {
   out.schema = table->second.schema;
   out.table = table->second.table;
   out.column_names = table->second.column_names;
+  out.column_types = table->second.column_types;
   out.primary_key = table->second.primary_key;
   out.rows = std::move(*images);
   for (size_t c = 0; c < data->present.size(); ++c) {

@@ -21,6 +21,7 @@ struct BinlogRowsEvent {
   Kind kind = Kind::kInsert;
   std::string schema, table;
   std::vector<std::string> column_names;  // empty when the source logs MINIMAL metadata
+  std::vector<uint8_t> column_types;      // ColumnType values, from the TABLE_MAP (always logged)
   std::vector<uint32_t> primary_key;      // column indexes, from the TABLE_MAP when logged
   // Every image holds every column (binlog_row_image=FULL); otherwise absent
   // columns read as NULL and the images are not whole rows.

@@ -4,8 +4,13 @@
 // transactions (change_assembler.hpp) and queues them for the stream's
 // merge, waiting while the queue holds changes.buffer_events / backends row
 // changes (a slow consumer makes the reader wait: it never buffers more). A
-// lost connection is reopened from the last transaction queued; an error of
-// the server (a GTID it no longer has) or of decoding ends the reader.
+// lost connection is reopened from the last transaction queued, and so is the
+// stream when the server to read changes (a role change: the GTID position
+// is the same on every server of the group); an error of the server (a GTID
+// it no longer has) or of decoding ends the reader, except within
+// kCatchUpGrace of such a move (the new server may still be applying the
+// position's GTIDs). Row events without column names get them from
+// information_schema (column_lookup.hpp).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -35,7 +40,7 @@ struct ReaderQueue {
   BackendGtids read_to;             // after the last transaction queued
   bool caught_up = false;           // the server said it had nothing more (a heartbeat) since the last one
   std::string fatal;                // the reader ended: why
-  std::string server;               // the server read now
+  std::string server;               // the server read now: "name (host:port)"
 };
 
 // The timers used as wake-ups (cancel() wakes every waiter) and the stop flag.
@@ -57,7 +62,12 @@ struct ReaderSetup {
 awaitable<void> runReader(ReaderSetup setup, std::shared_ptr<ReaderQueue> queue,
                           std::shared_ptr<StreamSignals> signals);
 
-// The login of the server a reader of `backend` reads now (replication account).
+// The server a reader of `backend` reads now: under changes.source: replicas
+// the first healthy replica, else (and always under source: primary) the
+// current primary (it follows SWITCHOVER and FAILOVER). Its application login.
+std::optional<conf::BackendConfig> readerServer(const ProxyContext& context, const std::string& backend,
+                                                const std::string& source);
+// The same with the backend's replication account (for the binlog dump).
 std::optional<conf::BackendConfig> readerLogin(const ProxyContext& context, const std::string& backend,
                                                const std::string& source);
 
