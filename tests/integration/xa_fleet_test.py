@@ -1,0 +1,216 @@
+"""Cross-backend transactions in a fleet (issue 35): the proxy that decided dies, another finishes its work.
+
+Run by ctest as integration.xa_fleet (tests/integration/fleet.cmake), or by hand:
+  cd tests/integration && SP_PROXY_BINARY=../../build/proxy/shardproxy /usr/bin/python3 -m unittest -v xa_fleet_test
+
+A real 3-member etcd cluster (scripts/fleet) and two proxies, p1 and p2
+(fleet.lease_ttl_s: 2, transactions.recovery_interval_ms: 300), over the
+shared MariaDB cluster; the accounts table of xa_transactions_test (account a
+on db0 when a % 16 < 8, else on db1), so a transfer between accounts 0 and 8
+needs both backends. Balances are read on the backends directly.
+
+test_1: transfers across backends through both proxies at once: every one
+committed, total unchanged, no branch left prepared.
+test_2: p1 runs with SHARDPROXY_XA_FAILPOINT=after_decision: it writes the
+commit decision to etcd, then _exits (as a SIGKILL: no lease revoked) before
+any XA COMMIT. While p1's lease lives, p2 lists both branches in doubt
+("waiting for proxy p1 (alive)") and leaves them; once it expired, p2 commits
+both: the transfer is applied on both backends, total unchanged, XA RECOVER
+empty on both, SHOW TRANSACTIONS on p2 shows the two recovered branches.
+test_3: the same with after_prepares (both branches prepared, no decision):
+p2 rolls both back (it first settles the id in etcd so that no late commit
+decision can appear); balances unchanged.
+The time from p1's death to the last branch finished is printed (figures:
+lease TTL 2 s + up to one recovery interval + the pass).
+"""
+import os
+import shutil
+import time
+import unittest
+
+import pymysql
+
+import fleet_test as ft
+import scatter_failure_proxy as sf
+import xa_transactions_test as xt
+
+PREFIX = "itxf"
+LEASE_TTL_S = 2
+RECOVERY_MS = 300
+AMOUNT = 7
+
+
+def prepared(port):
+    conn = sf.direct(port)
+    try:
+        return [r[3].decode(errors="replace") for r in sf.rows(conn, "XA RECOVER")
+                if r[3].decode(errors="replace").startswith(PREFIX + "-")]
+    finally:
+        conn.close()
+
+
+def all_prepared():
+    return prepared(sf.DB0_PORT) + prepared(sf.DB1_PORT)
+
+
+class XaFleetTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(ft.RUN_ROOT, exist_ok=True)
+        cls.table = xt.Accounts("it_xaf_acct")
+        xt.TABLE = cls.table.name
+        cls.etcd = ft.fleet.EtcdCluster(ft.RUN_ROOT, ft.ETCD_PORTS, ft.PEER_PORTS, token=f"itxf-{os.getpid()}")
+        cls.etcd.destroy()
+        cls.proxies = []
+        try:
+            cls.table.create()
+            cls.etcd.start(fresh=True)
+            binary = os.environ.get("SP_PROXY_BINARY", os.path.join(ft.REPO_ROOT, "build", "proxy", "shardproxy"))
+            base = os.path.join(ft.REPO_ROOT, "conf", "shardproxy.yaml")
+            for name, port in zip(ft.fleet.NAMES[:2], ft.proxy_ports()):
+                p = ft.fleet.FleetProxy(ft.RUN_ROOT, name, port, binary)
+                shutil.rmtree(os.path.join(p.dir, "cache"), ignore_errors=True)
+                config = ft.fleet.proxy_config(base, name, port, port + 1, p.dir, cls.etcd.endpoints(),
+                                               f"/shardproxy/itxf-{os.getpid()}", [sf.DB0_PORT, sf.DB1_PORT])
+                config["fleet"]["lease_ttl_s"] = LEASE_TTL_S
+                config["transactions"] = {"cross_backend": "atomic", "recovery_interval_ms": RECOVERY_MS,
+                                          "xid_prefix": PREFIX}
+                p.write_config(config)
+                p.write_map(cls.table.map_text())
+                p.start()
+                cls.proxies.append(p)
+            cls.p1, cls.p2 = cls.proxies
+            cls.wait_fleet(2)
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        os.environ.pop("SHARDPROXY_XA_FAILPOINT", None)
+        for p in getattr(cls, "proxies", []):
+            p.stop()
+        cls.etcd.destroy()
+        # Nothing of this run may stay prepared on the shared backends (a failed test's branches).
+        for port in (sf.DB0_PORT, sf.DB1_PORT):
+            conn = sf.direct(port)
+            try:
+                for fmt, glen, blen, data in sf.rows(conn, "XA RECOVER"):
+                    if data.decode(errors="replace").startswith(PREFIX + "-"):
+                        g, b = data[:glen].decode(), data[glen:glen + blen].decode()
+                        sf.rows(conn, f"XA ROLLBACK '{g}','{b}'")
+            finally:
+                conn.close()
+        cls.table.drop()
+
+    wait_fleet = ft.FleetTest.__dict__["wait_fleet"]
+
+    def setUp(self):
+        for p in self.proxies:
+            if not p.alive():
+                os.environ.pop("SHARDPROXY_XA_FAILPOINT", None)
+                p.start()
+        self.wait_fleet(2)
+        self.table.reset()
+
+    def show_transactions(self, proxy):
+        c = ft.admin(proxy)
+        try:
+            return [r for r in sf.rows(c, "SHOW TRANSACTIONS") if r[0].startswith(PREFIX + "-")]
+        finally:
+            c.close()
+
+    def test_1_transfers_across_backends_through_two_proxies(self):
+        conns = [ft.app(p) for p in self.proxies]
+        try:
+            for i in range(20):
+                src, dst = (0, 8) if i % 2 == 0 else (9, 1)
+                xt.transfer(conns[i % 2], src, dst, AMOUNT)
+        finally:
+            for c in conns:
+                c.close()
+        b = self.table.balances()
+        self.assertEqual(sum(b.values()), xt.ACCOUNTS * xt.INITIAL)
+        self.assertEqual((b[0], b[8], b[9], b[1]),
+                         (xt.INITIAL - 10 * AMOUNT, xt.INITIAL + 10 * AMOUNT,
+                          xt.INITIAL - 10 * AMOUNT, xt.INITIAL + 10 * AMOUNT))
+        self.assertEqual(all_prepared(), [])
+
+    def kill_p1_at(self, step):
+        """p1 restarted with the fail point; one transfer 0 -> 8 through it; p1 dies at `step`."""
+        self.p1.stop()
+        os.environ["SHARDPROXY_XA_FAILPOINT"] = step
+        try:
+            self.p1.start()
+        finally:
+            os.environ.pop("SHARDPROXY_XA_FAILPOINT", None)
+        self.wait_fleet(2)
+        conn = ft.app(self.p1)
+        with self.assertRaises(pymysql.err.OperationalError):
+            xt.transfer(conn, 0, 8, AMOUNT)
+        died = time.monotonic()
+        self.p1.proc.wait(10)
+        self.assertEqual(self.p1.proc.returncode, 86, "p1 exited at the fail point")
+        left = all_prepared()
+        self.assertEqual(len(left), 2, left)
+        self.assertTrue(all(f"{PREFIX}-p1-" in x for x in left), left)
+        return died
+
+    def wait_resolved(self, died, timeout=30):
+        """Until no branch of the run is prepared; p2's in-doubt rows seen meanwhile."""
+        waiting = set()
+        deadline = time.monotonic() + timeout
+        while all_prepared():
+            if time.monotonic() > deadline:
+                self.fail(f"branches still prepared {timeout}s after p1 died: {all_prepared()}")
+            for r in self.show_transactions(self.p2):
+                if r[1] == "in_doubt":
+                    waiting.add(r[7])
+            time.sleep(0.05)
+        took = time.monotonic() - died
+        print(f"\n  p2 finished p1's branches {took:.2f}s after p1 died "
+              f"(lease_ttl_s {LEASE_TTL_S}, recovery_interval_ms {RECOVERY_MS}); seen meanwhile: {sorted(waiting)}")
+        self.assertLess(took, LEASE_TTL_S + 10)
+        return waiting
+
+    def recovered_rows(self):
+        return [r for r in self.show_transactions(self.p2) if r[1] == "recovered" and f"{PREFIX}-p1-" in r[0]]
+
+    def test_2_decided_then_killed_committed_by_the_survivor(self):
+        before = len(self.recovered_rows())
+        died = self.kill_p1_at("after_decision")
+        waiting = self.wait_resolved(died)
+        self.assertIn("waiting for proxy p1 (alive)", waiting, "p2 leaves a live member's branches alone")
+        b = self.table.balances()
+        self.assertEqual((b[0], b[8]), (xt.INITIAL - AMOUNT, xt.INITIAL + AMOUNT), "the decided transfer committed")
+        self.assertEqual(sum(b.values()), xt.ACCOUNTS * xt.INITIAL)
+        self.assertEqual(all_prepared(), [])
+        rows = self.recovered_rows()[before:]
+        self.assertEqual(sorted((r[4], r[6], r[7]) for r in rows),
+                         [("db0", "commit", "for proxy p1 (gone)"), ("db1", "commit", "for proxy p1 (gone)")], rows)
+
+    def test_3_prepared_then_killed_rolled_back_by_the_survivor(self):
+        before = len(self.recovered_rows())
+        died = self.kill_p1_at("after_prepares")
+        self.wait_resolved(died)
+        b = self.table.balances()
+        self.assertEqual((b[0], b[8]), (xt.INITIAL, xt.INITIAL), "the undecided transfer rolled back")
+        self.assertEqual(sum(b.values()), xt.ACCOUNTS * xt.INITIAL)
+        self.assertEqual(all_prepared(), [])
+        rows = self.recovered_rows()[before:]
+        self.assertEqual(sorted((r[4], r[6], r[7]) for r in rows),
+                         [("db0", "rollback", "for proxy p1 (gone)"), ("db1", "rollback", "for proxy p1 (gone)")], rows)
+        # p1 restarted under its name takes part again: its next transfer commits.
+        self.p1.start()
+        self.wait_fleet(2)
+        conn = ft.app(self.p1)
+        try:
+            xt.transfer(conn, 0, 8, AMOUNT)
+        finally:
+            conn.close()
+        b = self.table.balances()
+        self.assertEqual((b[0], b[8]), (xt.INITIAL - AMOUNT, xt.INITIAL + AMOUNT))
+
+
+if __name__ == "__main__":
+    unittest.main()
