@@ -64,9 +64,16 @@ awaitable<void> XaRecovery::pass() {
     if (read) {
       snapshot = std::move(*read);
       pass.fleet = &*snapshot;
+      if (etcd_unreadable_) spdlog::info("XA recovery: etcd readable again: fleet branches are resolved again");
+      etcd_unreadable_ = false;
     } else {
       pass.etcd_problem = read.error();
       registry.counters.recovery_errors.fetch_add(1, std::memory_order_relaxed);
+      if (!etcd_unreadable_) {
+        spdlog::warn("XA recovery: cannot read the fleet's decisions from etcd ({}): prepared branches of the "
+                     "fleet's ids wait until it answers", read.error());
+      }
+      etcd_unreadable_ = true;
     }
   }
   bool all_read = true;

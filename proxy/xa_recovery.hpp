@@ -48,6 +48,7 @@ class XaRecovery {
   void cleanUpFleet(const Pass& pass);
 
   ProxyContext& context_;
+  bool etcd_unreadable_ = false;  // the last pass could not read etcd (logged once per outage)
   asio::io_context io_;
   std::thread thread_;
 };
