@@ -10,23 +10,28 @@ on db0 when a % 16 < 8, else on db1), so a transfer between accounts 0 and 8
 needs both backends. Balances are read on the backends directly.
 
 test_1: transfers across backends through both proxies at once: every one
-committed, total unchanged, no branch left prepared.
+committed, total unchanged, no branch left prepared, no decision record left
+in etcd (<prefix>/xa/decisions/, read through the JSON gateway).
 test_2: p1 runs with SHARDPROXY_XA_FAILPOINT=after_decision: it writes the
-commit decision to etcd, then _exits (as a SIGKILL: no lease revoked) before
-any XA COMMIT. While p1's lease lives, p2 lists both branches in doubt
+commit decision to etcd (the record is there: commit, p1, [db0, db1]), then
+_exits (as a SIGKILL: no lease revoked) before any XA COMMIT. While p1's lease lives, p2 lists both branches in doubt
 ("waiting for proxy p1 (alive)") and leaves them; once it expired, p2 commits
 both: the transfer is applied on both backends, total unchanged, XA RECOVER
-empty on both, SHOW TRANSACTIONS on p2 shows the two recovered branches.
+empty on both, SHOW TRANSACTIONS on p2 shows the two recovered branches, and
+the record is deleted.
 test_3: the same with after_prepares (both branches prepared, no decision):
 p2 rolls both back (it first settles the id in etcd so that no late commit
 decision can appear); balances unchanged.
 The time from p1's death to the last branch finished is printed (figures:
 lease TTL 2 s + up to one recovery interval + the pass).
 """
+import base64
+import json
 import os
 import shutil
 import time
 import unittest
+import urllib.request
 
 import pymysql
 
@@ -53,6 +58,17 @@ def all_prepared():
     return prepared(sf.DB0_PORT) + prepared(sf.DB1_PORT)
 
 
+def etcd_range(endpoint, prefix):
+    """{key: value} of every key under `prefix`, through etcd's JSON gateway."""
+    end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    body = json.dumps({"key": base64.b64encode(prefix.encode()).decode(),
+                       "range_end": base64.b64encode(end.encode()).decode()}).encode()
+    with urllib.request.urlopen(urllib.request.Request(endpoint + "/v3/kv/range", data=body), timeout=5) as r:
+        kvs = json.load(r).get("kvs", [])
+    return {base64.b64decode(kv["key"]).decode(): json.loads(base64.b64decode(kv.get("value", "")) or b"null")
+            for kv in kvs}
+
+
 class XaFleetTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -70,8 +86,9 @@ class XaFleetTest(unittest.TestCase):
             for name, port in zip(ft.fleet.NAMES[:2], ft.proxy_ports()):
                 p = ft.fleet.FleetProxy(ft.RUN_ROOT, name, port, binary)
                 shutil.rmtree(os.path.join(p.dir, "cache"), ignore_errors=True)
+                cls.prefix = f"/shardproxy/itxf-{os.getpid()}"
                 config = ft.fleet.proxy_config(base, name, port, port + 1, p.dir, cls.etcd.endpoints(),
-                                               f"/shardproxy/itxf-{os.getpid()}", [sf.DB0_PORT, sf.DB1_PORT])
+                                               cls.prefix, [sf.DB0_PORT, sf.DB1_PORT])
                 config["fleet"]["lease_ttl_s"] = LEASE_TTL_S
                 config["transactions"] = {"cross_backend": "atomic", "recovery_interval_ms": RECOVERY_MS,
                                           "xid_prefix": PREFIX}
@@ -113,6 +130,19 @@ class XaFleetTest(unittest.TestCase):
         self.wait_fleet(2)
         self.table.reset()
 
+    def decisions(self):
+        """The decision records in etcd, by gtrid."""
+        root = self.prefix + "/xa/decisions/"
+        return {k[len(root):]: v for k, v in etcd_range(self.etcd.endpoints()[0], root).items()}
+
+    def wait_no_decisions(self, timeout=5):
+        """Records are deleted once no backend lists a branch of their id (by a recovery pass)."""
+        deadline = time.monotonic() + timeout
+        while self.decisions():
+            if time.monotonic() > deadline:
+                self.fail(f"decision records left in etcd: {self.decisions()}")
+            time.sleep(0.1)
+
     def show_transactions(self, proxy):
         c = ft.admin(proxy)
         try:
@@ -135,6 +165,7 @@ class XaFleetTest(unittest.TestCase):
                          (xt.INITIAL - 10 * AMOUNT, xt.INITIAL + 10 * AMOUNT,
                           xt.INITIAL - 10 * AMOUNT, xt.INITIAL + 10 * AMOUNT))
         self.assertEqual(all_prepared(), [])
+        self.wait_no_decisions()  # each commit deleted its own record
 
     def kill_p1_at(self, step):
         """p1 restarted with the fail point; one transfer 0 -> 8 through it; p1 dies at `step`."""
@@ -154,6 +185,7 @@ class XaFleetTest(unittest.TestCase):
         left = all_prepared()
         self.assertEqual(len(left), 2, left)
         self.assertTrue(all(f"{PREFIX}-p1-" in x for x in left), left)
+        self.gtrid = left[0][:-3]  # gtrid + bqual ('db0' / 'db1')
         return died
 
     def wait_resolved(self, died, timeout=30):
@@ -179,6 +211,9 @@ class XaFleetTest(unittest.TestCase):
     def test_2_decided_then_killed_committed_by_the_survivor(self):
         before = len(self.recovered_rows())
         died = self.kill_p1_at("after_decision")
+        record = self.decisions().get(self.gtrid)
+        self.assertEqual((record or {}).get("outcome"), "commit", self.decisions())
+        self.assertEqual((record["proxy"], sorted(record["branches"])), ("p1", ["db0", "db1"]))
         waiting = self.wait_resolved(died)
         self.assertIn("waiting for proxy p1 (alive)", waiting, "p2 leaves a live member's branches alone")
         b = self.table.balances()
@@ -188,10 +223,12 @@ class XaFleetTest(unittest.TestCase):
         rows = self.recovered_rows()[before:]
         self.assertEqual(sorted((r[4], r[6], r[7]) for r in rows),
                          [("db0", "commit", "for proxy p1 (gone)"), ("db1", "commit", "for proxy p1 (gone)")], rows)
+        self.wait_no_decisions()
 
     def test_3_prepared_then_killed_rolled_back_by_the_survivor(self):
         before = len(self.recovered_rows())
         died = self.kill_p1_at("after_prepares")
+        self.assertNotIn(self.gtrid, self.decisions())
         self.wait_resolved(died)
         b = self.table.balances()
         self.assertEqual((b[0], b[8]), (xt.INITIAL, xt.INITIAL), "the undecided transfer rolled back")
@@ -200,6 +237,7 @@ class XaFleetTest(unittest.TestCase):
         rows = self.recovered_rows()[before:]
         self.assertEqual(sorted((r[4], r[6], r[7]) for r in rows),
                          [("db0", "rollback", "for proxy p1 (gone)"), ("db1", "rollback", "for proxy p1 (gone)")], rows)
+        self.wait_no_decisions()  # the rollback record p2 settled the id with, cleaned up too
         # p1 restarted under its name takes part again: its next transfer commits.
         self.p1.start()
         self.wait_fleet(2)
