@@ -12,13 +12,14 @@ needs both backends. Balances are read on the backends directly.
 test_1: transfers across backends through both proxies at once: every one
 committed, total unchanged, no branch left prepared, no decision record left
 in etcd (<prefix>/xa/decisions/, read through the JSON gateway).
-test_2: p1 runs with SHARDPROXY_XA_FAILPOINT=after_decision: it writes the
+test_2: while p2 keeps transferring across backends (accounts other than 0
+and 8), p1 runs with SHARDPROXY_XA_FAILPOINT=after_decision: it writes the
 commit decision to etcd (the record is there: commit, p1, [db0, db1]), then
 _exits (as a SIGKILL: no lease revoked) before any XA COMMIT. While p1's lease lives, p2 lists both branches in doubt
 ("waiting for proxy p1 (alive)") and leaves them; once it expired, p2 commits
 both: the transfer is applied on both backends, total unchanged, XA RECOVER
-empty on both, SHOW TRANSACTIONS on p2 shows the two recovered branches, and
-the record is deleted.
+empty on both, every account equals what the confirmed transfers say, SHOW
+TRANSACTIONS on p2 shows the two recovered branches, and the record is deleted.
 test_3: the same with after_prepares (both branches prepared, no decision):
 p2 rolls both back (it first settles the id in etcd so that no late commit
 decision can appear); balances unchanged.
@@ -28,7 +29,9 @@ lease TTL 2 s + up to one recovery interval + the pass).
 import base64
 import json
 import os
+import random
 import shutil
+import threading
 import time
 import unittest
 import urllib.request
@@ -205,20 +208,55 @@ class XaFleetTest(unittest.TestCase):
         self.assertLess(took, LEASE_TTL_S + 10)
         return waiting
 
+    def transfers_on_p2(self, stop, done, errors):
+        """Transfers across backends through p2 until `stop`, among accounts other than 0 and 8 (whose rows
+        p1's prepared branches lock until p2 finishes them)."""
+        rng = random.Random(7)
+        conn = ft.app(self.p2)
+        try:
+            while not stop.is_set():
+                src, dst = xt.cross_pair(rng)
+                if {src, dst} & {0, 8}:
+                    continue
+                try:
+                    xt.transfer(conn, src, dst, 1)
+                    done.append((src, dst))
+                except pymysql.MySQLError as e:
+                    errors.append(e)
+                    return
+        finally:
+            conn.close()
+
     def recovered_rows(self):
         return [r for r in self.show_transactions(self.p2) if r[1] == "recovered" and f"{PREFIX}-p1-" in r[0]]
 
     def test_2_decided_then_killed_committed_by_the_survivor(self):
         before = len(self.recovered_rows())
-        died = self.kill_p1_at("after_decision")
-        record = self.decisions().get(self.gtrid)
-        self.assertEqual((record or {}).get("outcome"), "commit", self.decisions())
-        self.assertEqual((record["proxy"], sorted(record["branches"])), ("p1", ["db0", "db1"]))
-        waiting = self.wait_resolved(died)
+        stop, done, errors = threading.Event(), [], []
+        worker = threading.Thread(target=self.transfers_on_p2, args=(stop, done, errors), daemon=True)
+        worker.start()  # p2 keeps committing across backends while p1 dies and its branches wait
+        try:
+            died = self.kill_p1_at("after_decision")
+            record = self.decisions().get(self.gtrid)
+            self.assertEqual((record or {}).get("outcome"), "commit", self.decisions())
+            self.assertEqual((record["proxy"], sorted(record["branches"])), ("p1", ["db0", "db1"]))
+            waiting = self.wait_resolved(died)
+        finally:
+            stop.set()
+            worker.join(30)
+        self.assertEqual(errors, [])
+        self.assertGreater(len(done), 0)
         self.assertIn("waiting for proxy p1 (alive)", waiting, "p2 leaves a live member's branches alone")
         b = self.table.balances()
         self.assertEqual((b[0], b[8]), (xt.INITIAL - AMOUNT, xt.INITIAL + AMOUNT), "the decided transfer committed")
-        self.assertEqual(sum(b.values()), xt.ACCOUNTS * xt.INITIAL)
+        self.assertEqual(sum(b.values()), xt.ACCOUNTS * xt.INITIAL, "the total of every account, after p2's "
+                         f"{len(done)} transfers and p1's death")
+        expected = {a: xt.INITIAL for a in range(xt.ACCOUNTS)}
+        expected[0], expected[8] = xt.INITIAL - AMOUNT, xt.INITIAL + AMOUNT
+        for src, dst in done:
+            expected[src] -= 1
+            expected[dst] += 1
+        self.assertEqual(b, expected, "every confirmed transfer applied on both backends")
         self.assertEqual(all_prepared(), [])
         rows = self.recovered_rows()[before:]
         self.assertEqual(sorted((r[4], r[6], r[7]) for r in rows),
