@@ -35,9 +35,10 @@ int64_t FleetXaStore::lease() const {
   return agent ? agent->lease() : 0;
 }
 
-std::expected<std::string, std::string> FleetXaStore::call(const std::string& target, const std::string& body) {
-  return runEtcdCall<std::expected<std::string, std::string>>([&](EtcdClient& c) { return c.call(target, body); },
-                                                              client_);
+std::expected<std::string, std::string> FleetXaStore::call(const std::string& target, const std::string& body,
+                                                           bool* reached) {
+  return runEtcdCall<std::expected<std::string, std::string>>(
+      [&](EtcdClient& c) { return c.call(target, body, reached); }, client_);
 }
 
 XaDecisionWrite FleetXaStore::recordCommit(const std::string& gtrid, const std::vector<std::string>& branches) {
@@ -48,8 +49,17 @@ XaDecisionWrite FleetXaStore::recordCommit(const std::string& gtrid, const std::
   }
   const coord::XaDecisionRecord record{coord::XaOutcome::kCommit, config_.name, branches, unixMs()};
   const coord::EtcdLeaseFence fence{coord::memberKey(config_.etcd_prefix, config_.name), held};
-  auto answer = call("/v3/kv/txn", coord::etcdFencedCreateRequest(coord::xaDecisionKey(config_.etcd_prefix, gtrid),
-                                                                   coord::encodeXaDecision(record), &fence));
+  bool reached = false;
+  auto answer = call("/v3/kv/txn",
+                     coord::etcdFencedCreateRequest(coord::xaDecisionKey(config_.etcd_prefix, gtrid),
+                                                    coord::encodeXaDecision(record), &fence),
+                     &reached);
+  if (!answer && !reached) {
+    // No endpoint even accepted a connection: the write never left.
+    spdlog::warn("XA {}: etcd unreachable: the commit decision is not written, the transaction rolls back: {}", gtrid,
+                 answer.error());
+    return XaDecisionWrite::kRefused;
+  }
   if (!answer) {
     spdlog::warn("XA {}: the commit decision's write got no answer from etcd: {}", gtrid, answer.error());
     return XaDecisionWrite::kUnknown;

@@ -30,7 +30,8 @@ class FleetXaStore final : public XaFleetStore {
   void remove(const std::string& gtrid, int64_t create_revision) override;
 
  private:
-  std::expected<std::string, std::string> call(const std::string& target, const std::string& body);
+  std::expected<std::string, std::string> call(const std::string& target, const std::string& body,
+                                               bool* reached = nullptr);
   int64_t lease() const;
 
   conf::FleetConfig config_;
