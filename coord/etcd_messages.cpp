@@ -151,6 +151,17 @@ json::object keyRange(std::string_view key, bool prefix) {
   return o;
 }
 
+// One compare of a txn: `key`'s `target` (CREATE, MOD, LEASE) equals `value`
+// (`field`: the gateway's name for it, create_revision, mod_revision, lease).
+json::object compareEqual(std::string_view key, std::string_view target, std::string_view field, int64_t value) {
+  json::object c;
+  c["key"] = b64(key);
+  c["result"] = "EQUAL";
+  c["target"] = target;
+  c[field] = std::to_string(value);
+  return c;
+}
+
 // A txn: when every compare holds, put `value` at `key` (under `lease`, 0:
 // none); otherwise read `key`, so the caller sees what is there.
 json::object putOrRead(json::array compares, std::string_view key, std::string_view value, int64_t lease) {
@@ -227,33 +238,14 @@ std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revisio
     compare["mod_revision"] = std::to_string(expected_mod_revision);
   }
   json::array compares{std::move(compare)};
-  if (guard) {
-    json::object exists;
-    exists["key"] = b64(guard->key);
-    exists["result"] = "EQUAL";
-    exists["target"] = "CREATE";
-    exists["create_revision"] = std::to_string(guard->create_revision);
-    compares.push_back(std::move(exists));
-  }
+  if (guard) compares.push_back(compareEqual(guard->key, "CREATE", "create_revision", guard->create_revision));
   return toText(putOrRead(std::move(compares), key, value, lease));
 }
 
 std::string etcdFencedCreateRequest(std::string_view key, std::string_view value, const EtcdLeaseFence* fence) {
   json::array compares;
-  if (fence) {
-    json::object held;
-    held["key"] = b64(fence->key);
-    held["result"] = "EQUAL";
-    held["target"] = "LEASE";
-    held["lease"] = std::to_string(fence->lease);
-    compares.push_back(std::move(held));
-  }
-  json::object absent;
-  absent["key"] = b64(key);
-  absent["result"] = "EQUAL";
-  absent["target"] = "CREATE";
-  absent["create_revision"] = "0";
-  compares.push_back(std::move(absent));
+  if (fence) compares.push_back(compareEqual(fence->key, "LEASE", "lease", fence->lease));
+  compares.push_back(compareEqual(key, "CREATE", "create_revision", 0));
   return toText(putOrRead(std::move(compares), key, value, 0));
 }
 
