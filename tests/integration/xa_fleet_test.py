@@ -23,6 +23,9 @@ TRANSACTIONS on p2 shows the two recovered branches, and the record is deleted.
 test_3: the same with after_prepares (both branches prepared, no decision):
 p2 rolls both back (it first settles the id in etcd so that no late commit
 decision can appear); balances unchanged.
+test_4: every etcd member stopped: a transfer across backends through p2
+gets 9170 at COMMIT and changes nothing (no branch left prepared), while a
+transfer on one backend (one phase, no decision) commits; etcd restarted.
 The time from p1's death to the last branch finished is printed (figures:
 lease TTL 2 s + up to one recovery interval + the pass).
 """
@@ -286,6 +289,30 @@ class XaFleetTest(unittest.TestCase):
             conn.close()
         b = self.table.balances()
         self.assertEqual((b[0], b[8]), (xt.INITIAL - AMOUNT, xt.INITIAL + AMOUNT))
+
+    def test_4_etcd_unreachable_rolls_back_with_9170(self):
+        """No decision can be written: the two-phase commit rolls back, the client is told, nothing is
+        committed; one-backend transactions (one phase, no decision) go on."""
+        self.etcd.stop()
+        try:
+            conn = ft.app(self.p2)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute("BEGIN")
+                    cur.execute(f"UPDATE {xt.TABLE} SET balance = balance - {AMOUNT} WHERE conv_id = 0")
+                    cur.execute(f"UPDATE {xt.TABLE} SET balance = balance + {AMOUNT} WHERE conv_id = 8")
+                    with self.assertRaises(pymysql.err.OperationalError) as refused:
+                        cur.execute("COMMIT")
+                self.assertEqual(refused.exception.args[0], 9170, refused.exception.args)
+                xt.transfer(conn, 1, 2, AMOUNT)  # both on db0: one phase
+            finally:
+                conn.close()
+            b = self.table.balances()
+            self.assertEqual((b[0], b[8], b[1], b[2]), (xt.INITIAL, xt.INITIAL, xt.INITIAL - AMOUNT, xt.INITIAL + AMOUNT))
+            self.assertEqual(all_prepared(), [])
+        finally:
+            self.etcd.start()
+        self.wait_fleet(2, timeout=30)
 
 
 if __name__ == "__main__":
