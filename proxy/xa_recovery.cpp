@@ -17,6 +17,7 @@ using protocol::Command;
 // A decision is cleaned up only when every branch was prepared before the
 // pass began, i.e. written well before it (decisions follow every prepare).
 constexpr int64_t kCleanupMarginMs = 1000;
+constexpr uint16_t kXaerNota = 1397;  // XAER_NOTA: the server knows no such branch (any more)
 
 int64_t unixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -179,6 +180,11 @@ awaitable<bool> XaRecovery::recoverBackend(const std::string& backend, Pass& pas
           .fetch_add(1, std::memory_order_relaxed);
       if (for_other) registry.counters.recovered_for_others.fetch_add(1, std::memory_order_relaxed);
       registry.addRecovered({branch.gtrid, backend, *commit, whose, std::chrono::steady_clock::now()});
+      continue;
+    }
+    if (r.error().kind == BackendError::Kind::kServer && r.error().code == kXaerNota) {
+      // Finished between the listing and now: by its commit, or by another member's recovery (same outcome).
+      spdlog::info("XA recovery: branch {} of {} on {} was finished meanwhile", branch.bqual, branch.gtrid, backend);
       continue;
     }
     spdlog::warn("XA recovery: cannot resolve branch {} of {} on {}: {}", branch.bqual, branch.gtrid, backend,
