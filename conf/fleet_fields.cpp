@@ -131,6 +131,18 @@ void checkFleet(Walker& w, const Document& doc) {
              "a fleet member needs 'cache:' (the SQLite cache keeps the last map the fleet applied, so a proxy "
              "restarted while etcd is unreachable serves it)");
   }
+  // A fleet's global ids are <xid_prefix>-<name>-<boot>-<n>; MariaDB allows
+  // 64 bytes and <boot>-<n> takes up to 22 with their dashes.
+  const auto& txn = doc.config.transactions;
+  constexpr size_t kMaxPrefixAndName = 40;
+  if (txn.cross_backend == CrossBackend::kAtomic &&
+      txn.xid_prefix.size() + doc.config.fleet->name.size() > kMaxPrefixAndName) {
+    w.report("fleet", doc.fleet_line,
+             fmt::format("fleet.name '{}' and transactions.xid_prefix '{}' together exceed {} characters: the "
+                         "global ids of cross-backend transactions (<xid_prefix>-<name>-...) would pass MariaDB's "
+                         "64 bytes; shorten one",
+                         doc.config.fleet->name, txn.xid_prefix, kMaxPrefixAndName));
+  }
 }
 
 }  // namespace sp::conf::detail

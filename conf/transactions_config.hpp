@@ -15,16 +15,19 @@ enum class CrossBackend : uint8_t {
 };
 
 struct TransactionsConfig {
-  CrossBackend cross_backend = CrossBackend::kRefuse;  // today's behaviour until reviewed
+  CrossBackend cross_backend = CrossBackend::kAtomic;  // issue 35: atomic once fleets recover too
   // How often prepared branches of this proxy's global ids (XA RECOVER on
-  // every backend) are resolved from the decision log; also once at start-up.
+  // every backend) are resolved from the decision log (etcd in a fleet);
+  // also once at start-up.
   uint32_t recovery_interval_ms = 2000;
   // The start of every global id this proxy creates (letters, digits, '_');
   // recovery touches only branches whose id starts with it. Two proxies
-  // sharing backends need different prefixes.
+  // alone sharing backends need different prefixes; the members of a fleet
+  // share one (their ids carry the member name, and each finishes the
+  // branches of members that are gone).
   std::string xid_prefix = "sp";
   // The SQLite file of commit decisions (synchronous=FULL); empty: next to
-  // `cache`, as <cache>.xa.
+  // `cache`, as <cache>.xa. In a fleet, decisions go to etcd instead.
   std::string decision_log;
 };
 

@@ -151,6 +151,35 @@ json::object keyRange(std::string_view key, bool prefix) {
   return o;
 }
 
+// One compare of a txn: `key`'s `target` (CREATE, MOD, LEASE) equals `value`
+// (`field`: the gateway's name for it, create_revision, mod_revision, lease).
+json::object compareEqual(std::string_view key, std::string_view target, std::string_view field, int64_t value) {
+  json::object c;
+  c["key"] = b64(key);
+  c["result"] = "EQUAL";
+  c["target"] = target;
+  c[field] = std::to_string(value);
+  return c;
+}
+
+// A txn: when every compare holds, put `value` at `key` (under `lease`, 0:
+// none); otherwise read `key`, so the caller sees what is there.
+json::object putOrRead(json::array compares, std::string_view key, std::string_view value, int64_t lease) {
+  json::object put;
+  put["key"] = b64(key);
+  put["value"] = b64(value);
+  if (lease != 0) put["lease"] = std::to_string(lease);
+  json::object success_op;
+  success_op["request_put"] = std::move(put);
+  json::object failure_op;
+  failure_op["request_range"] = keyRange(key, false);
+  json::object o;
+  o["compare"] = std::move(compares);
+  o["success"] = json::array{std::move(success_op)};
+  o["failure"] = json::array{std::move(failure_op)};
+  return o;
+}
+
 std::expected<EtcdLeaseResponse, std::string> readLease(const json::object& o) {
   EtcdLeaseResponse r;
   auto header = readHeader(o);
@@ -208,28 +237,16 @@ std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revisio
     compare["target"] = "MOD";
     compare["mod_revision"] = std::to_string(expected_mod_revision);
   }
-  json::object put;
-  put["key"] = b64(key);
-  put["value"] = b64(value);
-  if (lease != 0) put["lease"] = std::to_string(lease);
-  json::object success_op;
-  success_op["request_put"] = std::move(put);
-  json::object failure_op;
-  failure_op["request_range"] = keyRange(key, false);
-  json::object o;
   json::array compares{std::move(compare)};
-  if (guard) {
-    json::object exists;
-    exists["key"] = b64(guard->key);
-    exists["result"] = "EQUAL";
-    exists["target"] = "CREATE";
-    exists["create_revision"] = std::to_string(guard->create_revision);
-    compares.push_back(std::move(exists));
-  }
-  o["compare"] = std::move(compares);
-  o["success"] = json::array{std::move(success_op)};
-  o["failure"] = json::array{std::move(failure_op)};
-  return toText(o);
+  if (guard) compares.push_back(compareEqual(guard->key, "CREATE", "create_revision", guard->create_revision));
+  return toText(putOrRead(std::move(compares), key, value, lease));
+}
+
+std::string etcdFencedCreateRequest(std::string_view key, std::string_view value, const EtcdLeaseFence* fence) {
+  json::array compares;
+  if (fence) compares.push_back(compareEqual(fence->key, "LEASE", "lease", fence->lease));
+  compares.push_back(compareEqual(key, "CREATE", "create_revision", 0));
+  return toText(putOrRead(std::move(compares), key, value, 0));
 }
 
 std::string etcdGuardedDeleteRequest(std::string_view key, int64_t create_revision) {

@@ -81,6 +81,15 @@ struct EtcdGuard {
 // lease (0: none).
 std::string etcdCasPutRequest(std::string_view key, int64_t expected_mod_revision, std::string_view value,
                               const EtcdGuard* guard = nullptr, int64_t lease = 0);
+// Creates `key` = `value` (no lease) only if it does not exist and, with a
+// fence, only while the fence's key carries the fence's lease (a proxy's
+// member key: the write is refused once that proxy's lease is gone or its
+// key was re-registered by another run). On failure the txn reads `key`.
+struct EtcdLeaseFence {
+  std::string key;
+  int64_t lease = 0;
+};
+std::string etcdFencedCreateRequest(std::string_view key, std::string_view value, const EtcdLeaseFence* fence);
 // Deletes `key` only while it is the one created at `create_revision` (a
 // lock released by its holder never removes a successor's).
 std::string etcdGuardedDeleteRequest(std::string_view key, int64_t create_revision);

@@ -105,15 +105,21 @@ Server::~Server() {
 std::string Server::startTransactions() {
   const auto& cfg = context_.config();
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  context_.xa.configure(cfg.transactions.xid_prefix, std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+  context_.xa.configure(cfg.transactions.xid_prefix, std::chrono::duration_cast<std::chrono::milliseconds>(now).count(),
+                        cfg.fleet ? cfg.fleet->name : std::string());
   if (cfg.transactions.cross_backend != conf::CrossBackend::kAtomic) return {};
+  if (cfg.fleet) {
+    // Before any session can commit: a fleet id's decision must never go to SQLite.
+    xa_fleet_ = std::make_shared<FleetXaStore>(*cfg.fleet);
+    context_.xa.fleet = xa_fleet_;
+  }
   std::string path = cfg.transactions.decision_log;
   if (path.empty()) path = cfg.cache_path.empty() ? std::string("shardproxy.xa.sqlite") : cfg.cache_path + ".xa";
   auto log = XaDecisionLog::open(path);
   if (!log) return "transactions.decision_log: " + log.error();
   context_.xa.log = std::shared_ptr<XaDecisionLog>(std::move(*log));
   spdlog::info("cross-backend transactions: atomic (two-phase commit), global ids {}-..., decisions in {}",
-               cfg.transactions.xid_prefix, path);
+               cfg.transactions.xid_prefix, cfg.fleet ? "etcd (" + cfg.fleet->etcd_prefix + "/xa/decisions/)" : path);
   return {};
 }
 
@@ -205,6 +211,8 @@ std::string Server::start() {
     ha_->attachFleet(fleet_->roles());
     // Schema changes claim their tables and keep their records in etcd too.
     schema_->attachFleet(fleet_->schemaLink());
+    // Commit decisions are fenced by this agent's lease (none until it has a session).
+    if (xa_fleet_) xa_fleet_->attach(fleet_.get());
     fleet_->start();
   }
   schema_->start();  // resumes schema changes a restart interrupted (in a fleet: once claimed again)
@@ -284,6 +292,7 @@ void Server::shutdown() {
   if (changes_) changes_->stop();
   if (admin_) admin_->stop();
   if (fleet_) {
+    if (xa_fleet_) xa_fleet_->attach(nullptr);  // commits from now on are refused (rolled back)
     fleet_->stop();  // revokes the lease: the proxy leaves SHOW FLEET at once
     maps_->attachFleet(nullptr);
     if (ha_) ha_->attachFleet(nullptr);

@@ -12,6 +12,7 @@
 #include "proxy/core/background_gate.hpp"
 #include "proxy/core/statement_limit_table.hpp"
 #include "proxy/fleet/fleet_agent.hpp"
+#include "proxy/fleet/fleet_xa_store.hpp"
 #include "proxy/ha/ha_coordinator.hpp"
 #include "proxy/schema/schema_coordinator.hpp"
 #include "proxy/admin/metrics_server.hpp"
@@ -52,6 +53,7 @@ class Server {
   std::unique_ptr<XaRecovery> xa_recovery_;  // transactions.cross_backend: atomic
   std::unique_ptr<ShardMapManager> maps_;
   std::unique_ptr<FleetAgent> fleet_;
+  std::shared_ptr<FleetXaStore> xa_fleet_;  // in a fleet with transactions.cross_backend: atomic
   // Before the admin server: a SHOW CHANGES in flight holds a consumer slot of it.
   std::unique_ptr<changes::ChangeService> changes_;  // changes.enabled
   std::unique_ptr<AdminServer> admin_;

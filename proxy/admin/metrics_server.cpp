@@ -97,7 +97,8 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.transactions = {xa.committed_one_phase.load(), xa.committed_two_phase.load(), xa.rolled_back.load(),
                        xa.commit_failed.load(), xa.participants.load(), xa.prepare_us.load(), xa.commit_us.load(),
                        xa.recovery_passes.load(), xa.recovered_commits.load(), xa.recovered_rollbacks.load(),
-                       xa.recovery_errors.load(), context.xa.open().size(), context.xa.inDoubt().size()};
+                       xa.recovery_errors.load(), context.xa.open().size(), context.xa.inDoubt().size(),
+                       xa.recovered_for_others.load(), xa.decisions_unknown.load()};
   snap.admin_commands = context.admin_commands.load();
   snap.admin_errors = context.admin_errors.load();
   snap.statements.addAdminCommands(snap.admin_commands - snap.admin_errors, snap.admin_errors);

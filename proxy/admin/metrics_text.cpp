@@ -345,6 +345,12 @@ void renderTransactions(ExpositionWriter& w, const MetricsSnapshot& s) {
   w.sample("shardproxy_xa_recovered_branches_total", {{"action", "rollback"}}, t.recovered_rollbacks);
   one("shardproxy_xa_recovery_errors_total", "counter", "Backends a recovery pass could not read or resolve.",
       t.recovery_errors);
+  one("shardproxy_xa_recovered_for_other_proxies_total", "counter",
+      "Of the recovered branches: those of another fleet member that was gone (its lease expired or it left).",
+      t.recovered_for_others);
+  one("shardproxy_xa_decisions_unknown_total", "counter",
+      "Two-phase commits whose decision write etcd did not confirm (9174: left prepared, settled by recovery).",
+      t.decisions_unknown);
 }
 
 void renderServers(ExpositionWriter& w, const MetricsSnapshot& s) {

@@ -71,6 +71,7 @@ struct MetricsSnapshot {
     uint64_t participants = 0, prepare_us = 0, commit_us = 0;
     uint64_t recovery_passes = 0, recovered_commits = 0, recovered_rollbacks = 0, recovery_errors = 0;
     uint64_t open = 0, in_doubt = 0;
+    uint64_t recovered_for_others = 0, decisions_unknown = 0;  // in a fleet
   } transactions;
 };
 

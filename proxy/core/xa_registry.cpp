@@ -28,15 +28,17 @@ std::string_view xaPhaseName(XaPhase phase) {
   return "?";
 }
 
-void XaRegistry::configure(std::string prefix, int64_t boot_unix_ms) {
+void XaRegistry::configure(std::string prefix, int64_t boot_unix_ms, std::string member) {
   std::lock_guard lock(mu_);
   prefix_ = std::move(prefix);
+  member_ = std::move(member);
   boot_ = base36(static_cast<uint64_t>(boot_unix_ms));
 }
 
 std::string XaRegistry::start(uint32_t session) {
   std::lock_guard lock(mu_);
-  std::string gtrid = fmt::format("{}-{}-{}", prefix_, boot_, base36(++next_));
+  std::string gtrid = member_.empty() ? fmt::format("{}-{}-{}", prefix_, boot_, base36(++next_))
+                                      : fmt::format("{}-{}-{}-{}", prefix_, member_, boot_, base36(++next_));
   open_.emplace(gtrid, Open{gtrid, session, XaPhase::kActive, 1, std::chrono::steady_clock::now()});
   return gtrid;
 }
@@ -82,6 +84,17 @@ void XaRegistry::setInDoubt(std::vector<InDoubt> rows) {
 std::vector<XaRegistry::InDoubt> XaRegistry::inDoubt() const {
   std::lock_guard lock(mu_);
   return in_doubt_;
+}
+
+void XaRegistry::addRecovered(Recovered row) {
+  std::lock_guard lock(mu_);
+  if (recovered_.size() == kRecentRecoveries) recovered_.erase(recovered_.begin());
+  recovered_.push_back(std::move(row));
+}
+
+std::vector<XaRegistry::Recovered> XaRegistry::recovered() const {
+  std::lock_guard lock(mu_);
+  return recovered_;
 }
 
 }  // namespace sp::proxy

@@ -90,10 +90,21 @@ awaitable<XaOutcome> commitGlobal(const std::string& gtrid, std::span<XaParticip
   failAt(fail, XaStep::kAfterPrepares);
   out.prepare = since(start);
   start = Clock::now();
-  if (!decisions.recordCommit(gtrid)) {
+  const XaDecisionWrite written = decisions.recordCommit(gtrid);
+  if (written == XaDecisionWrite::kUnknown) {
+    // Rolling back now could undo branches of a transaction etcd recorded as
+    // committed: the branches stay prepared; recovery reads etcd and finishes them.
+    out.in_doubt = true;
+    out.error = client_error::make(client_error::kXaDecisionUnknown,
+                                   "shardproxy: COMMIT's outcome is not known: etcd did not confirm the commit decision; "
+                                   "the transaction is committed if and only if the decision was recorded, and recovery "
+                                   "finishes it either way once etcd answers");
+    co_return out;
+  }
+  if (written != XaDecisionWrite::kRecorded) {
     out.error = client_error::make(client_error::kXaDecisionLog,
-                                   "shardproxy: the commit decision could not be written (transactions.decision_log): "
-                                   "the transaction was rolled back");
+                                   "shardproxy: the commit decision could not be written (transactions.decision_log, "
+                                   "or etcd in a fleet): the transaction was rolled back");
     co_await rollbackGlobal(gtrid, branches);
     co_return out;
   }

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "protocol/generic_packets.hpp"
+#include "proxy/core/xa_fleet_store.hpp"
 #include "proxy/net/net.hpp"
 
 namespace sp::proxy {
@@ -42,8 +43,9 @@ class XaParticipant {
 class XaDecisions {
  public:
   virtual ~XaDecisions() = default;
-  // Durable (fsync'ed) before it returns true; false: not recorded.
-  virtual bool recordCommit(const std::string& gtrid) = 0;
+  // kRecorded: durable (fsync'ed, or in etcd) when it returns; kRefused:
+  // certainly not recorded; kUnknown: maybe recorded (etcd gave no answer).
+  virtual XaDecisionWrite recordCommit(const std::string& gtrid) = 0;
   // Every branch committed: the decision is no longer needed.
   virtual void forget(const std::string& gtrid) = 0;
 };
@@ -64,6 +66,9 @@ struct XaOutcome {
   protocol::ErrPacket error;
   // Committed, but branches whose XA COMMIT got no answer (recovery finishes them).
   uint32_t unfinished = 0;
+  // Not committed yet, not rolled back: the decision write's fate is unknown,
+  // every branch stays prepared and recovery settles it (docs/routing.md, "In a fleet").
+  bool in_doubt = false;
   std::chrono::microseconds prepare{0};  // XA END + XA PREPARE on every branch
   std::chrono::microseconds commit{0};   // decision + XA COMMIT on every branch (or the one-phase commit)
 };

@@ -11,7 +11,9 @@ namespace {
 bool idText(std::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    // '.': fleet member names (fleet.name), part of a fleet's ids.
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                    c == '.';
     if (!ok) return false;
   }
   return true;

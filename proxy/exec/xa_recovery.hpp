@@ -19,7 +19,7 @@ struct XaListedBranch {
 
 // XA RECOVER's rows (formatID, gtrid_length, bqual_length, data) as text:
 // the branches whose gtrid starts with `prefix` + '-', formatID 1, and whose
-// ids are [A-Za-z0-9_-] (anything else is not this proxy's and is left alone).
+// ids are [A-Za-z0-9_.-] (anything else is not this proxy's and is left alone).
 using XaRecoverRows = std::vector<std::vector<std::optional<std::string>>>;
 std::vector<XaListedBranch> ownBranches(const XaRecoverRows& rows, std::string_view prefix);
 

@@ -92,7 +92,7 @@ void EtcdStream::close() {
 
 awaitable<std::expected<std::string, std::string>> EtcdClient::callOne(const conf::HostPort& endpoint,
                                                                        std::string_view target,
-                                                                       const std::string& body) {
+                                                                       const std::string& body, bool* reached) {
   auto executor = co_await asio::this_coro::executor;
   asio::steady_timer timer(executor, std::chrono::milliseconds(config_.request_timeout_ms));
   std::optional<tcp::socket> socket;
@@ -101,6 +101,7 @@ awaitable<std::expected<std::string, std::string>> EtcdClient::callOne(const con
   auto work = [&]() -> awaitable<std::expected<void, std::string>> {
     auto s = co_await connectTo(endpoint);
     if (!s) co_return std::unexpected(s.error());
+    if (reached) *reached = true;
     socket.emplace(std::move(*s));
     std::string request = coord::encodeHttpPost({describe(endpoint), std::string(target), body, false, {}});
     co_return co_await exchange(*socket, request, reader, answer,
@@ -175,9 +176,10 @@ awaitable<std::expected<T, std::string>> EtcdClient::failover(One one) {
   co_return std::unexpected(problems);
 }
 
-awaitable<std::expected<std::string, std::string>> EtcdClient::call(std::string target, std::string body) {
+awaitable<std::expected<std::string, std::string>> EtcdClient::call(std::string target, std::string body,
+                                                                    bool* reached) {
   co_return co_await failover<std::string>(
-      [&](const conf::HostPort& endpoint) { return callOne(endpoint, target, body); });
+      [&](const conf::HostPort& endpoint) { return callOne(endpoint, target, body, reached); });
 }
 
 awaitable<std::expected<std::unique_ptr<EtcdStream>, std::string>> EtcdClient::stream(std::string target,

@@ -46,7 +46,11 @@ class EtcdClient {
   // (by value: the coroutine owns them, so a caller may return the awaitable)
   // last, then on the others in turn. The answer's body when the status is
   // 200; otherwise why no endpoint answered (every endpoint's reason).
-  awaitable<std::expected<std::string, std::string>> call(std::string target, std::string body);
+  // `reached` (optional) is set when some endpoint accepted the connection:
+  // left false, the request certainly never reached etcd (a write that must
+  // know whether it may have happened: FleetXaStore's decisions).
+  awaitable<std::expected<std::string, std::string>> call(std::string target, std::string body,
+                                                          bool* reached = nullptr);
   // Opens a streaming POST the same way; the stream's head (status 200) has
   // been read.
   awaitable<std::expected<std::unique_ptr<EtcdStream>, std::string>> stream(std::string target,
@@ -56,7 +60,7 @@ class EtcdClient {
 
  private:
   awaitable<std::expected<std::string, std::string>> callOne(const conf::HostPort& endpoint, std::string_view target,
-                                                             const std::string& body);
+                                                             const std::string& body, bool* reached);
   awaitable<std::expected<std::unique_ptr<EtcdStream>, std::string>> streamOne(const conf::HostPort& endpoint,
                                                                               std::string_view target,
                                                                               const std::string& body);

@@ -86,8 +86,9 @@ inline constexpr Code kChangesReaderFailed{9183, "HY000"};   // a backend's read
 // Cross-backend transactions (transactions.cross_backend: atomic; docs/routing.md).
 inline constexpr Code kXaDecisionLog{9170, "HY000"};       // the commit decision could not be written: rolled back
 inline constexpr Code kXaSavepoint{9171, "42000"};         // SAVEPOINT / ROLLBACK TO across branches
-inline constexpr Code kXaUnsupported{9172, "42000"};
-inline constexpr Code kXaReservedXid{9173, "42000"};       // a client's XA statement naming the proxy's own ids       // a statement form a global transaction does not support
+inline constexpr Code kXaUnsupported{9172, "42000"};       // a statement form a global transaction does not support
+inline constexpr Code kXaReservedXid{9173, "42000"};       // a client's XA statement naming the proxy's own ids
+inline constexpr Code kXaDecisionUnknown{9174, "HY000"};   // etcd did not confirm the decision: in doubt, recovery finishes it
 inline constexpr Code kSplitWritePartial{9121, "HY000"};  // a split INSERT's parts failed on some shards
 inline constexpr Code kNoSuchThread{1094, "HY000"};       // ER_NO_SUCH_THREAD (KILL of an unknown id)
 inline constexpr Code kKillDenied{1095, "HY000"};         // ER_KILL_DENIED_ERROR

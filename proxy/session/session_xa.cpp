@@ -12,6 +12,7 @@
 #include "protocol/constants.hpp"
 #include "proxy/backend/backend_pool.hpp"
 #include "proxy/core/xa_decision_log.hpp"
+#include "proxy/core/xa_fleet_store.hpp"
 #include "proxy/exec/xa_commit.hpp"
 #include "proxy/net/client_errors.hpp"
 #include "proxy/session/client_session.hpp"
@@ -51,25 +52,34 @@ class ConnectionBranch final : public XaParticipant {
   std::optional<uint16_t> last_status_;
 };
 
-// The decision log and the registry's phase, as the protocol writes them.
+// The decision log (etcd in a fleet, else SQLite) and the registry's phase,
+// as the protocol writes them.
 class LoggedDecisions final : public XaDecisions {
  public:
-  explicit LoggedDecisions(XaRegistry& registry) : registry_(registry) {}
-  bool recordCommit(const std::string& gtrid) override {
-    if (!registry_.log) return false;
-    const auto now = std::chrono::system_clock::now().time_since_epoch();
-    if (!registry_.log->recordCommit(gtrid, std::chrono::duration_cast<std::chrono::milliseconds>(now).count())) {
-      return false;
-    }
-    registry_.setPhase(gtrid, XaPhase::kCommitting);
-    return true;
+  LoggedDecisions(XaRegistry& registry, std::vector<std::string> branches)
+      : registry_(registry), branches_(std::move(branches)) {}
+  XaDecisionWrite recordCommit(const std::string& gtrid) override {
+    const XaDecisionWrite written = write(gtrid);
+    if (written == XaDecisionWrite::kRecorded) registry_.setPhase(gtrid, XaPhase::kCommitting);
+    if (written == XaDecisionWrite::kUnknown) registry_.counters.decisions_unknown.fetch_add(1, std::memory_order_relaxed);
+    return written;
   }
   void forget(const std::string& gtrid) override {
-    if (registry_.log) registry_.log->forget(gtrid);
+    if (registry_.fleet) registry_.fleet->forget(gtrid);
+    else if (registry_.log) registry_.log->forget(gtrid);
   }
 
  private:
+  XaDecisionWrite write(const std::string& gtrid) {
+    if (registry_.fleet) return registry_.fleet->recordCommit(gtrid, branches_);
+    if (!registry_.log) return XaDecisionWrite::kRefused;
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    const bool ok = registry_.log->recordCommit(gtrid, std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+    return ok ? XaDecisionWrite::kRecorded : XaDecisionWrite::kRefused;
+  }
+
   XaRegistry& registry_;
+  std::vector<std::string> branches_;
 };
 
 // SHARDPROXY_XA_FAILPOINT=<step>[:<n>[:pause_ms]] (test only, docs/configuration.md):
@@ -279,12 +289,19 @@ awaitable<bool> ClientSession::finishGlobal(bool commit) {
   for (auto& b : g.others) adapters.push_back(std::make_unique<ConnectionBranch>(*b.conn, b.pool->name()));
   std::vector<XaParticipant*> parts;
   for (auto& a : adapters) parts.push_back(a.get());
-  LoggedDecisions decisions(registry);
+  std::vector<std::string> names;
+  for (auto* p : parts) names.push_back(p->name());
+  LoggedDecisions decisions(registry, std::move(names));
   XaOutcome outcome = co_await commitGlobal(g.gtrid, parts, decisions, failPoint());
   const std::optional<uint16_t> first_status = adapters.front()->lastStatus();
-  for (auto& b : g.others) b.pool->release(std::move(b.conn));
+  for (auto& b : g.others) {
+    // A connection still holding a prepared branch is closed: MariaDB lets
+    // recovery's connections finish the branch only once it is detached.
+    if (outcome.in_doubt) b.conn->markBroken();
+    b.pool->release(std::move(b.conn));
+  }
   auto conn = std::move(pinned_);
-  if (!first_status) conn->markBroken();
+  if (!first_status || outcome.in_doubt) conn->markBroken();
   giveBack(std::move(conn), *g.first, first_status);
   registry.finish(g.gtrid);
   auto& c = registry.counters;

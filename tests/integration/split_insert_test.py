@@ -26,7 +26,11 @@ class SplitInsert(unittest.TestCase):
         cls.table = sf.ShardedTable("it_si")
         cls.table.create()
         cls.refuse = sf.ProxyRun("split_insert_refuse", cls.table, {"multi_shard_writes": "refuse"})
-        cls.best = sf.ProxyRun("split_insert_best_effort", cls.table, {"multi_shard_writes": "best_effort"})
+        # refuse: test_transaction_on_one_backend_is_atomic_per_statement checks that a
+        # transaction's split write needing a second backend is refused (9120), the
+        # policy before transactions.cross_backend became atomic by default.
+        cls.best = sf.ProxyRun("split_insert_best_effort", cls.table, {"multi_shard_writes": "best_effort"},
+                               sections="transactions:\n  cross_backend: refuse\n")
         cls.refuse.start()
         try:
             cls.best.start()

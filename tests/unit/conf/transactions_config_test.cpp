@@ -16,7 +16,7 @@ TEST(TransactionsConfig, DefaultsWhenAbsent) {
   auto config = parseConfig(minimalWith(""), kBase);
   ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
   const TransactionsConfig& t = config->transactions;
-  EXPECT_EQ(t.cross_backend, CrossBackend::kRefuse);
+  EXPECT_EQ(t.cross_backend, CrossBackend::kAtomic);
   EXPECT_EQ(t.recovery_interval_ms, 2000u);
   EXPECT_EQ(t.xid_prefix, "sp");
   EXPECT_EQ(t.decision_log, "");
@@ -38,6 +38,19 @@ TEST(TransactionsConfig, RefuseIsAccepted) {
   auto config = parseConfig(minimalWith("transactions:\n  cross_backend: refuse\n"), kBase);
   ASSERT_TRUE(config) << formatIssues(config.error(), "t.yaml");
   EXPECT_EQ(config->transactions.cross_backend, CrossBackend::kRefuse);
+}
+
+TEST(TransactionsConfig, AFleetNameAndPrefixTooLongForMariaDbIdsAreRefused) {
+  const std::string fleet = "fleet:\n  name: " + std::string(39, 'p') +
+                            "\n  etcd:\n    endpoints: [\"http://127.0.0.1:2379\"]\n    prefix: /sp/t\n";
+  auto config = parseConfig(minimalWith("cache: /tmp/c.sqlite\n" + fleet + "transactions:\n  xid_prefix: ab\n"), kBase);
+  ASSERT_FALSE(config);
+  EXPECT_NE(formatIssues(config.error(), "t.yaml").find("64 bytes"), std::string::npos);
+  // refuse: no global ids, no limit.
+  auto refuse = parseConfig(
+      minimalWith("cache: /tmp/c.sqlite\n" + fleet + "transactions:\n  xid_prefix: ab\n  cross_backend: refuse\n"),
+      kBase);
+  EXPECT_TRUE(refuse) << formatIssues(refuse.error(), "t.yaml");
 }
 
 TEST(TransactionsConfig, BadValueOrUnknownKeyIsRefusedWithItsPathAndLine) {

@@ -165,7 +165,14 @@ TEST(ShardMapReload, PreparedStatementPlansAgainstTheReloadedMap) {
 
     // Version 2 moves shard 2 to db0; reload through the admin interface.
     writeFile(dir / "map.yaml", mapText(2, "0-2", "3"));
-    Connection admin = connectTo(kReloadAdminPort, "admin", "admin_pw", nullptr, &ok);
+    // The proxy listens for clients before its admin port is up (start-up
+    // goes on meanwhile: recovery of cross-backend transactions, moves, ...).
+    Connection admin;
+    for (int i = 0; i < 50; ++i) {
+      admin = connectTo(kReloadAdminPort, "admin", "admin_pw", nullptr, &ok);
+      if (ok) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
     ASSERT_TRUE(ok) << "admin port " << kReloadAdminPort << ": " << mysql_error(admin.get());
     std::string error;
     textRows(admin.get(), "RELOAD SHARD MAP", &error);

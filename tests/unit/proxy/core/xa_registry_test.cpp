@@ -10,6 +10,23 @@
 namespace sp::proxy {
 namespace {
 
+TEST(XaRegistry, AFleetMembersIdsCarryItsName) {
+  XaRegistry r;
+  r.configure("px", 36 * 36, "eu.p-1");
+  EXPECT_EQ(r.start(1), "px-eu.p-1-100-1");
+}
+
+TEST(XaRegistry, RecoveredBranchesKeepTheLastOnes) {
+  XaRegistry r;
+  for (size_t i = 0; i < XaRegistry::kRecentRecoveries + 3; ++i) {
+    r.addRecovered({"px-" + std::to_string(i), "db0", true, "own", std::chrono::steady_clock::now()});
+  }
+  auto rows = r.recovered();
+  ASSERT_EQ(rows.size(), XaRegistry::kRecentRecoveries);
+  EXPECT_EQ(rows.front().gtrid, "px-3");
+  EXPECT_EQ(rows.back().gtrid, "px-" + std::to_string(XaRegistry::kRecentRecoveries + 2));
+}
+
 TEST(XaRegistry, IdsCarryThePrefixAndBootAndStayLiveUntilFinished) {
   XaRegistry r;
   r.configure("px", 36 * 36);

@@ -50,17 +50,19 @@ class FakeBranch final : public XaParticipant {
 class FakeDecisions final : public XaDecisions {
  public:
   explicit FakeDecisions(std::vector<std::string>& journal) : journal_(journal) {}
-  bool recordCommit(const std::string& gtrid) override {
+  XaDecisionWrite recordCommit(const std::string& gtrid) override {
     journal_.push_back("decision: " + gtrid);
-    if (refuse) return false;
+    if (unknown) return XaDecisionWrite::kUnknown;
+    if (refuse) return XaDecisionWrite::kRefused;
     decided.insert(gtrid);
-    return true;
+    return XaDecisionWrite::kRecorded;
   }
   void forget(const std::string& gtrid) override {
     journal_.push_back("forget: " + gtrid);
     decided.erase(gtrid);
   }
   bool refuse = false;
+  bool unknown = false;
   std::set<std::string> decided;
 
  private:
@@ -142,6 +144,16 @@ TEST(XaCommit, AnUnwritableDecisionRollsBack) {
   EXPECT_EQ(f.journal.back(), "db1: XA ROLLBACK 'sp-1-1','db1'");
 }
 
+TEST(XaCommit, AnUnconfirmedDecisionLeavesEveryBranchPreparedWith9174) {
+  Fixture f;
+  f.log.unknown = true;
+  auto out = f.commit({&f.a, &f.b});
+  EXPECT_FALSE(out.committed);
+  EXPECT_TRUE(out.in_doubt);
+  EXPECT_EQ(out.error.error_code, 9174);
+  EXPECT_EQ(f.journal.back(), "decision: sp-1-1");  // neither XA COMMIT nor XA ROLLBACK: recovery settles it
+}
+
 TEST(XaCommit, ABranchLostAfterTheDecisionStillCommitsAndKeepsTheDecision) {
   Fixture f;
   f.b.fail_on = "XA COMMIT";
@@ -187,12 +199,15 @@ TEST(XaRecovery, KeepsOnlyThisProxysWellFormedBranches) {
                            {"2", "7", "3", "sp-a-17db0"},       // another format
                            {"1", "7", "4", "sp-a-17db0"},       // lengths do not add up
                            {"1", "7", "3", "sp-a-1'db0"},       // a quote: never ours
-                           {"1", "x", "3", "sp-a-17db0"}});
+                           {"1", "x", "3", "sp-a-17db0"},
+                           {"1", "10", "3", "sp-p.1-a-1db1"}});  // a fleet member's ('.' of fleet.name)
   rows.push_back({std::string("1"), std::nullopt, std::string("3"), std::string("sp-a-17db0")});
   auto own = ownBranches(rows, "sp");
-  ASSERT_EQ(own.size(), 1u);
+  ASSERT_EQ(own.size(), 2u);
   EXPECT_EQ(own[0].gtrid, "sp-a-17");
   EXPECT_EQ(own[0].bqual, "db0");
+  EXPECT_EQ(own[1].gtrid, "sp-p.1-a-1");
+  EXPECT_EQ(own[1].bqual, "db1");
 }
 
 TEST(XaRecovery, LiveIsLeftDecidedCommitsUndecidedRollsBack) {
