@@ -383,6 +383,10 @@ class ClientSession {
   // CHAIN, multi-statement packets), or nullopt.
   std::optional<protocol::ErrPacket> globalRefusal(const parser::StatementInfo& info, std::string_view sql);
   awaitable<bool> finishGlobal(bool commit);
+  // Commits (or rolls back) the global transaction without answering the
+  // client: its error, or nullopt once it ended well (finishGlobal answers;
+  // an implicit commit goes on to run its statement).
+  awaitable<std::optional<protocol::ErrPacket>> endGlobal(bool commit);
   // Inside a global transaction: COMMIT / ROLLBACK ended here, a refused
   // statement answered; nullopt: run the statement (text and prepared alike).
   awaitable<std::optional<bool>> onGlobalStatement(const parser::StatementInfo& info, std::string_view sql);

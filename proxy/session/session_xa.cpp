@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "conf/config.hpp"
+#include "parser/implicit_commit.hpp"
 #include "protocol/constants.hpp"
 #include "proxy/backend/backend_pool.hpp"
 #include "proxy/core/xa_decision_log.hpp"
@@ -268,17 +269,15 @@ awaitable<void> ClientSession::abortGlobal() {
                 g.gtrid, parts.size(), txn_.inTransaction());
 }
 
-awaitable<bool> ClientSession::finishGlobal(bool commit) {
+awaitable<std::optional<protocol::ErrPacket>> ClientSession::endGlobal(bool commit) {
   if (!commit || xa_->aborted || !(pinned_ && pinned_pool_ == xa_->first)) {
     const bool was_aborted = xa_->aborted;
     co_await abortGlobal();
     if (commit && was_aborted) {
-      queueError(reply_seq_, client_error::make(client_error::kTransactionLost,
-                                                "shardproxy: COMMIT failed: the transaction was rolled back"));
-      co_return co_await client_.flush();
+      co_return client_error::make(client_error::kTransactionLost,
+                                   "shardproxy: COMMIT failed: the transaction was rolled back");
     }
-    diagnostics_.onSuccess(0);
-    co_return co_await sendOk(reply_seq_);
+    co_return std::nullopt;
   }
   GlobalTransaction g = std::move(*xa_);
   xa_.reset();
@@ -308,8 +307,7 @@ awaitable<bool> ClientSession::finishGlobal(bool commit) {
   if (!outcome.committed) {
     c.rolled_back.fetch_add(1, std::memory_order_relaxed);
     c.commit_failed.fetch_add(1, std::memory_order_relaxed);
-    queueError(reply_seq_, outcome.error);
-    co_return co_await client_.flush();
+    co_return outcome.error;
   }
   if (parts.size() == 1) {
     c.committed_one_phase.fetch_add(1, std::memory_order_relaxed);
@@ -323,12 +321,32 @@ awaitable<bool> ClientSession::finishGlobal(bool commit) {
     spdlog::warn("global transaction {} committed; {} branch(es) did not answer XA COMMIT: recovery finishes them",
                  g.gtrid, outcome.unfinished);
   }
+  co_return std::nullopt;
+}
+
+awaitable<bool> ClientSession::finishGlobal(bool commit) {
+  // A named value: not co_await inside a condition (GCC 12, see runOn).
+  std::optional<protocol::ErrPacket> failed = co_await endGlobal(commit);
+  if (failed) {
+    queueError(reply_seq_, *failed);
+    co_return co_await client_.flush();
+  }
   diagnostics_.onSuccess(0);
   co_return co_await sendOk(reply_seq_);
 }
 
+
 awaitable<std::optional<bool>> ClientSession::onGlobalStatement(const parser::StatementInfo& info,
                                                                std::string_view sql) {
+  if (!xa_ && txn_.pendingBegin() && !info.multiple_statements &&
+      parser::causesImplicitCommit(sql, info.kind, dialect_)) {
+    // BEGIN is still deferred (nothing ran): the server would commit the
+    // empty transaction before this statement, so it simply ends here. Sent
+    // first, an XA START would make the server refuse the statement (1399).
+    txn_.clearPendingBegin();
+    syncPinSlot();
+    transaction_map_.reset();
+  }
   if (!xa_) co_return std::nullopt;
   if (xa_->aborted) co_await abortGlobal();  // a branch the server ended or lost since
   if (!xa_) co_return std::nullopt;
@@ -338,6 +356,17 @@ awaitable<std::optional<bool>> ClientSession::onGlobalStatement(const parser::St
   }
   using K = parser::StatementKind;
   if (info.kind == K::kCommit || info.kind == K::kRollback) co_return co_await finishGlobal(info.kind == K::kCommit);
+  if (parser::causesImplicitCommit(sql, info.kind, dialect_)) {
+    // One server commits the open transaction before such a statement (DDL,
+    // LOCK TABLES, BEGIN, GRANT, ANALYZE ...); inside an XA branch it would
+    // refuse it (1399) instead. So the proxy commits first, as the server
+    // would, and the statement then runs outside any transaction.
+    std::optional<protocol::ErrPacket> failed = co_await endGlobal(true);
+    if (failed) {
+      queueError(reply_seq_, *failed);
+      co_return co_await client_.flush();
+    }
+  }
   co_return std::nullopt;
 }
 

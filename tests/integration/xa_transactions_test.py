@@ -268,6 +268,44 @@ class XaTransactionsTest(unittest.TestCase):
         self.assertEqual((b[6], b[14]), (INITIAL - 1, INITIAL + 1))
         c.close()
 
+    def test_4c_a_second_begin_commits_every_branch_as_on_one_server(self):
+        """BEGIN inside a transaction commits it first on one server (an implicit commit, as DDL and
+        LOCK TABLES do); inside an XA branch the server would refuse it (1399), so the proxy commits the
+        global transaction itself and the statement goes on. The DDL forms are unit-tested
+        (parser_tests --gtest_filter='ImplicitCommit*'): the test user has no allow_ddl."""
+        c = self.run_.connect()
+        with c.cursor() as cur:
+            # Two branches, then BEGIN: both commit; the new transaction is rolled back alone.
+            cur.execute("BEGIN")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance - 3 WHERE conv_id = 6")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance + 3 WHERE conv_id = 14")
+            cur.execute("BEGIN")
+            self.assertEqual(own_prepared(sf.DB0_PORT) + own_prepared(sf.DB1_PORT), [])
+            cur.execute(f"UPDATE {TABLE} SET balance = 0 WHERE conv_id = 7")
+            cur.execute(f"UPDATE {TABLE} SET balance = 0 WHERE conv_id = 15")
+            cur.execute("ROLLBACK")
+            self.assertFalse(c.server_status & 1)
+            b = self.table.balances()
+            self.assertEqual((b[6], b[14], b[7], b[15]), (INITIAL - 3, INITIAL + 3, INITIAL, INITIAL))
+            # One branch, then START TRANSACTION: the first commits.
+            cur.execute("BEGIN")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance - 2 WHERE conv_id = 1")
+            cur.execute("START TRANSACTION")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance + 2 WHERE conv_id = 9")
+            cur.execute("ROLLBACK")
+            b = self.table.balances()
+            self.assertEqual((b[1], b[9]), (INITIAL - 2, INITIAL))
+            # BEGIN with nothing run yet, then BEGIN again: one transaction, committed whole.
+            cur.execute("BEGIN")
+            cur.execute("BEGIN")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance - 1 WHERE conv_id = 2")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance + 1 WHERE conv_id = 10")
+            cur.execute("COMMIT")
+            b = self.table.balances()
+            self.assertEqual((b[2], b[10]), (INITIAL - 1, INITIAL + 1))
+        self.assertEqual(own_prepared(sf.DB0_PORT) + own_prepared(sf.DB1_PORT), [])
+        c.close()
+
     def test_4b_clients_cannot_end_the_proxys_branches(self):
         """A client's own XA statement naming the proxy's ids (<xid_prefix>-...) is refused (9173), text and
         prepared, hex included; XA RECOVER still lists; the global transaction commits untouched."""
