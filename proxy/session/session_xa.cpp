@@ -10,6 +10,7 @@
 
 #include "conf/config.hpp"
 #include "parser/implicit_commit.hpp"
+#include "parser/split.hpp"
 #include "protocol/constants.hpp"
 #include "proxy/backend/backend_pool.hpp"
 #include "proxy/core/xa_decision_log.hpp"
@@ -218,9 +219,22 @@ std::optional<protocol::ErrPacket> ClientSession::globalRefusal(const parser::St
                                                                 std::string_view sql) {
   using K = parser::StatementKind;
   if (info.multiple_statements) {
-    return client_error::make(client_error::kXaUnsupported,
-                              "shardproxy: multi-statement packets are not supported inside a transaction opened "
-                              "under transactions.cross_backend: atomic; send the statements one at a time");
+    // Reads and writes run as always (each on its branch); a statement that
+    // ends, commits or reshapes the transaction must come alone, where the
+    // proxy ends every branch (COMMIT, ROLLBACK, an implicit commit).
+    for (const auto& span : parser::splitStatements(sql, dialect_)) {
+      const std::string_view text = span.text(sql);
+      const auto kind = parser::classify(text, dialect_).kind;
+      using K = parser::StatementKind;
+      if (kind == K::kBegin || kind == K::kCommit || kind == K::kRollback || kind == K::kSavepoint ||
+          kind == K::kXa || kind == K::kLockTables || kind == K::kUnlockTables ||
+          parser::causesImplicitCommit(text, kind, dialect_)) {
+        return client_error::make(client_error::kXaUnsupported,
+            fmt::format("shardproxy: inside a transaction opened under transactions.cross_backend: atomic, a "
+                        "multi-statement packet may hold reads and writes only; send `{}` on its own",
+                        text.substr(0, 40)));
+      }
+    }
   }
   if (info.kind == K::kSavepoint) {
     if (!xa_->others.empty()) {

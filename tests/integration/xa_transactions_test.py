@@ -306,6 +306,27 @@ class XaTransactionsTest(unittest.TestCase):
         self.assertEqual(own_prepared(sf.DB0_PORT) + own_prepared(sf.DB1_PORT), [])
         c.close()
 
+    def test_4d_multi_statement_reads_and_writes_join_the_branches(self):
+        """Inside a transaction opened as XA, a multi-statement packet of reads and writes runs, each
+        statement on its backend's branch; one holding transaction control is refused (9172), naming it."""
+        c = self.run_.connect(client_flag=pymysql.constants.CLIENT.MULTI_STATEMENTS)
+        with c.cursor() as cur:
+            cur.execute("BEGIN")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance - 4 WHERE conv_id = 3")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance - 1 WHERE conv_id = 3; "
+                        f"UPDATE {TABLE} SET balance = balance + 5 WHERE conv_id = 11; "
+                        f"SELECT balance FROM {TABLE} WHERE conv_id = 11")
+            while cur.nextset():
+                pass
+            code, msg = sf.error_of(lambda: cur.execute(f"SELECT 1; COMMIT"))
+            self.assertEqual(code, 9172, msg)
+            self.assertIn("COMMIT", msg)
+            cur.execute("COMMIT")
+        b = self.table.balances()
+        self.assertEqual((b[3], b[11]), (INITIAL - 5, INITIAL + 5))
+        self.assertEqual(own_prepared(sf.DB0_PORT) + own_prepared(sf.DB1_PORT), [])
+        c.close()
+
     def test_4b_clients_cannot_end_the_proxys_branches(self):
         """A client's own XA statement naming the proxy's ids (<xid_prefix>-...) is refused (9173), text and
         prepared, hex included; XA RECOVER still lists; the global transaction commits untouched."""
