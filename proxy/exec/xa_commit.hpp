@@ -29,6 +29,7 @@ struct XaReply {
   Kind kind = Kind::kOk;
   protocol::ErrPacket error;  // kServerError: the server's ERR
   uint16_t status_flags = 0;  // kOk: the server's status flags
+  uint16_t warnings = 0;      // kOk: its warning count (XA ROLLBACK of a MyISAM change: 1196)
   bool ok() const { return kind == Kind::kOk; }
 };
 

@@ -68,9 +68,10 @@ void ClientSession::kill() { client_.close(); }
 
 uint16_t ClientSession::statusFlags() const { return txn_.clientStatus(); }
 
-awaitable<bool> ClientSession::sendOk(uint8_t seq, uint16_t extra_status) {
+awaitable<bool> ClientSession::sendOk(uint8_t seq, uint16_t extra_status, uint16_t warnings) {
   protocol::OkPacket ok;
   ok.status_flags = statusFlags() | extra_status;
+  ok.warnings = warnings;
   protocol::Bytes out;
   protocol::encode(ok, capabilities_, out);
   client_.append(out, seq);

@@ -372,6 +372,7 @@ class ClientSession {
     bool aborted = false;     // a server ended a branch, or one was lost: roll back all
   };
   std::optional<GlobalTransaction> xa_;
+  uint16_t rollback_warnings_ = 0;  // of the last global rollback (abortGlobal), for its OK
   // The statement opening the deferred transaction on `pool`: XA START of a
   // new global id (`gtrid` set) when atomic and the BEGIN is plain, else the BEGIN.
   std::string beginStatement(const BackendPool& pool, std::optional<std::string>& gtrid);
@@ -428,7 +429,7 @@ class ClientSession {
   // deferred BEGIN): the server's own ERR, or the lost backend, queued.
   void queuePreparationFailure(const BackendPool& pool, const BackendError& error);
 
-  awaitable<bool> sendOk(uint8_t seq, uint16_t extra_status = 0);
+  awaitable<bool> sendOk(uint8_t seq, uint16_t extra_status = 0, uint16_t warnings = 0);
   // The OK of a login or COM_CHANGE_USER: with the schema entry a server
   // sends a client that tracks it (session_tracking.cpp).
   awaitable<bool> sendLoginOk(uint8_t seq);

@@ -37,6 +37,8 @@ class ConnectionBranch final : public XaParticipant {
     XaReply reply;
     if (r) {
       reply.status_flags = r->status_flags;
+      reply.warnings = r->warnings;
+      last_warnings_ = r->warnings;
       last_status_ = r->status_flags;
     } else if (r.error().kind == BackendError::Kind::kServer) {
       reply.kind = XaReply::Kind::kServerError;
@@ -47,8 +49,12 @@ class ConnectionBranch final : public XaParticipant {
     co_return reply;
   }
   std::optional<uint16_t> lastStatus() const { return last_status_; }
+  // Of the last statement that answered OK (for a rollback: XA ROLLBACK's).
+  uint16_t lastWarnings() const { return last_warnings_; }
+  BackendConnection& connection() { return conn_; }
 
  private:
+  uint16_t last_warnings_ = 0;
   BackendConnection& conn_;
   const std::string& name_;
   std::optional<uint16_t> last_status_;
@@ -268,6 +274,21 @@ awaitable<void> ClientSession::abortGlobal() {
   }
   for (auto& a : adapters) parts.push_back(a.get());
   co_await rollbackGlobal(g.gtrid, parts);
+  // The server's warnings of the rollback are the session's, as ROLLBACK's
+  // would be on one server (1196: a non-transactional table kept its change).
+  uint16_t warnings = 0;
+  std::vector<std::vector<std::optional<std::string>>> conditions;
+  for (auto& a : adapters) {
+    if (a->lastWarnings() == 0) continue;
+    warnings = static_cast<uint16_t>(std::min<uint32_t>(0xffff, warnings + a->lastWarnings()));
+    auto rows = co_await a->connection().queryRows("SHOW WARNINGS");
+    if (rows) conditions.insert(conditions.end(), rows->begin(), rows->end());
+  }
+  rollback_warnings_ = warnings;
+  if (warnings > 0) {
+    diagnostics_.onSuccess(warnings);
+    diagnostics_.setConditions(conditions);
+  }
   std::optional<uint16_t> first_status = has_first ? adapters.front()->lastStatus() : std::nullopt;
   for (auto& b : g.others) {
     if (b.conn) b.pool->release(std::move(b.conn));
@@ -339,12 +360,14 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::endGlobal(bool comm
 }
 
 awaitable<bool> ClientSession::finishGlobal(bool commit) {
+  rollback_warnings_ = 0;
   // A named value: not co_await inside a condition (GCC 12, see runOn).
   std::optional<protocol::ErrPacket> failed = co_await endGlobal(commit);
   if (failed) {
     queueError(reply_seq_, *failed);
     co_return co_await client_.flush();
   }
+  if (rollback_warnings_ > 0) co_return co_await sendOk(reply_seq_, 0, rollback_warnings_);
   diagnostics_.onSuccess(0);
   co_return co_await sendOk(reply_seq_);
 }

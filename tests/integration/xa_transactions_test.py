@@ -327,6 +327,30 @@ class XaTransactionsTest(unittest.TestCase):
         self.assertEqual(own_prepared(sf.DB0_PORT) + own_prepared(sf.DB1_PORT), [])
         c.close()
 
+    def test_4e_rollback_warns_of_a_non_transactional_change(self):
+        """ROLLBACK after a change to a MyISAM table warns (1196) on one server; the XA ROLLBACK's
+        warning is the client's, in the OK and in SHOW WARNINGS (MariaDB's main.rollback test)."""
+        d = sf.direct(sf.DB0_PORT)
+        sf.rows(d, "DROP TABLE IF EXISTS it_xa_myisam")
+        sf.rows(d, "CREATE TABLE it_xa_myisam (n INT NOT NULL PRIMARY KEY) ENGINE=MyISAM")
+        try:
+            c = self.run_.connect()
+            with c.cursor() as cur:
+                cur.execute("BEGIN WORK")
+                cur.execute("INSERT INTO it_xa_myisam VALUES (4)")
+                cur.execute("ROLLBACK")
+                self.assertEqual(cur._result.warning_count, 1)  # in the OK packet
+                cur.execute("SELECT @@warning_count")
+                self.assertEqual(cur.fetchall(), ((1,),))
+                cur.execute("SHOW WARNINGS")
+                self.assertEqual([tuple(r[:2]) for r in cur.fetchall()], [("Warning", 1196)])
+                cur.execute("SELECT n FROM it_xa_myisam")
+                self.assertEqual(cur.fetchall(), ((4,),))
+            c.close()
+        finally:
+            sf.rows(d, "DROP TABLE IF EXISTS it_xa_myisam")
+            d.close()
+
     def test_4b_clients_cannot_end_the_proxys_branches(self):
         """A client's own XA statement naming the proxy's ids (<xid_prefix>-...) is refused (9173), text and
         prepared, hex included; XA RECOVER still lists; the global transaction commits untouched."""
