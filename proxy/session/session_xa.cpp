@@ -4,17 +4,13 @@
 // proxy/exec/xa_commit.hpp.
 #include <spdlog/spdlog.h>
 
-#include <cctype>
-#include <cstdlib>
-#include <thread>
 
 #include "conf/config.hpp"
 #include "parser/implicit_commit.hpp"
-#include "parser/split.hpp"
+#include "parser/transaction_control.hpp"
 #include "protocol/constants.hpp"
 #include "proxy/backend/backend_pool.hpp"
-#include "proxy/core/xa_decision_log.hpp"
-#include "proxy/core/xa_fleet_store.hpp"
+#include "proxy/exec/xa_branches.hpp"
 #include "proxy/exec/xa_commit.hpp"
 #include "proxy/net/client_errors.hpp"
 #include "proxy/session/client_session.hpp"
@@ -22,145 +18,10 @@
 
 namespace sp::proxy {
 
-namespace {
-
-using protocol::Command;
-namespace status = protocol::status;
-
-// A branch's connection as the commit protocol sees it.
-class ConnectionBranch final : public XaParticipant {
- public:
-  ConnectionBranch(BackendConnection& conn, const std::string& name) : conn_(conn), name_(name) {}
-  const std::string& name() const override { return name_; }
-  awaitable<XaReply> run(std::string sql) override {
-    auto r = co_await conn_.command(Command::kQuery, sql);
-    XaReply reply;
-    if (r) {
-      reply.status_flags = r->status_flags;
-      reply.warnings = r->warnings;
-      last_warnings_ = r->warnings;
-      last_status_ = r->status_flags;
-    } else if (r.error().kind == BackendError::Kind::kServer) {
-      reply.kind = XaReply::Kind::kServerError;
-      reply.error = r.error().toErrPacket();
-    } else {
-      reply.kind = XaReply::Kind::kLost;
-    }
-    co_return reply;
-  }
-  std::optional<uint16_t> lastStatus() const { return last_status_; }
-  // Of the last statement that answered OK (for a rollback: XA ROLLBACK's).
-  uint16_t lastWarnings() const { return last_warnings_; }
-  BackendConnection& connection() { return conn_; }
-
- private:
-  uint16_t last_warnings_ = 0;
-  BackendConnection& conn_;
-  const std::string& name_;
-  std::optional<uint16_t> last_status_;
-};
-
-// The decision log (etcd in a fleet, else SQLite) and the registry's phase,
-// as the protocol writes them.
-class LoggedDecisions final : public XaDecisions {
- public:
-  LoggedDecisions(XaRegistry& registry, std::vector<std::string> branches)
-      : registry_(registry), branches_(std::move(branches)) {}
-  XaDecisionWrite recordCommit(const std::string& gtrid) override {
-    const XaDecisionWrite written = write(gtrid);
-    if (written == XaDecisionWrite::kRecorded) registry_.setPhase(gtrid, XaPhase::kCommitting);
-    if (written == XaDecisionWrite::kUnknown) registry_.counters.decisions_unknown.fetch_add(1, std::memory_order_relaxed);
-    return written;
-  }
-  void forget(const std::string& gtrid) override {
-    if (registry_.fleet) registry_.fleet->forget(gtrid);
-    else if (registry_.log) registry_.log->forget(gtrid);
-  }
-
- private:
-  XaDecisionWrite write(const std::string& gtrid) {
-    if (registry_.fleet) return registry_.fleet->recordCommit(gtrid, branches_);
-    if (!registry_.log) return XaDecisionWrite::kRefused;
-    const auto now = std::chrono::system_clock::now().time_since_epoch();
-    const bool ok = registry_.log->recordCommit(gtrid, std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
-    return ok ? XaDecisionWrite::kRecorded : XaDecisionWrite::kRefused;
-  }
-
-  XaRegistry& registry_;
-  std::vector<std::string> branches_;
-};
-
-// SHARDPROXY_XA_FAILPOINT=<step>[:<n>[:pause_ms]] (test only, docs/configuration.md):
-// the n-th time (default 1) a commit reaches <step> the process _exits, or
-// with pause_ms that commit's worker thread sleeps that long (a test kills a
-// backend meanwhile).
-struct FailPointSpec {
-  XaStep step;
-  uint64_t nth = 1;
-  uint64_t pause_ms = 0;
-};
-
-std::optional<FailPointSpec> parseFailPoint(std::string_view text) {
-  std::vector<std::string_view> parts;
-  while (true) {
-    auto colon = text.find(':');
-    parts.push_back(text.substr(0, colon));
-    if (colon == std::string_view::npos) break;
-    text = text.substr(colon + 1);
-  }
-  auto step = parseXaStep(parts[0]);
-  if (!step || parts.size() > 3) return std::nullopt;
-  FailPointSpec spec{*step};
-  if (parts.size() > 1) spec.nth = std::max<uint64_t>(1, std::strtoull(std::string(parts[1]).c_str(), nullptr, 10));
-  if (parts.size() > 2) spec.pause_ms = std::strtoull(std::string(parts[2]).c_str(), nullptr, 10);
-  return spec;
-}
-
-const XaFailPoint& failPoint() {
-  static const XaFailPoint point = []() -> XaFailPoint {
-    const char* env = std::getenv("SHARDPROXY_XA_FAILPOINT");
-    if (!env || !*env) return nullptr;
-    auto spec = parseFailPoint(env);
-    if (!spec) return nullptr;
-    spdlog::warn("SHARDPROXY_XA_FAILPOINT={}: test only", env);
-    return [spec = *spec, hits = std::make_shared<std::atomic<uint64_t>>(0)](XaStep at) {
-      if (at != spec.step || hits->fetch_add(1) + 1 != spec.nth) return;
-      if (spec.pause_ms == 0) std::_Exit(86);
-      spdlog::warn("SHARDPROXY_XA_FAILPOINT: pausing this commit {} ms", spec.pause_ms);
-      std::this_thread::sleep_for(std::chrono::milliseconds(spec.pause_ms));
-    };
-  }();
-  return point;
-}
-
-// BEGIN, BEGIN WORK, START TRANSACTION [READ WRITE]: what XA START replaces
-// (READ ONLY, WITH CONSISTENT SNAPSHOT and comments keep a plain BEGIN).
-bool plainBegin(std::string_view sql) {
-  std::string words;
-  for (char c : sql) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!words.empty() && words.back() != ' ') words.push_back(' ');
-    } else if (c != ';') {
-      words.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    }
-  }
-  while (!words.empty() && words.back() == ' ') words.pop_back();
-  return words == "begin" || words == "begin work" || words == "start transaction" ||
-         words == "start transaction read write";
-}
-
-bool containsWord(std::string_view sql, std::string_view word) {
-  std::string lower(sql.size(), ' ');
-  for (size_t i = 0; i < sql.size(); ++i) lower[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(sql[i])));
-  return lower.find(word) != std::string::npos;
-}
-
-}  // namespace
-
 std::string ClientSession::beginStatement(const BackendPool& pool, std::optional<std::string>& gtrid) {
   const std::string& begin = *txn_.pendingBegin();
   const auto& cfg = worker_.context().config().transactions;
-  if (cfg.cross_backend != conf::CrossBackend::kAtomic || !plainBegin(begin)) return begin;
+  if (cfg.cross_backend != conf::CrossBackend::kAtomic || !parser::isPlainBegin(begin)) return begin;
   gtrid = worker_.context().xa.start(connection_id_);
   return "XA START " + xaIdSql(*gtrid, pool.name());
 }
@@ -187,7 +48,7 @@ awaitable<std::unique_ptr<BackendConnection>> ClientSession::borrowBranch(Backen
   if (!conn->inSync(desired_)) ready = co_await conn->sync(desired_);
   if (ready) {
     const std::string start = "XA START " + xaIdSql(xa_->gtrid, pool.name());
-    auto r = co_await conn->command(Command::kQuery, start);
+    auto r = co_await conn->command(protocol::Command::kQuery, start);
     if (!r) ready = std::unexpected(r.error());
   }
   if (!ready) {
@@ -213,7 +74,7 @@ bool ClientSession::keepBranch(std::unique_ptr<BackendConnection>& conn, Backend
       xa_->aborted = true;
       pool.release(std::move(conn));
     } else {
-      if (server_status && !(*server_status & status::kInTrans)) xa_->aborted = true;  // the server ended it
+      if (server_status && !(*server_status & protocol::status::kInTrans)) xa_->aborted = true;  // the server ended it
       b.conn = std::move(conn);
     }
     return true;
@@ -228,18 +89,11 @@ std::optional<protocol::ErrPacket> ClientSession::globalRefusal(const parser::St
     // Reads and writes run as always (each on its branch); a statement that
     // ends, commits or reshapes the transaction must come alone, where the
     // proxy ends every branch (COMMIT, ROLLBACK, an implicit commit).
-    for (const auto& span : parser::splitStatements(sql, dialect_)) {
-      const std::string_view text = span.text(sql);
-      const auto kind = parser::classify(text, dialect_).kind;
-      using K = parser::StatementKind;
-      if (kind == K::kBegin || kind == K::kCommit || kind == K::kRollback || kind == K::kSavepoint ||
-          kind == K::kXa || kind == K::kLockTables || kind == K::kUnlockTables ||
-          parser::causesImplicitCommit(text, kind, dialect_)) {
-        return client_error::make(client_error::kXaUnsupported,
-            fmt::format("shardproxy: inside a transaction opened under transactions.cross_backend: atomic, a "
-                        "multi-statement packet may hold reads and writes only; send `{}` on its own",
-                        text.substr(0, 40)));
-      }
+    if (auto control = parser::firstTransactionControl(sql, dialect_)) {
+      return client_error::make(client_error::kXaUnsupported,
+          fmt::format("shardproxy: inside a transaction opened under transactions.cross_backend: atomic, a "
+                      "multi-statement packet may hold reads and writes only; send `{}` on its own",
+                      control->substr(0, 40)));
     }
   }
   if (info.kind == K::kSavepoint) {
@@ -252,7 +106,7 @@ std::optional<protocol::ErrPacket> ClientSession::globalRefusal(const parser::St
     xa_->savepoints = true;
   }
   if ((info.kind == K::kCommit || info.kind == K::kRollback) &&
-      (containsWord(sql, "chain") || containsWord(sql, "release"))) {
+      parser::chainsOrReleases(sql)) {
     return client_error::make(client_error::kXaUnsupported,
                               "shardproxy: COMMIT/ROLLBACK AND CHAIN or RELEASE is not supported inside a transaction "
                               "opened under transactions.cross_backend: atomic; end it, then BEGIN again");
@@ -276,18 +130,11 @@ awaitable<void> ClientSession::abortGlobal() {
   co_await rollbackGlobal(g.gtrid, parts);
   // The server's warnings of the rollback are the session's, as ROLLBACK's
   // would be on one server (1196: a non-transactional table kept its change).
-  uint16_t warnings = 0;
-  std::vector<std::vector<std::optional<std::string>>> conditions;
-  for (auto& a : adapters) {
-    if (a->lastWarnings() == 0) continue;
-    warnings = static_cast<uint16_t>(std::min<uint32_t>(0xffff, warnings + a->lastWarnings()));
-    auto rows = co_await a->connection().queryRows("SHOW WARNINGS");
-    if (rows) conditions.insert(conditions.end(), rows->begin(), rows->end());
-  }
-  rollback_warnings_ = warnings;
-  if (warnings > 0) {
-    diagnostics_.onSuccess(warnings);
-    diagnostics_.setConditions(conditions);
+  BranchWarnings warnings = co_await readWarnings(adapters);
+  rollback_warnings_ = warnings.count;
+  if (warnings.count > 0) {
+    diagnostics_.onSuccess(warnings.count);
+    diagnostics_.setConditions(warnings.conditions);
   }
   std::optional<uint16_t> first_status = has_first ? adapters.front()->lastStatus() : std::nullopt;
   for (auto& b : g.others) {
@@ -326,7 +173,7 @@ awaitable<std::optional<protocol::ErrPacket>> ClientSession::endGlobal(bool comm
   std::vector<std::string> names;
   for (auto* p : parts) names.push_back(p->name());
   LoggedDecisions decisions(registry, std::move(names));
-  XaOutcome outcome = co_await commitGlobal(g.gtrid, parts, decisions, failPoint());
+  XaOutcome outcome = co_await commitGlobal(g.gtrid, parts, decisions, xaFailPointFromEnvironment());
   const std::optional<uint16_t> first_status = adapters.front()->lastStatus();
   for (auto& b : g.others) {
     // A connection still holding a prepared branch is closed: MariaDB lets
