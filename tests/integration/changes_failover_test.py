@@ -86,20 +86,7 @@ users:
   - {{name: app, password: app_pw, default_database: im}}
 admin_users:
   - {{name: admin, password: admin_pw}}
-backends:
-  - name: db0
-    address: 127.0.0.1:{primary}
-    user: proxy
-    password: proxy_pw
-    replication_user: proxy_repl
-    replication_password: proxy_repl_pw
-    database: im
-    max_connections: 32
-    replicas:
-      - {{name: r1, address: 127.0.0.1:{r1}}}
-      - {{name: r2, address: 127.0.0.1:{r2}}}
-default_backend: db0
-shard_map: {map}
+{backends}shard_map: {map}
 ha:
   check_interval_ms: 100
   probe_timeout_ms: 500
@@ -305,7 +292,8 @@ class ChangesThroughFailover(unittest.TestCase):
     def start_proxy(cls, source):
         with open(cls.config, "w", encoding="utf-8") as f:
             f.write(CONFIG.format(port=cls.port, admin=cls.admin, metrics=cls.metrics_port, cache=cls.cache,
-                                  primary=PRIMARY, r1=R1, r2=R2, map=cls.map, changes=cls.changes_port,
+                                  backends=replication_group.group_backends(PRIMARY, R1, R2, 32),
+                                  map=cls.map, changes=cls.changes_port,
                                   source=source))
         cls.proc = subprocess.Popen([BINARY, "--config", cls.config], stdout=cls.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 30

@@ -59,20 +59,7 @@ users:
   - {{name: app, password: app_pw}}
 admin_users:
   - {{name: admin, password: admin_pw}}
-backends:
-  - name: db0
-    address: 127.0.0.1:{primary}
-    user: proxy
-    password: proxy_pw
-    replication_user: proxy_repl
-    replication_password: proxy_repl_pw
-    database: im
-    max_connections: 16
-    replicas:
-      - {{name: r1, address: 127.0.0.1:{r1}}}
-      - {{name: r2, address: 127.0.0.1:{r2}}}
-default_backend: db0
-ha:
+{backends}ha:
   check_interval_ms: 100
   probe_timeout_ms: 500
   max_replica_lag_ms: 10000
@@ -108,7 +95,8 @@ class Proxy:
         if os.path.exists(cache):
             os.remove(cache)
         with open(self.config, "w", encoding="utf-8") as f:
-            f.write(CONFIG.format(port=self.port, admin=self.admin, cache=cache, primary=PRIMARY, r1=R1, r2=R2,
+            f.write(CONFIG.format(port=self.port, admin=self.admin, cache=cache,
+                                  backends=replication_group.group_backends(PRIMARY, R1, R2, 16),
                                   name=name, etcd=ETCD_PORT, pid=os.getpid()))
         self.log_path = os.path.join(self.dir, "shardproxy.log")
         self.log = open(self.log_path, "w")

@@ -59,20 +59,7 @@ users:
   - {{name: ops, password: ops_pw}}
 admin_users:
   - {{name: admin, password: admin_pw}}
-backends:
-  - name: db0
-    address: 127.0.0.1:{primary}
-    user: proxy
-    password: proxy_pw
-    replication_user: proxy_repl
-    replication_password: proxy_repl_pw
-    database: im
-    max_connections: 16
-    replicas:
-      - {{name: r1, address: 127.0.0.1:{r1}}}
-      - {{name: r2, address: 127.0.0.1:{r2}}}
-default_backend: db0
-ha:
+{backends}ha:
   check_interval_ms: {check}
   probe_timeout_ms: 1000
   max_replica_lag_ms: 10000
@@ -105,8 +92,8 @@ class ReplicaReads(unittest.TestCase):
         cls.port, cls.admin = free_ports(2)
         config = os.path.join(RUN_DIR, "shardproxy.yaml")
         with open(config, "w", encoding="utf-8") as f:
-            f.write(CONFIG.format(port=cls.port, admin=cls.admin, primary=PRIMARY, r1=REPLICAS[0], r2=REPLICAS[1],
-                                  check=CHECK_MS, causal=CAUSAL_MS))
+            f.write(CONFIG.format(port=cls.port, admin=cls.admin, check=CHECK_MS, causal=CAUSAL_MS,
+                                  backends=replication_group.group_backends(PRIMARY, REPLICAS[0], REPLICAS[1], 16)))
         cls.log = open(os.path.join(RUN_DIR, "shardproxy.log"), "w")
         cls.proc = subprocess.Popen([BINARY, "--config", config], stdout=cls.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 30
@@ -278,8 +265,8 @@ class SemiSync(unittest.TestCase):
         cls.port, cls.admin = free_ports(2)
         config = os.path.join(RUN_DIR, "semi-sync.yaml")
         with open(config, "w", encoding="utf-8") as f:
-            f.write(CONFIG.format(port=cls.port, admin=cls.admin, primary=cls.PORT, r1=cls.PORT + 100,
-                                  r2=cls.PORT + 100, check=CHECK_MS, causal=CAUSAL_MS)
+            f.write(CONFIG.format(port=cls.port, admin=cls.admin, check=CHECK_MS, causal=CAUSAL_MS,
+                                  backends=replication_group.group_backends(cls.PORT, cls.PORT + 100, cls.PORT + 100, 16))
                     .replace(f"      - {{name: r2, address: 127.0.0.1:{cls.PORT + 100}}}\n", ""))
         cls.log = open(os.path.join(RUN_DIR, "semi-sync.log"), "w")
         cls.proc = subprocess.Popen([BINARY, "--config", config], stdout=cls.log, stderr=subprocess.STDOUT)

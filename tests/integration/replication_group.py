@@ -85,6 +85,24 @@ class Workers:
             t.join(timeout=60)
 
 
+def group_backends(primary, r1, r2, max_connections):
+    """The `backends:` section of a test proxy's config for its own group: db0
+    on `primary` with replicas r1 and r2, the test accounts, default db0."""
+    return (f"backends:\n"
+            f"  - name: db0\n"
+            f"    address: 127.0.0.1:{primary}\n"
+            f"    user: proxy\n"
+            f"    password: proxy_pw\n"
+            f"    replication_user: proxy_repl\n"
+            f"    replication_password: proxy_repl_pw\n"
+            f"    database: im\n"
+            f"    max_connections: {max_connections}\n"
+            f"    replicas:\n"
+            f"      - {{name: r1, address: 127.0.0.1:{r1}}}\n"
+            f"      - {{name: r2, address: 127.0.0.1:{r2}}}\n"
+            f"default_backend: db0\n")
+
+
 def wait_until(what, predicate, timeout=30.0, retry_errors=False):
     """Polls `predicate` every 50 ms until it is true or `timeout` passes.
     `retry_errors`: an exception counts as not yet (a server restarting)."""

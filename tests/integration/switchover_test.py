@@ -81,20 +81,7 @@ users:
   - {{name: reader, password: reader_pw, reads: replica}}
 admin_users:
   - {{name: admin, password: admin_pw}}
-backends:
-  - name: db0
-    address: 127.0.0.1:{primary}
-    user: proxy
-    password: proxy_pw
-    replication_user: proxy_repl
-    replication_password: proxy_repl_pw
-    database: im
-    max_connections: 32
-    replicas:
-      - {{name: r1, address: 127.0.0.1:{r1}}}
-      - {{name: r2, address: 127.0.0.1:{r2}}}
-default_backend: db0
-ha:
+{backends}ha:
   check_interval_ms: 100
   probe_timeout_ms: 500
   max_replica_lag_ms: 10000
@@ -157,7 +144,8 @@ class Switchover(unittest.TestCase):
         if os.path.exists(cache):
             os.remove(cache)
         with open(cls.config, "w", encoding="utf-8") as f:
-            f.write(CONFIG.format(port=cls.port, admin=cls.admin, cache=cache, primary=PRIMARY, r1=R1, r2=R2))
+            f.write(CONFIG.format(port=cls.port, admin=cls.admin, cache=cache,
+                                  backends=replication_group.group_backends(PRIMARY, R1, R2, 32)))
         cls.log = open(os.path.join(RUN_DIR, "shardproxy.log"), "a")
         cls.start_proxy()
 
