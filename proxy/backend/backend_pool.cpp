@@ -140,8 +140,11 @@ void BackendPool::noteConnectFailure(const BackendError& e) {
 
 void BackendPool::wakeOneWaiter() {
   if (waiters_.empty()) return;
-  waiters_.front()->cancel();
+  Waiter* waiter = waiters_.front();
   waiters_.pop_front();
+  waiter->woken = true;
+  ++promised_;
+  waiter->timer.cancel();
 }
 
 std::unique_ptr<BackendConnection> BackendPool::lend(std::unique_ptr<BackendConnection> conn, uint32_t owner,
@@ -180,6 +183,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
   const auto asked = Clock::now();
   const auto deadline = asked + kMaxWait;
   bool waited = false;
+  bool my_turn = false;  // woken by a return: an idle connection is kept for this acquirer
   for (;;) {
     if (stopped_) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "proxy is shutting down"});
     if (held_) {
@@ -200,7 +204,10 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
     // After the hold: a failover of a dead primary holds its statements
     // rather than failing them, and its repoint clears the mark.
     if (!probe_down_.empty()) co_return std::unexpected(downError());
-    if (auto conn = takeIdle(flavour, preferred)) {
+    // Idle connections promised to woken waiters are not for newcomers.
+    const bool may_take_idle = my_turn || idle_.size() > promised_;
+    my_turn = false;
+    if (auto conn = may_take_idle ? takeIdle(flavour, preferred) : nullptr) {
       auto idle_for = Clock::now() - conn->lastUsed();
       // Hot connections (reused within milliseconds) skip the check; one that
       // sat idle is peeked so a server restart is noticed before a statement
@@ -273,7 +280,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
       down_until_ = {};
       co_return lend(std::move(*conn), owner, asked);
     }
-    if (!idle_.empty()) {
+    if (idle_.size() > promised_) {
       // Full, but an idle connection of another flavour exists: replace it.
       idle_.erase(idle_.begin());
       --total_;
@@ -285,11 +292,18 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
     }
     if (!waited) ++counters_.waits;
     waited = true;
-    asio::steady_timer timer(executor_);
-    timer.expires_at(deadline);
-    waiters_.push_back(&timer);
-    co_await timer.async_wait(kNoThrow);
-    std::erase(waiters_, &timer);
+    Waiter waiter(executor_);
+    waiter.timer.expires_at(deadline);
+    waiters_.push_back(&waiter);
+    auto alive = alive_;
+    co_await waiter.timer.async_wait(kNoThrow);
+    if (!*alive) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "pool closed"});
+    if (waiter.woken) {
+      --promised_;  // wakeOneWaiter() already took it off the queue
+      my_turn = true;
+    } else {
+      std::erase(waiters_, &waiter);  // the deadline: still queued
+    }
   }
 }
 
