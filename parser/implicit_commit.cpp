@@ -59,4 +59,34 @@ bool causesImplicitCommit(std::string_view sql, StatementKind kind, const Dialec
   }
 }
 
+namespace {
+
+// A literal the server reads as a boolean; anything else (an expression,
+// DEFAULT, @v, a placeholder, '1', which the server refuses) is unknown.
+AutocommitChange literalValue(std::string_view value) {
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t' || value.front() == '\n')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\n')) value.remove_suffix(1);
+  if (value == "1" || spells(value, "ON") || spells(value, "TRUE")) return AutocommitChange::kOn;
+  if (value == "0" || spells(value, "OFF") || spells(value, "FALSE")) return AutocommitChange::kOff;
+  if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front()) {
+    const std::string_view inner = value.substr(1, value.size() - 2);
+    if (spells(inner, "ON")) return AutocommitChange::kOn;
+    if (spells(inner, "OFF")) return AutocommitChange::kOff;
+  }
+  return AutocommitChange::kUnknown;
+}
+
+}  // namespace
+
+AutocommitChange autocommitChange(const StatementInfo& info) {
+  if (info.kind != StatementKind::kSet || info.set_statement_for) return AutocommitChange::kNone;
+  AutocommitChange change = AutocommitChange::kNone;
+  for (const auto& setting : info.settings) {
+    if (setting.kind == SessionSetting::Kind::kSystemVariable && setting.name == "autocommit") {
+      change = literalValue(setting.value);
+    }
+  }
+  return change;
+}
+
 }  // namespace sp::parser

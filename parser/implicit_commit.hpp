@@ -5,6 +5,7 @@
 // (docs/routing.md, "Implicit commits").
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "parser/classify.hpp"
@@ -16,5 +17,18 @@ namespace sp::parser {
 // on the server), UNLOCK TABLES (no table can be locked in such a
 // transaction), XA statements (the client's own: the server answers them).
 bool causesImplicitCommit(std::string_view sql, StatementKind kind, const Dialect& dialect = {});
+
+// What a SET statement does to autocommit. On one server, turning it on
+// while it is off commits the open transaction (checked on 10.11: `SET
+// autocommit = 0; BEGIN; ...; SET autocommit = 1` leaves @@in_transaction
+// 0); setting it to what it already is commits nothing.
+enum class AutocommitChange : uint8_t {
+  kNone,     // not assigned
+  kOn,       // 1, ON, TRUE, 'ON' (any case): the last assignment wins
+  kOff,      // 0, OFF, FALSE, 'OFF'
+  kUnknown,  // an expression, a variable, DEFAULT, ?: its value is the server's
+};
+// `info` is classify()'s (kSet; anything else is kNone).
+AutocommitChange autocommitChange(const StatementInfo& info);
 
 }  // namespace sp::parser

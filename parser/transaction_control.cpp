@@ -31,9 +31,13 @@ std::optional<std::string_view> firstTransactionControl(std::string_view sql, co
   using K = StatementKind;
   for (const auto& span : splitStatements(sql, dialect)) {
     const std::string_view text = span.text(sql);
-    const K kind = classify(text, dialect).kind;
+    const StatementInfo info = classify(text, dialect);
+    const K kind = info.kind;
+    // SET autocommit too: turned on, it commits (session_xa.cpp does that
+    // for a statement on its own, where it knows the value).
     if (kind == K::kBegin || kind == K::kCommit || kind == K::kRollback || kind == K::kSavepoint || kind == K::kXa ||
-        kind == K::kLockTables || kind == K::kUnlockTables || causesImplicitCommit(text, kind, dialect)) {
+        kind == K::kLockTables || kind == K::kUnlockTables || causesImplicitCommit(text, kind, dialect) ||
+        autocommitChange(info) != AutocommitChange::kNone) {
       return text;
     }
   }

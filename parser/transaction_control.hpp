@@ -21,7 +21,8 @@ bool chainsOrReleases(std::string_view sql);
 
 // The first statement of a multi-statement packet that ends, commits or
 // reshapes the open transaction (transaction control, savepoints, table
-// locks, an implicit commit), or nullopt when it holds reads and writes only.
+// locks, an implicit commit, a SET of autocommit), or nullopt when it holds
+// reads and writes only.
 std::optional<std::string_view> firstTransactionControl(std::string_view sql, const Dialect& dialect);
 
 }  // namespace sp::parser

@@ -222,8 +222,12 @@ awaitable<bool> ClientSession::finishGlobal(bool commit) {
 
 awaitable<std::optional<bool>> ClientSession::onGlobalStatement(const parser::StatementInfo& info,
                                                                std::string_view sql) {
+  // Turning autocommit on while it is off commits on one server; setting
+  // it to what it is commits nothing (parser/implicit_commit.hpp).
+  const parser::AutocommitChange autocommit =
+      txn_.autocommit() ? parser::AutocommitChange::kNone : parser::autocommitChange(info);
   if (!xa_ && txn_.pendingBegin() && !info.multiple_statements &&
-      parser::causesImplicitCommit(sql, info.kind, dialect_)) {
+      (parser::causesImplicitCommit(sql, info.kind, dialect_) || autocommit == parser::AutocommitChange::kOn)) {
     // BEGIN is still deferred (nothing ran): the server would commit the
     // empty transaction before this statement, so it simply ends here. Sent
     // first, an XA START would make the server refuse the statement (1399).
@@ -240,11 +244,18 @@ awaitable<std::optional<bool>> ClientSession::onGlobalStatement(const parser::St
   }
   using K = parser::StatementKind;
   if (info.kind == K::kCommit || info.kind == K::kRollback) co_return co_await finishGlobal(info.kind == K::kCommit);
-  if (parser::causesImplicitCommit(sql, info.kind, dialect_)) {
+  if (autocommit == parser::AutocommitChange::kUnknown) {
+    queueError(reply_seq_, client_error::make(client_error::kXaUnsupported,
+        "shardproxy: inside a transaction opened under transactions.cross_backend: atomic with autocommit off, "
+        "SET autocommit takes 1, 0, ON, OFF, TRUE or FALSE (whether it commits depends on the value); COMMIT first"));
+    co_return co_await client_.flush();
+  }
+  if (parser::causesImplicitCommit(sql, info.kind, dialect_) || autocommit == parser::AutocommitChange::kOn) {
     // One server commits the open transaction before such a statement (DDL,
-    // LOCK TABLES, BEGIN, GRANT, ANALYZE ...); inside an XA branch it would
-    // refuse it (1399) instead. So the proxy commits first, as the server
-    // would, and the statement then runs outside any transaction.
+    // LOCK TABLES, BEGIN, GRANT, ANALYZE ...; SET autocommit = 1 with it
+    // off); inside an XA branch it would refuse it (1399) instead. So the
+    // proxy commits first, as the server would, and the statement then runs
+    // outside any transaction.
     std::optional<protocol::ErrPacket> failed = co_await endGlobal(true);
     if (failed) {
       queueError(reply_seq_, *failed);

@@ -351,6 +351,54 @@ class XaTransactionsTest(unittest.TestCase):
             sf.rows(d, "DROP TABLE IF EXISTS it_xa_myisam")
             d.close()
 
+    def test_4f_set_autocommit_on_commits_as_on_one_server(self):
+        """SET autocommit = 1 while it is off commits the open transaction on one server (checked on 10.11);
+        inside an XA branch the server would refuse it (1399), so the proxy commits the global transaction
+        first. Already on: nothing commits. A value only the server can read (@v) is refused (9172)."""
+        c = self.run_.connect()
+        in_trans, autocommit = 1, 2  # SERVER_STATUS_IN_TRANS, SERVER_STATUS_AUTOCOMMIT
+        with c.cursor() as cur:
+            cur.execute("SET autocommit = 0")
+            cur.execute("BEGIN")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance - 3 WHERE conv_id = 4")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance + 3 WHERE conv_id = 12")
+            cur.execute("SET autocommit = 1")
+            self.assertFalse(c.server_status & in_trans)
+            self.assertTrue(c.server_status & autocommit)
+            self.assertEqual(own_prepared(sf.DB0_PORT) + own_prepared(sf.DB1_PORT), [])
+            cur.execute("ROLLBACK")
+            b = self.table.balances()
+            self.assertEqual((b[4], b[12]), (INITIAL - 3, INITIAL + 3))
+            # Already on: the transaction stays open and rolls back whole.
+            cur.execute("BEGIN")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance - 1 WHERE conv_id = 5")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance + 1 WHERE conv_id = 13")
+            cur.execute("SET autocommit = 1")
+            self.assertTrue(c.server_status & in_trans)
+            cur.execute("ROLLBACK")
+            b = self.table.balances()
+            self.assertEqual((b[5], b[13]), (INITIAL, INITIAL))
+            # A value the proxy cannot read: refused, the transaction goes on.
+            cur.execute("SET autocommit = 0")
+            cur.execute("BEGIN")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance - 2 WHERE conv_id = 6")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance + 2 WHERE conv_id = 14")
+            code, msg = sf.error_of(lambda: cur.execute("SET autocommit = (1)"))
+            self.assertEqual(code, 9172, msg)
+            self.assertTrue(c.server_status & in_trans)
+            cur.execute("ROLLBACK")
+            b = self.table.balances()
+            self.assertEqual((b[6], b[14]), (INITIAL, INITIAL))
+            # BEGIN not yet sent (nothing ran), then SET autocommit = 1: the next write autocommits.
+            cur.execute("BEGIN")
+            cur.execute("SET autocommit = 1")
+            cur.execute(f"UPDATE {TABLE} SET balance = balance - 1 WHERE conv_id = 7")
+            self.assertFalse(c.server_status & in_trans)
+            cur.execute("ROLLBACK")
+            self.assertEqual(self.table.balances()[7], INITIAL - 1)
+        self.assertEqual(own_prepared(sf.DB0_PORT) + own_prepared(sf.DB1_PORT), [])
+        c.close()
+
     def test_4b_clients_cannot_end_the_proxys_branches(self):
         """A client's own XA statement naming the proxy's ids (<xid_prefix>-...) is refused (9173), text and
         prepared, hex included; XA RECOVER still lists; the global transaction commits untouched."""

@@ -33,3 +33,35 @@ TEST(ImplicitCommit, DataTemporaryTablesAndTheClientsOwnXa) {
 
 }  // namespace
 }  // namespace sp::parser
+
+namespace sp::parser {
+namespace {
+
+AutocommitChange change(std::string_view sql) { return autocommitChange(classify(sql)); }
+
+// The values checked on 10.11 (`SET autocommit = 0; SET autocommit = <v>;
+// SELECT @@autocommit`): 1, ON, TRUE, "ON" and 'on' give 1; '1', 'true', 2
+// and 1.0 are refused by the server; (1), 1+0 and DEFAULT give 1 too, but
+// only the server knows what an expression is worth.
+TEST(AutocommitChange, LiteralsTheServerReadsAsBooleans) {
+  for (std::string_view sql : {"SET autocommit = 1", "set AUTOCOMMIT=on", "SET @@autocommit = TRUE",
+                               "SET SESSION autocommit = 'ON'", "SET @@session.autocommit = \"on\"",
+                               "SET LOCAL autocommit = 1", "SET autocommit = 0, autocommit = 1"}) {
+    EXPECT_EQ(change(sql), AutocommitChange::kOn) << sql;
+  }
+  for (std::string_view sql : {"SET autocommit = 0", "SET autocommit = off", "SET @@autocommit = FALSE",
+                               "SET autocommit = 'OFF'", "SET autocommit = 1, autocommit = 0"}) {
+    EXPECT_EQ(change(sql), AutocommitChange::kOff) << sql;
+  }
+  for (std::string_view sql : {"SET autocommit = @v", "SET autocommit = (1)", "SET autocommit = 1 + 0",
+                               "SET autocommit = DEFAULT", "SET autocommit = ?", "SET autocommit = '1'"}) {
+    EXPECT_EQ(change(sql), AutocommitChange::kUnknown) << sql;
+  }
+  for (std::string_view sql : {"SET sql_mode = ''", "SET GLOBAL autocommit = 1", "SET @autocommit = 1",
+                               "SELECT @@autocommit", "SET STATEMENT max_statement_time = 1 FOR SELECT 1"}) {
+    EXPECT_EQ(change(sql), AutocommitChange::kNone) << sql;
+  }
+}
+
+}  // namespace
+}  // namespace sp::parser

@@ -29,6 +29,9 @@ TEST(TransactionControl, FirstControlStatementOfAPacket) {
             std::optional<std::string_view>("CREATE TABLE u (x INT)"));
   EXPECT_EQ(firstTransactionControl("SAVEPOINT s; SELECT 1", {}), std::optional<std::string_view>("SAVEPOINT s"));
   EXPECT_EQ(firstTransactionControl("CREATE TEMPORARY TABLE t (x INT); SELECT 1", {}), std::nullopt);
+  EXPECT_EQ(firstTransactionControl("UPDATE t SET x = 1; SET autocommit = 1", {}),
+            std::optional<std::string_view>("SET autocommit = 1"));
+  EXPECT_EQ(firstTransactionControl("SET sql_mode = ''; SELECT 1", {}), std::nullopt);
 }
 
 }  // namespace
