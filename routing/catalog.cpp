@@ -135,11 +135,26 @@ std::optional<CatalogPlan> planShow(const Scan& s, const CompiledShardMap& map, 
   return std::nullopt;
 }
 
-bool readsCatalogTables(const Scan& s) {
-  for (size_t i = 0; i + 2 < s.tokens.size(); ++i) {
-    if (!names(s.tokens[i], s.sql, "INFORMATION_SCHEMA") || !s.tokens[i + 1].is(TokenKind::kDot)) continue;
-    for (auto table : kCatalogTables) {
-      if (names(s.tokens[i + 2], s.sql, table)) return true;
+bool namesCatalogTable(const Scan& s, size_t i) {
+  for (auto table : kCatalogTables) {
+    if (names(s.at(i), s.sql, table)) return true;
+  }
+  return false;
+}
+
+// information_schema.TABLES (...) anywhere; with information_schema as the
+// default database, also a catalog table's bare name not qualified by
+// another schema (a word of the same spelling elsewhere, a column or an
+// alias, only makes the statement a listing, whose rows the filter reads
+// by their column names).
+bool readsCatalogTables(const Scan& s, bool in_information_schema) {
+  for (size_t i = 0; i < s.tokens.size(); ++i) {
+    if (names(s.tokens[i], s.sql, "INFORMATION_SCHEMA") && s.at(i + 1).is(TokenKind::kDot) &&
+        namesCatalogTable(s, i + 2)) {
+      return true;
+    }
+    if (in_information_schema && (i == 0 || !s.tokens[i - 1].is(TokenKind::kDot)) && namesCatalogTable(s, i)) {
+      return true;
     }
   }
   return false;
@@ -167,8 +182,13 @@ bool isArchiveTable(const CompiledShardMap& map, std::string_view name) {
 
 }  // namespace
 
+bool isInformationSchemaDatabase(std::string_view database) {
+  return parser::equalsInformationSchemaName(database, "INFORMATION_SCHEMA");
+}
+
 std::optional<CatalogPlan> planCatalog(std::string_view sql, const CompiledShardMap& map,
-                                       std::string_view default_backend, const parser::Dialect& dialect) {
+                                       std::string_view default_backend, const parser::Dialect& dialect,
+                                       std::string_view session_database) {
   Scan s{sql, parser::tokenize(sql, dialect)};
   s.tokens.pop_back();  // kEnd
   while (!s.tokens.empty() && s.tokens.back().is(TokenKind::kSemicolon)) s.tokens.pop_back();
@@ -189,7 +209,7 @@ std::optional<CatalogPlan> planCatalog(std::string_view sql, const CompiledShard
     return std::nullopt;
   }
   if ((spells(first, sql, "SELECT") || spells(first, sql, "WITH") || first.is(TokenKind::kLeftParen)) &&
-      readsCatalogTables(s)) {
+      readsCatalogTables(s, isInformationSchemaDatabase(session_database))) {
     return listing(s, map, default_backend);
   }
   return std::nullopt;

@@ -38,8 +38,14 @@ struct CatalogPlan {
 
 // The plan for a catalog statement; nullopt when `sql` is not one (it then
 // runs as any other statement). `default_backend` holds the unsharded tables.
+// `session_database`: the session's default database; when it is
+// information_schema, `FROM TABLES` names information_schema.TABLES.
 std::optional<CatalogPlan> planCatalog(std::string_view sql, const CompiledShardMap& map,
-                                       std::string_view default_backend, const parser::Dialect& dialect = {});
+                                       std::string_view default_backend, const parser::Dialect& dialect = {},
+                                       std::string_view session_database = {});
+
+// Whether `database` is information_schema as the server matches its name.
+bool isInformationSchemaDatabase(std::string_view database);
 
 // Rewrites the rows of a catalog plan's parts, one part after the other.
 class CatalogRowFilter {

@@ -30,13 +30,16 @@ bool mentionsCatalog(std::string_view sql) { return parser::containsIgnoringAsci
 std::optional<routing::CatalogPlan> ClientSession::catalogPlan(std::string_view sql, const parser::StatementInfo& info) {
   using K = parser::StatementKind;
   if (info.multiple_statements) return std::nullopt;
-  if (info.kind != K::kShow && info.kind != K::kExplain && !(info.kind == K::kSelect && mentionsCatalog(sql))) {
+  // With information_schema as the default database, `FROM TABLES` reads
+  // the catalog too, without the word in the text.
+  if (info.kind != K::kShow && info.kind != K::kExplain &&
+      !(info.kind == K::kSelect && (mentionsCatalog(sql) || routing::isInformationSchemaDatabase(desired_.database)))) {
     return std::nullopt;
   }
   if (!usesLogicalCatalog()) return std::nullopt;
   auto map = mapSnapshot();
   if (!map) return std::nullopt;
-  return routing::planCatalog(sql, *map, worker_.context().config().default_backend, dialect_);
+  return routing::planCatalog(sql, *map, worker_.context().config().default_backend, dialect_, desired_.database);
 }
 
 std::optional<protocol::ErrPacket> ClientSession::catalogPrepareRefusal(std::string_view sql) {

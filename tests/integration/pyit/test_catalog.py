@@ -142,6 +142,23 @@ class LogicalCatalog(unittest.TestCase):
         self.assertTrue(direct)
         self.assertEqual(got, [("user_sync_cursor",) + r[1:] for r in direct])
 
+    def test_information_schema_as_the_default_database(self):
+        """USE information_schema; SELECT ... FROM TABLES / STATISTICS names the same catalog without the
+        word in the text: logical tables only (before: the physical ones)."""
+        c = sptest.proxy()
+        try:
+            rows(c, "USE information_schema")
+            names = {n for (n,) in rows(c, "SELECT TABLE_NAME FROM TABLES WHERE TABLE_SCHEMA = 'im'")}
+            self.assertEqual(names, set(LOGICAL) | self.direct_unsharded())
+            stats = {t for (t,) in rows(c, "SELECT DISTINCT TABLE_NAME FROM `STATISTICS` WHERE TABLE_SCHEMA = 'im'")}
+            self.assertIn("msg", stats)
+            self.assertFalse([t for t in stats if PHYSICAL.match(t)], stats)
+            with c.cursor(pymysql.cursors.Cursor) as cur:
+                cur.execute("SELECT COUNT(*) FROM TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s", ("im", "msg_00"))
+                self.assertEqual(cur.fetchall(), ((0,),))
+        finally:
+            c.close()
+
     def test_physical_tables_users_see_the_physical_layout(self):
         names = {n for (n,) in rows(self.tooling, "SHOW TABLES")}
         self.assertIn("msg_00", names)

@@ -67,6 +67,27 @@ TEST(Catalog, ListingsRunOnTheDefaultBackendWithLiteralsPointedAtPhysicalTables)
             "db0: SELECT COUNT(*) FROM information_schema.tables WHERE table_name = ''");
 }
 
+TEST(Catalog, InformationSchemaAsTheDefaultDatabase) {
+  // USE information_schema; SELECT ... FROM TABLES: the same catalog, without the word in the text.
+  auto in_is = [](std::string_view sql, std::string_view db) {
+    auto plan = planCatalog(sql, catalogTestMap(), "db0", {}, db);
+    return plan ? plan->parts.front().sql : std::string("-");
+  };
+  EXPECT_EQ(in_is("SELECT TABLE_NAME FROM TABLES WHERE TABLE_NAME = 'msg'", "information_schema"),
+            "SELECT TABLE_NAME FROM TABLES WHERE TABLE_NAME = 'msg_00'");
+  EXPECT_EQ(in_is("select * from `statistics`", "INFORMATION_SCHEMA"), "select * from `statistics`");
+  EXPECT_EQ(in_is("SELECT * FROM t JOIN COLUMNS c USING (x)", "information_schema"),
+            "SELECT * FROM t JOIN COLUMNS c USING (x)");
+  // Another database, or a name qualified by another schema: not the catalog.
+  EXPECT_EQ(in_is("SELECT TABLE_NAME FROM TABLES", "im"), "-");
+  EXPECT_EQ(in_is("SELECT * FROM im.TABLES", "information_schema"), "-");
+  EXPECT_EQ(in_is("SELECT * FROM ENGINES", "information_schema"), "-");
+  EXPECT_TRUE(isInformationSchemaDatabase("information_schema"));
+  EXPECT_TRUE(isInformationSchemaDatabase("Information_Schema"));
+  EXPECT_FALSE(isInformationSchemaDatabase("im"));
+  EXPECT_FALSE(isInformationSchemaDatabase(""));
+}
+
 TEST(Catalog, ALogicalTableWithoutAShardOnTheDefaultBackendAddsAPart) {
   auto plan = planCatalog("SHOW TABLES LIKE 'msg'", catalogTestMap(), "db1");
   ASSERT_TRUE(plan);
