@@ -232,6 +232,28 @@ awaitable<std::expected<protocol::OkPacket, BackendError>> BackendConnection::ex
     broken_ = true;
     co_return std::unexpected(ioError("sending command"));
   }
+  co_return co_await readResponse(rows, column_defs);
+}
+
+awaitable<std::pair<BackendConnection::OkOrError, BackendConnection::OkOrError>> BackendConnection::queryPair(
+    std::string_view first, std::string_view second) {
+  for (std::string_view sql : {first, second}) {
+    const auto parts = protocol::commandParts(protocol::Command::kQuery, sql);
+    stream_.append(parts.command, parts.argument, 0);
+  }
+  if (!co_await stream_.flush()) {
+    broken_ = true;
+    co_return std::pair<OkOrError, OkOrError>{std::unexpected(ioError("sending command")),
+                                              std::unexpected(ioError("sending command"))};
+  }
+  OkOrError a = co_await readResponse(nullptr, nullptr);
+  if (!a && a.error().kind != BackendError::Kind::kServer) co_return std::pair<OkOrError, OkOrError>{a, a};
+  OkOrError b = co_await readResponse(nullptr, nullptr);
+  co_return std::pair<OkOrError, OkOrError>{std::move(a), std::move(b)};
+}
+
+awaitable<BackendConnection::OkOrError> BackendConnection::readResponse(
+    TextRows* rows, std::vector<protocol::ColumnDefinition41>* column_defs) {
   protocol::ResponseTracker tracker(protocol::ResponseKind::kQuery, capabilities_, mariadb_capabilities_);
   std::optional<BackendError> server_err;
   size_t columns = 0;

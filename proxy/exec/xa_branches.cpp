@@ -15,6 +15,17 @@ namespace sp::proxy {
 
 awaitable<XaReply> ConnectionBranch::run(std::string sql) {
   auto r = co_await conn_.command(protocol::Command::kQuery, sql);
+  co_return replyOf(r);
+}
+
+awaitable<std::pair<XaReply, XaReply>> ConnectionBranch::runPair(std::string first, std::string second) {
+  auto [a, b] = co_await conn_.queryPair(first, second);
+  XaReply ra = replyOf(a);
+  XaReply rb = replyOf(b);
+  co_return std::pair<XaReply, XaReply>{std::move(ra), std::move(rb)};
+}
+
+XaReply ConnectionBranch::replyOf(const BackendConnection::OkOrError& r) {
   XaReply reply;
   if (r) {
     reply.status_flags = r->status_flags;
@@ -27,7 +38,7 @@ awaitable<XaReply> ConnectionBranch::run(std::string sql) {
   } else {
     reply.kind = XaReply::Kind::kLost;
   }
-  co_return reply;
+  return reply;
 }
 
 XaDecisionWrite LoggedDecisions::recordCommit(const std::string& gtrid) {

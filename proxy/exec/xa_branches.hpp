@@ -22,6 +22,7 @@ class ConnectionBranch final : public XaParticipant {
   ConnectionBranch(BackendConnection& conn, const std::string& name) : conn_(conn), name_(name) {}
   const std::string& name() const override { return name_; }
   awaitable<XaReply> run(std::string sql) override;
+  awaitable<std::pair<XaReply, XaReply>> runPair(std::string first, std::string second) override;
   std::optional<uint16_t> lastStatus() const { return last_status_; }
   // Of the last statement that answered OK (for a rollback: XA ROLLBACK's).
   uint16_t lastWarnings() const { return last_warnings_; }
@@ -29,6 +30,8 @@ class ConnectionBranch final : public XaParticipant {
 
  private:
   BackendConnection& conn_;
+  XaReply replyOf(const BackendConnection::OkOrError& r);
+
   const std::string& name_;
   std::optional<uint16_t> last_status_;
   uint16_t last_warnings_ = 0;

@@ -31,8 +31,11 @@ awaitable<XaOutcome> commitOnePhase(const std::string& gtrid, XaParticipant& bra
   XaOutcome out;
   const auto start = Clock::now();
   const std::string id = xaIdSql(gtrid, branch.name());
-  XaReply r = co_await branch.run("XA END " + id);
-  if (r.ok()) r = co_await branch.run("XA COMMIT " + id + " ONE PHASE");
+  // One round trip, as a plain COMMIT: after a failed XA END the branch is
+  // still active and the server refuses the XA COMMIT (1399), committing
+  // nothing.
+  auto [end, commit] = co_await branch.runPair("XA END " + id, "XA COMMIT " + id + " ONE PHASE");
+  XaReply r = end.ok() ? std::move(commit) : std::move(end);
   out.commit = since(start);
   if (r.ok()) {
     out.committed = true;
@@ -45,6 +48,13 @@ awaitable<XaOutcome> commitOnePhase(const std::string& gtrid, XaParticipant& bra
 }
 
 }  // namespace
+
+awaitable<std::pair<XaReply, XaReply>> XaParticipant::runPair(std::string first, std::string second) {
+  XaReply a = co_await run(std::move(first));
+  if (a.kind == XaReply::Kind::kLost) co_return std::pair<XaReply, XaReply>{a, a};
+  XaReply b = co_await run(std::move(second));
+  co_return std::pair<XaReply, XaReply>{std::move(a), std::move(b)};
+}
 
 std::optional<XaStep> parseXaStep(std::string_view name) {
   if (name == "after_first_prepare") return XaStep::kAfterFirstPrepare;

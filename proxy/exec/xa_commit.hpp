@@ -39,6 +39,9 @@ class XaParticipant {
   // The branch qualifier (the backend's name).
   virtual const std::string& name() const = 0;
   virtual awaitable<XaReply> run(std::string sql) = 0;
+  // `first`, then `second` whatever the first answered: a connection sends
+  // both in one write (one round trip). A lost branch loses both.
+  virtual awaitable<std::pair<XaReply, XaReply>> runPair(std::string first, std::string second);
 };
 
 class XaDecisions {
