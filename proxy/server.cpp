@@ -118,6 +118,10 @@ std::string Server::startTransactions() {
   auto log = XaDecisionLog::open(path);
   if (!log) return "transactions.decision_log: " + log.error();
   context_.xa.log = std::shared_ptr<XaDecisionLog>(std::move(*log));
+  // Two threads: a decision waiting on an fsync or on etcd does not hold
+  // up the next one's start (each store serialises its own writes).
+  decision_writers_ = std::make_unique<asio::thread_pool>(2);
+  context_.xa.decision_writer = decision_writers_->get_executor();
   spdlog::info("cross-backend transactions: atomic (two-phase commit), global ids {}-..., decisions in {}",
                cfg.transactions.xid_prefix, cfg.fleet ? "etcd (" + cfg.fleet->etcd_prefix + "/xa/decisions/)" : path);
   return {};

@@ -2,6 +2,8 @@
 // graceful shutdown sequence (stop accepting, let in-flight statements
 // finish within shutdown_grace_ms, close).
 #pragma once
+#include <boost/asio/thread_pool.hpp>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +47,9 @@ class Server {
   void shutdown();
 
   ProxyContext context_;
+  // Writes global transactions' commit decisions off the workers (before
+  // the workers: destroyed after them).
+  std::unique_ptr<asio::thread_pool> decision_writers_;
   std::unique_ptr<StatementLimits> statement_limits_;  // before the workers: they admit there
   std::vector<std::unique_ptr<Worker>> workers_;
   // Before every background worker: destroyed after them.

@@ -16,8 +16,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "proxy/net/net.hpp"
 
 namespace sp::proxy {
 
@@ -94,6 +97,10 @@ class XaRegistry {
   // In a fleet: where decisions go instead of `log` (which then only serves
   // ids without a member name, left by a run of this proxy alone).
   std::shared_ptr<XaFleetStore> fleet;
+  // Where decisions are written (set at start-up with `log`): an fsync or
+  // etcd's answer takes milliseconds, which on a worker thread would stall
+  // every session of that worker. Unset (tests): the caller's thread.
+  std::optional<asio::any_io_executor> decision_writer;
 
  private:
   mutable std::mutex mu_;

@@ -1,5 +1,6 @@
 #include "proxy/exec/xa_branches.hpp"
 
+#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -41,16 +42,30 @@ XaReply ConnectionBranch::replyOf(const BackendConnection::OkOrError& r) {
   return reply;
 }
 
-XaDecisionWrite LoggedDecisions::recordCommit(const std::string& gtrid) {
-  const XaDecisionWrite written = write(gtrid);
+awaitable<XaDecisionWrite> LoggedDecisions::recordCommit(const std::string& gtrid) {
+  XaDecisionWrite written;
+  if (registry_.decision_writer) {
+    // On the writer threads: this worker's other sessions go on meanwhile.
+    written = co_await asio::co_spawn(
+        *registry_.decision_writer, [this, &gtrid]() -> awaitable<XaDecisionWrite> { co_return write(gtrid); },
+        asio::use_awaitable);
+  } else {
+    written = write(gtrid);
+  }
   if (written == XaDecisionWrite::kRecorded) registry_.setPhase(gtrid, XaPhase::kCommitting);
   if (written == XaDecisionWrite::kUnknown) registry_.counters.decisions_unknown.fetch_add(1, std::memory_order_relaxed);
-  return written;
+  co_return written;
 }
 
 void LoggedDecisions::forget(const std::string& gtrid) {
-  if (registry_.fleet) registry_.fleet->forget(gtrid);
-  else if (registry_.log) registry_.log->forget(gtrid);
+  // An fsync'ed delete nobody waits for: on the writer threads when set (a
+  // decision outliving its branches is cleaned up by recovery).
+  auto drop = [&registry = registry_, gtrid] {
+    if (registry.fleet) registry.fleet->forget(gtrid);
+    else if (registry.log) registry.log->forget(gtrid);
+  };
+  if (registry_.decision_writer) asio::post(*registry_.decision_writer, std::move(drop));
+  else drop();
 }
 
 XaDecisionWrite LoggedDecisions::write(const std::string& gtrid) {

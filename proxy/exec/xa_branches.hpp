@@ -43,7 +43,7 @@ class LoggedDecisions final : public XaDecisions {
  public:
   LoggedDecisions(XaRegistry& registry, std::vector<std::string> branches)
       : registry_(registry), branches_(std::move(branches)) {}
-  XaDecisionWrite recordCommit(const std::string& gtrid) override;
+  awaitable<XaDecisionWrite> recordCommit(const std::string& gtrid) override;
   void forget(const std::string& gtrid) override;
 
  private:

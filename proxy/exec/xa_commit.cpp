@@ -100,7 +100,7 @@ awaitable<XaOutcome> commitGlobal(const std::string& gtrid, std::span<XaParticip
   failAt(fail, XaStep::kAfterPrepares);
   out.prepare = since(start);
   start = Clock::now();
-  const XaDecisionWrite written = decisions.recordCommit(gtrid);
+  const XaDecisionWrite written = co_await decisions.recordCommit(gtrid);
   if (written == XaDecisionWrite::kUnknown) {
     // Rolling back now could undo branches of a transaction etcd recorded as
     // committed: the branches stay prepared; recovery reads etcd and finishes them.

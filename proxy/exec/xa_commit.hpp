@@ -49,7 +49,7 @@ class XaDecisions {
   virtual ~XaDecisions() = default;
   // kRecorded: durable (fsync'ed, or in etcd) when it returns; kRefused:
   // certainly not recorded; kUnknown: maybe recorded (etcd gave no answer).
-  virtual XaDecisionWrite recordCommit(const std::string& gtrid) = 0;
+  virtual awaitable<XaDecisionWrite> recordCommit(const std::string& gtrid) = 0;
   // Every branch committed: the decision is no longer needed.
   virtual void forget(const std::string& gtrid) = 0;
 };

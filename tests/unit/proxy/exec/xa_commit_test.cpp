@@ -50,12 +50,12 @@ class FakeBranch final : public XaParticipant {
 class FakeDecisions final : public XaDecisions {
  public:
   explicit FakeDecisions(std::vector<std::string>& journal) : journal_(journal) {}
-  XaDecisionWrite recordCommit(const std::string& gtrid) override {
+  awaitable<XaDecisionWrite> recordCommit(const std::string& gtrid) override {
     journal_.push_back("decision: " + gtrid);
-    if (unknown) return XaDecisionWrite::kUnknown;
-    if (refuse) return XaDecisionWrite::kRefused;
+    if (unknown) co_return XaDecisionWrite::kUnknown;
+    if (refuse) co_return XaDecisionWrite::kRefused;
     decided.insert(gtrid);
-    return XaDecisionWrite::kRecorded;
+    co_return XaDecisionWrite::kRecorded;
   }
   void forget(const std::string& gtrid) override {
     journal_.push_back("forget: " + gtrid);
