@@ -190,6 +190,7 @@ std::string Server::start() {
   context_.ha = ha_.get();
   for (auto& w : workers_) w->start();
   maps_->attachWorkers(std::vector<PoolHost*>(workers.begin(), workers.end()));
+  maps_->onBackendsChanged([ha = ha_.get()](const BackendDiff& diff) { ha->backendsChanged(diff.added, diff.removed); });
   // Background work (moves, archiving, partition upkeep, schema changes) yields
   // to the foreground: the gate before any of them starts.
   background_gate_ = std::make_unique<BackgroundGate>(cfg.background);

@@ -64,6 +64,14 @@ void HaCoordinator::start(std::vector<PoolHost*> hosts) {
   thread_ = std::thread([this] { io_.run(); });
 }
 
+void HaCoordinator::backendsChanged(std::vector<conf::BackendConfig> added, std::vector<std::string> removed) {
+  asio::post(io_, [this, added = std::move(added), removed = std::move(removed)] {
+    if (!monitor_) return;
+    for (const auto& name : removed) monitor_->retireBackend(name);  // a replaced one first: same name
+    for (const auto& backend : added) monitor_->addBackend(backend);
+  });
+}
+
 void HaCoordinator::stop() {
   if (monitor_) monitor_->stop();
   work_.reset();

@@ -45,6 +45,9 @@ class HaCoordinator final : public HaFleetFollower {
   // After the workers: starts the thread and the replica monitor.
   void start(std::vector<PoolHost*> hosts);
   void stop();
+  // A reload changed the backends (thread-safe: posted to the coordinator's
+  // thread): the removed ones are no longer probed, the added ones are.
+  void backendsChanged(std::vector<conf::BackendConfig> added, std::vector<std::string> removed);
   // In a fleet, once the fleet agent exists (before it starts).
   void attachFleet(HaFleetLink* link) { fleet_.store(link); }
 

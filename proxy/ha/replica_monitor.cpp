@@ -38,31 +38,51 @@ ReplicaMonitor::ReplicaMonitor(asio::io_context& io, ProxyContext& context, Hook
     : io_(io), context_(context), hooks_(std::move(hooks)) {
   // Every backend, with replicas or not: a single server that stops
   // answering must be noticed as well (its pools are marked down).
-  for (const auto& b : context_.config().backends) {
-    ServerHealth primary;
-    primary.backend = b.name;
-    primary.name = b.name;
-    primary.address = conf::formatHostPort(b.address);
-    primary.primary = true;
-    servers_.push_back(std::move(primary));
-    alone_.push_back(b.replicas.empty());
-    // The monitor reads replication state: the replication account
-    // (SLAVE MONITOR, BINLOG MONITOR), so the proxy's own keeps no global privilege.
-    configs_.push_back(replicationBackend(b));
-    for (const auto& r : b.replicas) {
-      ServerHealth replica;
-      replica.backend = b.name;
-      replica.name = r.name;
-      replica.address = conf::formatHostPort(r.address);
-      servers_.push_back(std::move(replica));
-      alone_.push_back(false);
-      configs_.push_back(replicationBackend(*serverLogin(b, r.name)));
-    }
+  for (const auto& b : context_.config().backends) appendBackend(b);
+}
+
+void ReplicaMonitor::appendBackend(const conf::BackendConfig& b) {
+  const size_t first = servers_.size();
+  ServerHealth primary;
+  primary.backend = b.name;
+  primary.name = b.name;
+  primary.address = conf::formatHostPort(b.address);
+  primary.primary = true;
+  servers_.push_back(std::move(primary));
+  alone_.push_back(b.replicas.empty());
+  // The monitor reads replication state: the replication account
+  // (SLAVE MONITOR, BINLOG MONITOR), so the proxy's own keeps no global privilege.
+  configs_.push_back(replicationBackend(b));
+  for (const auto& r : b.replicas) {
+    ServerHealth replica;
+    replica.backend = b.name;
+    replica.name = r.name;
+    replica.address = conf::formatHostPort(r.address);
+    servers_.push_back(std::move(replica));
+    alone_.push_back(false);
+    configs_.push_back(replicationBackend(*serverLogin(b, r.name)));
   }
-  for (auto& c : configs_) {
+  for (size_t i = first; i < configs_.size(); ++i) {
     // A probe must not wait on a server longer than the probe may take.
-    c.connect_timeout_ms = std::min(c.connect_timeout_ms, context_.config().ha.probe_timeout_ms);
+    configs_[i].connect_timeout_ms = std::min(configs_[i].connect_timeout_ms, context_.config().ha.probe_timeout_ms);
+    retired_.push_back(false);
   }
+}
+
+void ReplicaMonitor::addBackend(const conf::BackendConfig& backend) {
+  const size_t first = servers_.size();
+  appendBackend(backend);
+  publish();
+  for (size_t i = first; i < servers_.size(); ++i) asio::co_spawn(io_, watch(i), asio::detached);
+  spdlog::info("ha: probing backend {} ({} server{}) added by a reload", backend.name, servers_.size() - first,
+               servers_.size() - first == 1 ? "" : "s");
+}
+
+void ReplicaMonitor::retireBackend(const std::string& name) {
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    if (servers_[i].backend == name) retired_[i] = true;
+  }
+  publish();
 }
 
 ReplicaMonitor::~ReplicaMonitor() { *alive_ = false; }
@@ -90,7 +110,7 @@ awaitable<void> ReplicaMonitor::watch(size_t index) {
   // STATUS (SLAVE MONITOR, which the backend's own account may lack).
   const bool alone = alone_[index];
   std::string_view role_query = alone ? kBasicRoleQuery : kRoleQuery;
-  while (*alive && !context_.shutting_down.load()) {
+  while (*alive && !retired_[index] && !context_.shutting_down.load()) {
     // Failures count from the start of the first failed probe: a hung
     // server's first probe takes ha.probe_timeout_ms to fail.
     const int64_t started = unixMillis();
@@ -141,6 +161,7 @@ awaitable<void> ReplicaMonitor::watch(size_t index) {
       }
       if (!error.empty()) conn.reset();  // a timed-out exchange leaves the connection mid-response
     }
+    if (retired_[index]) co_return;  // removed by a reload while probing
     ServerHealth& server = servers_[index];
     refreshRole(server);
     const ServerState before = server.state;
@@ -208,7 +229,9 @@ awaitable<bool> ReplicaMonitor::fenceIfWritable(size_t index, BackendConnection&
 void ReplicaMonitor::publish() {
   for (auto& s : servers_) refreshRole(s);
   auto snapshot = std::make_shared<ReplicaHealth>();
-  snapshot->servers = servers_;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    if (!retired_[i]) snapshot->servers.push_back(servers_[i]);
+  }
   context_.replica_health.store(std::move(snapshot));
 }
 

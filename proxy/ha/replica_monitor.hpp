@@ -9,6 +9,7 @@
 // Runs on the HA coordinator's io_context (all state is touched from that
 // thread only).
 #pragma once
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,6 +40,12 @@ class ReplicaMonitor {
   // Starts one probe loop per server, of every backend: a backend without
   // replicas is probed too (whether it answers; it has no role to watch).
   void start();
+  // A backend a reload added (its primary and replicas as configured; roles
+  // from the topology when it names the backend): probe loops of its own.
+  // A removed (or replaced) backend's loops end at their next wake-up and
+  // its servers leave the picture. On the coordinator's thread only.
+  void addBackend(const conf::BackendConfig& backend);
+  void retireBackend(const std::string& name);
   // Thread-safe; the loops end at their next wake-up.
   void stop();
   bool watching() const { return !servers_.empty(); }
@@ -52,9 +59,14 @@ class ReplicaMonitor {
   asio::io_context& io_;
   ProxyContext& context_;
   Hooks hooks_;
-  std::vector<ServerHealth> servers_;
-  std::vector<conf::BackendConfig> configs_;  // the login of each server, same order
-  std::vector<bool> alone_;                   // same order: a primary without replicas
+  // Appends the backend's servers (start-up and addBackend).
+  void appendBackend(const conf::BackendConfig& backend);
+
+  // Deques: a reload appends while loops hold references into them.
+  std::deque<ServerHealth> servers_;
+  std::deque<conf::BackendConfig> configs_;  // the login of each server, same order
+  std::deque<bool> alone_;                   // same order: a primary without replicas
+  std::deque<bool> retired_;                 // same order: its backend was removed by a reload
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

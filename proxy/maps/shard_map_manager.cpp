@@ -398,6 +398,7 @@ SwapOutcome ShardMapManager::apply(std::shared_ptr<const routing::CompiledShardM
     spdlog::info("{} by {}: {}", is_rollback ? "ROLLBACK SHARD MAP" : "RELOAD SHARD MAP", who, out.message);
   }
   changePools(diff, false);
+  if ((!diff.added.empty() || !diff.removed.empty()) && backends_changed_) backends_changed_(diff);
   if (!diff.added.empty() || !diff.removed.empty()) {
     spdlog::info("backends changed by {}: added [{}], draining [{}]", who, fmt::join(out.backends_added, ", "),
                  fmt::join(out.backends_removed, ", "));

@@ -130,6 +130,10 @@ class ShardMapManager {
   std::string startup();
   // The workers whose pools follow backend changes (after they exist).
   void attachWorkers(std::vector<PoolHost*> workers);
+  // Told of each change of the backends a reload applies (after the pools;
+  // the replica monitor probes the new servers).
+  using BackendsChanged = std::function<void(const BackendDiff& diff)>;
+  void onBackendsChanged(BackendsChanged hook) { backends_changed_ = std::move(hook); }
 
   // `who`: "admin:<user>" or "sighup".
   SwapOutcome reload(const std::string& who);
@@ -186,6 +190,7 @@ class ShardMapManager {
   std::unique_ptr<ShardMapStore> store_;       // null: no cache configured, or it cannot be opened
   std::vector<conf::BackendConfig> backends_;  // the backends with pools now
   std::vector<PoolHost*> workers_;
+  BackendsChanged backends_changed_;
   std::vector<std::string> last_problems_;
   FleetLink* fleet_ = nullptr;
   int64_t fleet_revision_ = 0;

@@ -260,6 +260,15 @@ class AdminTest(unittest.TestCase):
             self.assertIn("db2", backends)
             self.assertEqual(int(backends["db2"]["pool_max"]), 8)  # 4 per worker, 2 workers
             self.assertGreaterEqual(int(backends["db2"]["connects"]), 1)
+            # The replica monitor probes it too (before: only after a restart), so a dead
+            # server behind it would be noticed: read_only is read at each probe.
+            deadline = time.monotonic() + 10
+            while True:
+                db2 = next(b for b in ap.dict_rows(ap.admin(), "SHOW BACKENDS") if b["backend"] == "db2")
+                if db2["read_only"] is not None or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            self.assertIsNotNone(db2["read_only"], f"db2 never probed: {db2}")
         finally:
             # Remove it again: map back to db1 and db2 out of the config in one reload.
             self.run_.write_config()
