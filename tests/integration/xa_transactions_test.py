@@ -152,6 +152,13 @@ def prepared_write(conn, sql):
 TABLE = None
 
 
+def begin_transfer(cur, source, target, amount):
+    """BEGIN and move `amount` between two accounts, leaving the transaction open."""
+    cur.execute("BEGIN")
+    cur.execute(f"UPDATE {TABLE} SET balance = balance - {amount} WHERE conv_id = {source}")
+    cur.execute(f"UPDATE {TABLE} SET balance = balance + {amount} WHERE conv_id = {target}")
+
+
 class XaTransactionsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -359,9 +366,7 @@ class XaTransactionsTest(unittest.TestCase):
         in_trans, autocommit = 1, 2  # SERVER_STATUS_IN_TRANS, SERVER_STATUS_AUTOCOMMIT
         with c.cursor() as cur:
             cur.execute("SET autocommit = 0")
-            cur.execute("BEGIN")
-            cur.execute(f"UPDATE {TABLE} SET balance = balance - 3 WHERE conv_id = 4")
-            cur.execute(f"UPDATE {TABLE} SET balance = balance + 3 WHERE conv_id = 12")
+            begin_transfer(cur, 4, 12, 3)
             cur.execute("SET autocommit = 1")
             self.assertFalse(c.server_status & in_trans)
             self.assertTrue(c.server_status & autocommit)
@@ -370,9 +375,7 @@ class XaTransactionsTest(unittest.TestCase):
             b = self.table.balances()
             self.assertEqual((b[4], b[12]), (INITIAL - 3, INITIAL + 3))
             # Already on: the transaction stays open and rolls back whole.
-            cur.execute("BEGIN")
-            cur.execute(f"UPDATE {TABLE} SET balance = balance - 1 WHERE conv_id = 5")
-            cur.execute(f"UPDATE {TABLE} SET balance = balance + 1 WHERE conv_id = 13")
+            begin_transfer(cur, 5, 13, 1)
             cur.execute("SET autocommit = 1")
             self.assertTrue(c.server_status & in_trans)
             cur.execute("ROLLBACK")
@@ -380,9 +383,7 @@ class XaTransactionsTest(unittest.TestCase):
             self.assertEqual((b[5], b[13]), (INITIAL, INITIAL))
             # A value the proxy cannot read: refused, the transaction goes on.
             cur.execute("SET autocommit = 0")
-            cur.execute("BEGIN")
-            cur.execute(f"UPDATE {TABLE} SET balance = balance - 2 WHERE conv_id = 6")
-            cur.execute(f"UPDATE {TABLE} SET balance = balance + 2 WHERE conv_id = 14")
+            begin_transfer(cur, 6, 14, 2)
             code, msg = sf.error_of(lambda: cur.execute("SET autocommit = (1)"))
             self.assertEqual(code, 9172, msg)
             self.assertTrue(c.server_status & in_trans)
