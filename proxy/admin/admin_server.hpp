@@ -6,9 +6,9 @@
 #include <atomic>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "proxy/net/net.hpp"
+#include "proxy/net/side_server.hpp"
 #include "proxy/core/proxy_context.hpp"
 
 namespace sp::proxy {
@@ -27,15 +27,12 @@ class AdminServer {
   uint32_t sessionCount() const { return sessions_.load(); }
 
  private:
-  awaitable<void> acceptLoop();
-  awaitable<void> serve(std::shared_ptr<tcp::socket> socket);
+  awaitable<void> serve(tcp::socket socket);
 
   ProxyContext& context_;
   ShardMapManager& maps_;
-  asio::io_context io_{1};
-  tcp::acceptor acceptor_{io_};
-  std::thread thread_;
   std::atomic<uint32_t> sessions_{0};
+  SideServer server_;  // last: stopped (its sessions ended) before the rest goes
 };
 
 }  // namespace sp::proxy

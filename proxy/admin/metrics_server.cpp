@@ -1,6 +1,5 @@
 #include "proxy/admin/metrics_server.hpp"
 
-#include <boost/asio/post.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
@@ -140,39 +139,21 @@ MetricsServer::~MetricsServer() { stop(); }
 std::string MetricsServer::start() {
   const auto& hp = *context_.config().server.metrics_listen;
   asio::ip::address address;
-  if (auto failed = listenOn(io_, acceptor_, hp, "metrics_listen", "metrics port", address); !failed.empty()) return failed;
+  if (auto failed = server_.start(hp, "metrics_listen", "metrics port", address,
+                                  [this](tcp::socket socket) { return serve(std::move(socket)); });
+      !failed.empty()) {
+    return failed;
+  }
   if (!address.is_loopback() && !context_.config().server.metrics_allow_remote) {
     spdlog::warn("metrics_listen {} is not a loopback address; only loopback peers are answered "
                  "(server.metrics_allow_remote: true to accept others)",
                  conf::formatHostPort(hp));
   }
-  asio::co_spawn(io_, acceptLoop(), asio::detached);
-  thread_ = std::thread([this] { io_.run(); });
   spdlog::info("metrics endpoint listening on http://{}/metrics", conf::formatHostPort(hp));
   return {};
 }
 
-void MetricsServer::stop() {
-  if (!thread_.joinable() || stopped_.exchange(true)) return;
-  asio::post(io_, [this] {
-    error_code ec;
-    acceptor_.close(ec);
-    io_.stop();
-  });
-  thread_.join();
-}
-
-awaitable<void> MetricsServer::acceptLoop() {
-  for (;;) {
-    auto [ec, socket] = co_await acceptor_.async_accept(kNoThrow);
-    if (ec) {
-      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
-      spdlog::warn("metrics accept failed: {}", ec.message());
-      continue;
-    }
-    asio::co_spawn(io_, serve(std::move(socket)), asio::detached);
-  }
-}
+void MetricsServer::stop() { server_.stop(); }
 
 awaitable<void> MetricsServer::serve(tcp::socket socket) {
   error_code ec;
@@ -189,7 +170,7 @@ awaitable<void> MetricsServer::serve(tcp::socket socket) {
     co_return;
   }
   // A slow or silent client is cut off: the timer closes the socket.
-  asio::steady_timer deadline(io_);
+  asio::steady_timer deadline(socket.get_executor());
   deadline.expires_after(kRequestTimeout);
   bool timed_out = false;
   deadline.async_wait([&](const error_code& e) {

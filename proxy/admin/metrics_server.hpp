@@ -6,13 +6,12 @@
 // server.metrics_allow_remote. A scrape copies each worker's counters on that
 // worker's thread (collectMetrics) and adds them up.
 #pragma once
-#include <atomic>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "proxy/admin/metrics_text.hpp"
 #include "proxy/net/net.hpp"
+#include "proxy/net/side_server.hpp"
 #include "proxy/core/proxy_context.hpp"
 
 namespace sp::proxy {
@@ -33,14 +32,10 @@ class MetricsServer {
   void stop();  // thread-safe; idempotent
 
  private:
-  awaitable<void> acceptLoop();
   awaitable<void> serve(tcp::socket socket);
 
   ProxyContext& context_;
-  asio::io_context io_{1};
-  tcp::acceptor acceptor_{io_};
-  std::thread thread_;
-  std::atomic<bool> stopped_{false};
+  SideServer server_;
 };
 
 }  // namespace sp::proxy

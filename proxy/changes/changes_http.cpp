@@ -1,7 +1,6 @@
 #include "proxy/changes/changes_http.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
@@ -99,36 +98,16 @@ awaitable<void> pump(tcp::socket& socket, ChangeStream& stream, ProxyContext& co
 std::string ChangesHttpServer::start() {
   const auto& config = service_.context().config().changes;
   asio::ip::address address;
-  if (auto failed = listenOn(io_, acceptor_, *config.listen, "changes.listen", "change stream port", address);
+  if (auto failed = server_.start(*config.listen, "changes.listen", "change stream port", address,
+                                  [this](tcp::socket socket) { return serve(std::move(socket)); });
       !failed.empty()) {
     return failed;
   }
-  asio::co_spawn(io_, acceptLoop(), asio::detached);
-  thread_ = std::thread([this] { io_.run(); });
   spdlog::info("change stream listening on http://{}/changes", conf::formatHostPort(*config.listen));
   return {};
 }
 
-void ChangesHttpServer::stop() {
-  if (!thread_.joinable() || stopped_.exchange(true)) return;
-  asio::post(io_, [this] {
-    error_code ec;
-    acceptor_.close(ec);
-    io_.stop();
-  });
-  thread_.join();
-}
-
-awaitable<void> ChangesHttpServer::acceptLoop() {
-  for (;;) {
-    auto [ec, socket] = co_await acceptor_.async_accept(kNoThrow);
-    if (ec) {
-      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
-      continue;
-    }
-    asio::co_spawn(io_, serve(std::move(socket)), asio::detached);
-  }
-}
+void ChangesHttpServer::stop() { server_.stop(); }
 
 awaitable<void> ChangesHttpServer::serve(tcp::socket socket) {
   ProxyContext& context = service_.context();

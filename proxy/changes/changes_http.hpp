@@ -6,11 +6,10 @@
 // slowly the stream's readers wait (nothing is buffered beyond
 // changes.buffer_events). Loopback peers only unless changes.allow_remote.
 #pragma once
-#include <atomic>
 #include <string>
-#include <thread>
 
 #include "proxy/net/net.hpp"
+#include "proxy/net/side_server.hpp"
 
 namespace sp::proxy::changes {
 
@@ -27,14 +26,10 @@ class ChangesHttpServer {
   void stop();
 
  private:
-  awaitable<void> acceptLoop();
   awaitable<void> serve(tcp::socket socket);
 
   ChangeService& service_;
-  asio::io_context io_{1};
-  tcp::acceptor acceptor_{io_};
-  std::thread thread_;
-  std::atomic<bool> stopped_{false};
+  SideServer server_;
 };
 
 }  // namespace sp::proxy::changes
