@@ -344,11 +344,7 @@ class ChangesThroughFailover(unittest.TestCase):
 
     @classmethod
     def admin_rows(cls, sql):
-        with pymysql.connect(host=HOST, port=cls.admin, user="admin", password="admin_pw", connect_timeout=10,
-                             read_timeout=60) as a:
-            with a.cursor(pymysql.cursors.DictCursor) as cur:
-                cur.execute(sql)
-                return cur.fetchall()
+        return replication_group.admin_rows(cls.admin, sql)
 
     @classmethod
     def primary(cls):

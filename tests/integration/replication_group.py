@@ -39,6 +39,22 @@ def scalar(conn, sql, args=None):
     return r[0][0] if r else None
 
 
+def missing_writes(acked, port):
+    """The acknowledged (writer, n) rows of the role-change loads that the server on `port` lacks."""
+    with root(port) as c:
+        present = set(rows(c, "SELECT writer, n FROM im.ha_rows"))
+    return [a for a in acked if a not in present]
+
+
+def admin_rows(port, sql):
+    """One admin command on a proxy's admin port: its rows as dicts."""
+    with pymysql.connect(host=HOST, port=port, user="admin", password="admin_pw", connect_timeout=10,
+                         read_timeout=60) as a:
+        with a.cursor(pymysql.cursors.DictCursor) as cur:
+            cur.execute(sql)
+            return cur.fetchall()
+
+
 class Workers:
     """Client threads that run a statement loop each until stopped, as the
     load of a role change: each on a connection of its own, reopened 50 ms

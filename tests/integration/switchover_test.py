@@ -186,11 +186,7 @@ class Switchover(unittest.TestCase):
 
     @classmethod
     def admin_rows(cls, sql):
-        with pymysql.connect(host=HOST, port=cls.admin, user="admin", password="admin_pw", connect_timeout=10,
-                             read_timeout=60) as a:
-            with a.cursor(pymysql.cursors.DictCursor) as cur:
-                cur.execute(sql)
-                return cur.fetchall()
+        return replication_group.admin_rows(cls.admin, sql)
 
     @classmethod
     def server(cls, name):
@@ -204,9 +200,7 @@ class Switchover(unittest.TestCase):
         return cls.admin_rows("SHOW TOPOLOGY")[0]
 
     def assert_all_present(self, acked, port):
-        with root(port) as c:
-            present = set(rows(c, "SELECT writer, n FROM im.ha_rows"))
-        missing = [a for a in acked if a not in present]
+        missing = replication_group.missing_writes(acked, port)
         self.assertEqual(missing, [], f"{len(missing)} acknowledged writes missing on 127.0.0.1:{port}")
 
     def own_transactions_after(self, name, position):
