@@ -145,10 +145,15 @@ std::variant<StatementLimits::Ticket, StatementLimits::Refusal> StatementLimits:
     std::lock_guard lock(e->bucket_mutex);
     if (e->tokens < 0) {
       e->tokens = rate;
-    } else {
+      e->refilled = now;
+    } else if (now > e->refilled) {
+      // Workers read their clocks before this lock: a `now` older than the
+      // last refill (a thread preempted in between) credits nothing, and the
+      // refill time never goes back, else the same interval is credited
+      // twice (under load, 249 statements admitted of an allowance of 200).
       e->tokens = std::min(rate, e->tokens + rate * std::chrono::duration<double>(now - e->refilled).count());
+      e->refilled = now;
     }
-    e->refilled = now;
     if (e->tokens < 1) {
       e->refused_rate.fetch_add(1, std::memory_order_relaxed);
       for (Entry* c : charged) {

@@ -40,6 +40,22 @@ TEST(StatementLimits, RateIsOneSecondsWorthThenItsRefill) {
   EXPECT_EQ(rows[0].refused_rate, 7u);
 }
 
+TEST(StatementLimits, AClockReadBeforeTheLastRefillCreditsNothingTwice) {
+  // Two workers read their clocks, then take the bucket's lock in the other
+  // order: the later `now` first. The interval between the two must not be
+  // credited again when the next statement comes.
+  StatementLimits limits({{"app", "", 10, 0}});
+  const auto t0 = Clock::now();
+  int ok = 0;
+  for (int i = 0; i < 10; ++i) ok += admitted(limits.admit("app", "", t0)) ? 1 : 0;
+  EXPECT_EQ(ok, 10);
+  EXPECT_TRUE(admitted(limits.admit("app", "", t0 + 1000ms)));  // 10 tokens back, 9 left
+  for (int i = 0; i < 9; ++i) EXPECT_TRUE(admitted(limits.admit("app", "", t0 + 100ms))) << i;  // an old clock
+  EXPECT_FALSE(admitted(limits.admit("app", "", t0 + 100ms)));
+  // 1,050 ms: half a token since the last refill (1,000 ms), not 9.5 since 100 ms.
+  EXPECT_FALSE(admitted(limits.admit("app", "", t0 + 1050ms)));
+}
+
 TEST(StatementLimits, ConcurrencyCountsTicketsUntilTheyEnd) {
   StatementLimits limits({{"app", "", 0, 2}});
   const auto now = Clock::now();
