@@ -170,7 +170,10 @@ class HungBackend(unittest.TestCase):
         print(f"\nSIGSTOP -> first error per db0 session (s, code): "
               f"{[(round(t, 3), c) for t, c in sorted(firsts)]}")
         self.assertLessEqual(max(t for t, _ in firsts), DETECT_BOUND_S)
-        self.assertIn(9143, [c for _, c in firsts], "no statement in flight was cut")
+        # One statement at least was in flight on db0's pool of 2 when it stopped: a point SELECT or, when
+        # the scatter held the connection then (a loaded machine's slow clients), the scatter's part.
+        self.assertTrue(9143 in [c for _, c in firsts] or 9143 in scatter_codes,
+                        f"no statement in flight was cut: {firsts}, scatter {sorted(scatter_codes)}")
 
         # The sessions carry on: later statements are refused at once, by 9001.
         for s in db0:
