@@ -637,8 +637,25 @@ def issue_examples(tally):
     pair.close()
 
 
+def teardown():
+    """The other schema and its grant go: integration.direct_backends checks the account's least privilege."""
+    db0 = direct(DB_PORTS[0], None)
+    with db0.cursor() as cur:
+        for account in ("'proxy'@'127.0.0.1'", "'proxy'@'%'", "'proxy'@'localhost'"):
+            cur.execute(f"REVOKE ALL PRIVILEGES ON `{OTHER_DB}`.* FROM {account}")
+        cur.execute(f"DROP DATABASE IF EXISTS {OTHER_DB}")
+    db0.close()
+
+
 def main():
     setup()
+    try:
+        return run_comparisons()
+    finally:
+        teardown()
+
+
+def run_comparisons():
     tally = Tally()
     issue_examples(tally)
     next_id = [910000000]
