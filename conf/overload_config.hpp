@@ -4,8 +4,31 @@
 // that reads only this section includes only this.
 #pragma once
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace sp::conf {
+
+// The opt-in policy that gives a hot key of a bucket table a shard of its own
+// (docs/availability.md, "Isolating a hot key automatically"): when one key
+// value keeps more than min_shard_share_pct of its shard's keyed statements,
+// at min_statements_per_second or more, for sustain_seconds, the proxy runs
+// MOVE KEY for it. Off by default: a move copies rows and holds the key's
+// writes at its cut-over; an operator turns it on knowing the tables.
+struct HotKeyAutoMoveConfig {
+  bool enabled = false;
+  uint32_t min_shard_share_pct = 50;
+  // A floor on the key's own rate: an idle shard's only key has a share of
+  // 100% and still is not hot.
+  uint32_t min_statements_per_second = 100;
+  uint32_t sustain_seconds = 60;
+  // Between two moves of the policy, counted from the start of the previous
+  // one whether it succeeded, failed or was refused: no retry storm.
+  uint32_t cooldown_seconds = 600;
+  // Shard names a moved key may go to (empty: any other shard of the table);
+  // the least busy of them in keyed statements is chosen.
+  std::vector<std::string> target_shards;
+};
 
 // Statements beyond a server's budget wait in its queue (docs/availability.md,
 // "Overload: per-backend budget"); past either bound they are refused.
@@ -26,6 +49,7 @@ struct OverloadConfig {
   // queue_timeout_ms away. What bounds the CPU one hot key takes from the
   // other tenants of its shard; off by default for the same reason.
   uint32_t hot_key_max_per_second = 0;
+  HotKeyAutoMoveConfig hot_key_auto_move;
 };
 
 }  // namespace sp::conf

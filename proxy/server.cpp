@@ -89,6 +89,8 @@ Server::Server(conf::Config config) {
   context_.hot_key_pacer.configure(context_.config().overload.hot_key_max_per_second,
                                    std::chrono::milliseconds(context_.config().overload.queue_timeout_ms));
   context_.hot_key_stats.configure(context_.config().overload.hot_keys_tracked);
+  context_.hot_key_auto_move.store(
+      std::make_shared<const conf::HotKeyAutoMoveConfig>(context_.config().overload.hot_key_auto_move));
 }
 
 Server::~Server() {
@@ -220,6 +222,11 @@ std::string Server::start() {
     if (xa_fleet_) xa_fleet_->attach(fleet_.get());
     fleet_->start();
   }
+  // The hot-key policy (overload.hot_key_auto_move; RELOAD turns it on and
+  // off) on the move thread; after the fleet agent: in a fleet it asks
+  // whether this proxy holds ha/leader.
+  hot_key_mover_ = std::make_unique<HotKeyMover>(context_, *moves_);
+  hot_key_mover_->start();
   schema_->start();  // resumes schema changes a restart interrupted (in a fleet: once claimed again)
   context_.schema_changes = schema_.get();
   context_.schema = schema_.get();

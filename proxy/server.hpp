@@ -19,6 +19,7 @@
 #include "proxy/schema/schema_coordinator.hpp"
 #include "proxy/admin/metrics_server.hpp"
 #include "proxy/changes/change_service.hpp"
+#include "proxy/move/hot_key_mover.hpp"
 #include "proxy/move/move_coordinator.hpp"
 #include "proxy/lifecycle/partition_upkeep.hpp"
 #include "proxy/core/proxy_context.hpp"
@@ -65,6 +66,7 @@ class Server {
   std::unique_ptr<MetricsServer> metrics_;
   std::unique_ptr<PartitionUpkeep> upkeep_;
   std::unique_ptr<MoveCoordinator> moves_;
+  std::unique_ptr<HotKeyMover> hot_key_mover_;  // checks on moves_'s thread
   std::unique_ptr<SchemaCoordinator> schema_;
   std::unique_ptr<HaCoordinator> ha_;
 };

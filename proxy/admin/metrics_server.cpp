@@ -92,6 +92,8 @@ MetricsSnapshot collectMetrics(ProxyContext& context) {
   snap.hot_key_concurrency = context.hot_keys.settings().concurrency;
   snap.hot_key_pace = context.hot_key_pacer.stats();
   snap.hot_key_max_per_second = context.hot_key_pacer.maxPerSecond();
+  snap.hot_key_auto_moves_started = context.hot_key_auto_moves_started.load();
+  snap.hot_key_auto_moves_refused = context.hot_key_auto_moves_refused.load();
   const auto& xa = context.xa.counters;
   snap.transactions = {xa.committed_one_phase.load(), xa.committed_two_phase.load(), xa.rolled_back.load(),
                        xa.commit_failed.load(), xa.participants.load(), xa.prepare_us.load(), xa.commit_us.load(),

@@ -277,7 +277,8 @@ void renderAdmissions(ExpositionWriter& w, const MetricsSnapshot& s) {
   }
 }
 
-// Hot-key write serialisation (hot_key_gate.hpp): one series each, no label.
+// Hot keys: serialisation (hot_key_gate.hpp), pacing (hot_key_pacer.hpp) and the
+// policy's moves (proxy/move/hot_key_mover.hpp).
 void renderHotKeys(ExpositionWriter& w, const MetricsSnapshot& s) {
   const auto& h = s.hot_keys;
   auto one = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
@@ -313,6 +314,11 @@ void renderHotKeys(ExpositionWriter& w, const MetricsSnapshot& s) {
   w.sample("shardproxy_hot_key_rejections_total", {{"reason", "interrupted"}}, h.interrupted);
   w.sample("shardproxy_hot_key_rejections_total", {{"reason", "paced"}}, p.refused);
   w.sample("shardproxy_hot_key_rejections_total", {{"reason", "paced_interrupted"}}, p.interrupted);
+  w.family("shardproxy_hot_key_auto_moves_total", "counter",
+           "MOVE KEY of a hot key by the policy (overload.hot_key_auto_move): started, or refused by the move "
+           "coordinator (both start its cooldown).");
+  w.sample("shardproxy_hot_key_auto_moves_total", {{"result", "started"}}, s.hot_key_auto_moves_started);
+  w.sample("shardproxy_hot_key_auto_moves_total", {{"result", "refused"}}, s.hot_key_auto_moves_refused);
 }
 
 // Global transactions (docs/observability.md, "Transactions across backends").

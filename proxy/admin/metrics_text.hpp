@@ -65,6 +65,8 @@ struct MetricsSnapshot {
   // Hot-key pacing (overload.hot_key_max_per_second; 0: off).
   HotKeyPaceStats hot_key_pace;
   uint32_t hot_key_max_per_second = 0;
+  // The hot-key policy (overload.hot_key_auto_move): moves it started, and those the coordinator refused.
+  uint64_t hot_key_auto_moves_started = 0, hot_key_auto_moves_refused = 0;
   // Global (cross-backend) transactions (proxy/core/xa_registry.hpp).
   struct Transactions {
     uint64_t committed_one_phase = 0, committed_two_phase = 0, rolled_back = 0, commit_failed = 0;

@@ -45,12 +45,20 @@ void HotKeyTracker::record(std::string_view table, uint64_t key, bool write, std
   sh->second += weight;
 }
 
-std::vector<HotKeyRow> HotKeyTracker::top(size_t limit, double now) const {
-  std::vector<HotKeyRow> rows;
-  std::map<std::string, double, NameLess> shard_rates;
+std::map<std::string, double> HotKeyTracker::shardRates(double now) const {
+  std::map<std::string, double> rates;
   for (const auto& s : stripes_) {
     std::lock_guard lock(s.mutex);
-    for (const auto& [shard, sum] : s.shards) shard_rates[shard] += s.clock.rate(sum, now);
+    for (const auto& [shard, sum] : s.shards) rates[shard] += s.clock.rate(sum, now);
+  }
+  return rates;
+}
+
+std::vector<HotKeyRow> HotKeyTracker::top(size_t limit, double now) const {
+  std::vector<HotKeyRow> rows;
+  auto shard_rates = shardRates(now);
+  for (const auto& s : stripes_) {
+    std::lock_guard lock(s.mutex);
     for (const auto& [table, sketch] : s.tables) {
       for (const auto& e : sketch.entries()) {
         rows.push_back(HotKeyRow{table, e.key, e.shard, e.backend, s.clock.rate(e.count - e.error, now),

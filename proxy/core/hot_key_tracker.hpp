@@ -55,6 +55,10 @@ class HotKeyTracker {
   // The busiest keys of all tables, busiest first (at most `limit`).
   std::vector<HotKeyRow> top(size_t limit) const { return top(limit, secondsNow()); }
   std::vector<HotKeyRow> top(size_t limit, double now) const;
+  // Keyed statements per second of every shard name seen (the hot-key
+  // policy's choice of a target: the least busy shard).
+  std::map<std::string, double> shardRates() const { return shardRates(secondsNow()); }
+  std::map<std::string, double> shardRates(double now) const;
   size_t counters() const;  // counters in use (bounded: tests)
 
  private:

@@ -32,6 +32,7 @@
 
 namespace sp::conf {
 struct Config;
+struct HotKeyAutoMoveConfig;
 }  // namespace sp::conf
 
 namespace sp::routing {
@@ -134,6 +135,12 @@ struct ProxyContext {
   HotKeyGate hot_keys;
   HotKeyPacer hot_key_pacer;  // overload.hot_key_max_per_second
   HotKeyTracker hot_key_stats;
+  // The hot-key policy (overload.hot_key_auto_move; proxy/move/hot_key_mover.hpp):
+  // its keys as the config or the last RELOAD SHARD MAP set them (null until
+  // set: off), and the moves it started or had refused.
+  std::atomic<std::shared_ptr<const conf::HotKeyAutoMoveConfig>> hot_key_auto_move;
+  std::atomic<uint64_t> hot_key_auto_moves_started{0};
+  std::atomic<uint64_t> hot_key_auto_moves_refused{0};
   // Every worker, set once before they start (KILL finds a session on any of them).
   std::vector<Worker*> workers;
   // The fleet membership (fleet: in the config), set once before the admin

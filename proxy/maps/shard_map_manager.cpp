@@ -280,6 +280,8 @@ SwapOutcome ShardMapManager::reload(const std::string& who) {
     context_.hot_key_pacer.configure(reread->overload.hot_key_max_per_second,
                                      std::chrono::milliseconds(reread->overload.queue_timeout_ms));
     context_.hot_key_stats.configure(reread->overload.hot_keys_tracked);
+    context_.hot_key_auto_move.store(
+        std::make_shared<const conf::HotKeyAutoMoveConfig>(reread->overload.hot_key_auto_move));
   }
   return out;
 }

@@ -111,26 +111,29 @@ AdminReply MoveCoordinator::execute(const MoveCommand& command, const std::strin
   return moveError(1105, "shardproxy admin: unknown move command");
 }
 
-AdminReply MoveCoordinator::startMove(const routing::MoveRequest& request, const std::string& who) {
+std::expected<int64_t, AdminError> MoveCoordinator::start(const routing::MoveRequest& request,
+                                                          const std::string& who) {
   auto map = context_.shard_map.load();
-  if (!map) return moveError(routing::move_error::kInvalid, "no shard map in force");
+  if (!map) return std::unexpected(moveError(routing::move_error::kInvalid, "no shard map in force"));
   if (context_.config().fleet && !context_.fleet_session.load()) {
     // Its cut-over could not fence the fleet, nor publish the map: refused before any copy.
-    return moveError(routing::move_error::kFleetUnsynchronised,
-                     "shardproxy admin: this proxy has no session with the coordination store (etcd); a move's "
-                     "cut-over needs every proxy of the fleet: retry when etcd answers (SHOW FLEET)");
+    return std::unexpected(
+        moveError(routing::move_error::kFleetUnsynchronised,
+                  "shardproxy admin: this proxy has no session with the coordination store (etcd); a move's "
+                  "cut-over needs every proxy of the fleet: retry when etcd answers (SHOW FLEET)"));
   }
   auto plan = routing::planMove(*map, request, backendNames());
-  if (!plan) return moveError(plan.error().code, "shardproxy admin: " + plan.error().message);
+  if (!plan) return std::unexpected(moveError(plan.error().code, "shardproxy admin: " + plan.error().message));
   std::lock_guard lock(mutex_);
-  if (!store_) return moveError(routing::move_error::kNoStore, "shardproxy admin: " + store_problem_);
+  if (!store_) return std::unexpected(moveError(routing::move_error::kNoStore, "shardproxy admin: " + store_problem_));
   for (const auto& [id, r] : running_) {
     if (sameTable(r->record, plan->request) && (r->active || !moveFinished(r->record.state)) &&
         beforeSwitch(r->record.state)) {
-      return moveError(routing::move_error::kConflict,
-                       fmt::format("shardproxy admin: move {} ({}) of the same table is {}; wait for it, or CANCEL "
-                                   "MOVE {}",
-                                   id, r->record.what, toString(r->record.state), id));
+      return std::unexpected(
+          moveError(routing::move_error::kConflict,
+                    fmt::format("shardproxy admin: move {} ({}) of the same table is {}; wait for it, or CANCEL "
+                                "MOVE {}",
+                                id, r->record.what, toString(r->record.state), id)));
     }
   }
   MoveRecord record;
@@ -141,16 +144,35 @@ AdminReply MoveCoordinator::startMove(const routing::MoveRequest& request, const
   record.old_version = map->version();
   record.created_by = who;
   if (auto saved = store_->save(record); !saved) {
-    return moveError(routing::move_error::kNoStore, "shardproxy admin: cannot record the move: " + saved.error());
+    return std::unexpected(
+        moveError(routing::move_error::kNoStore, "shardproxy admin: cannot record the move: " + saved.error()));
   }
   spdlog::info("move {} started by {}: {} ({} -> {})", record.id, who, record.what, record.source, record.target);
-  int64_t id = record.id;
+  const int64_t id = record.id;
   launch(std::move(record), std::move(*plan), false);
+  return id;
+}
+
+AdminReply MoveCoordinator::startMove(const routing::MoveRequest& request, const std::string& who) {
+  auto id = start(request, who);
+  if (!id) return id.error();
+  std::lock_guard lock(mutex_);
   LocalResult result;
   result.columns = {"id", "what", "source", "target", "state"};
-  result.rows.push_back({std::to_string(id), running_[id]->record.what, running_[id]->record.source,
-                         running_[id]->record.target, "copying"});
+  if (auto it = running_.find(*id); it != running_.end()) {
+    const MoveRecord& r = it->second->record;
+    result.rows.push_back({std::to_string(*id), r.what, r.source, r.target, "copying"});
+  }
   return result;
+}
+
+std::vector<MoveRecord> MoveCoordinator::running() {
+  std::lock_guard lock(mutex_);
+  std::vector<MoveRecord> out;
+  for (const auto& [id, r] : running_) {
+    if (r->active) out.push_back(r->record);
+  }
+  return out;
 }
 
 AdminReply MoveCoordinator::show() {

@@ -38,6 +38,13 @@ class MoveCoordinator {
 
   // One admin command (thread-safe; answers at once, the move runs on).
   AdminReply execute(const MoveCommand& command, const std::string& who);
+  // Starts a move as MOVE ... does (the same checks and steps): its id, or
+  // the refusal MOVE would answer. For the hot-key policy (hot_key_mover.hpp).
+  std::expected<int64_t, AdminError> start(const routing::MoveRequest& request, const std::string& who);
+  // The moves whose coroutine runs now (copies of their records).
+  std::vector<MoveRecord> running();
+  // The move thread's executor (the hot-key policy checks there).
+  asio::any_io_executor executor() { return io_.get_executor(); }
 
  private:
   struct Running {

@@ -33,6 +33,15 @@ set_tests_properties(integration.move PROPERTIES
   FIXTURES_REQUIRED sp_cluster RESOURCE_LOCK sp_cluster
   ENVIRONMENT "${SP_ADMIN_IT_ENV}" TIMEOUT 600)
 
+# The hot-key policy (issue 32, overload.hot_key_auto_move): a hot channel
+# moved to a shard of its own by the proxy itself, once (about 30 s).
+add_test(NAME integration.hot_key_auto_move
+  COMMAND ${SP_IT_PYTHON} -m unittest -v hot_key_auto_move_test
+  WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+set_tests_properties(integration.hot_key_auto_move PROPERTIES
+  FIXTURES_REQUIRED sp_cluster RESOURCE_LOCK sp_cluster
+  ENVIRONMENT "${SP_ADMIN_IT_ENV}" TIMEOUT 120)
+
 # A failed move's partial copy is deleted once its target is back (issue 29,
 # part 7): db1's mariadbd is killed during a move's copy and restarted.
 add_test(NAME integration.move_target_back
