@@ -2,6 +2,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -88,17 +89,23 @@ void MoveCoordinator::launch(MoveRecord record, routing::MovePlan plan, bool cle
                                                    [this](const MoveRecord& r) { save(r); });
   running_[running->record.id] = running;
   auto* machine = running->machine.get();
-  asio::co_spawn(
-      io_,
-      [this, running, machine, machine_record, cleanup_only]() -> awaitable<void> {
-        if (cleanup_only) co_await machine->cleanup();
-        else co_await machine->run();
-        spdlog::info("move {} ({}): {}{}{}", machine_record->id, machine_record->what, toString(machine_record->state),
-                     machine_record->message.empty() ? "" : ": ", machine_record->message);
-        std::lock_guard lock(mutex_);
-        running->active = false;
-      },
-      asio::detached);
+  // Posted, never run inline: launch() runs under mutex_, and on the move
+  // thread itself (the hot-key policy starts moves there) co_spawn would run
+  // the machine at once, whose first save() takes mutex_ again.
+  asio::post(io_, [this, running, machine, machine_record, cleanup_only] {
+    asio::co_spawn(
+        io_,
+        [this, running, machine, machine_record, cleanup_only]() -> awaitable<void> {
+          if (cleanup_only) co_await machine->cleanup();
+          else co_await machine->run();
+          spdlog::info("move {} ({}): {}{}{}", machine_record->id, machine_record->what,
+                       toString(machine_record->state), machine_record->message.empty() ? "" : ": ",
+                       machine_record->message);
+          std::lock_guard lock(mutex_);
+          running->active = false;
+        },
+        asio::detached);
+  });
 }
 
 AdminReply MoveCoordinator::execute(const MoveCommand& command, const std::string& who) {
