@@ -346,7 +346,11 @@ class Switchover(unittest.TestCase):
         with open(os.path.join(RUN_DIR, "cluster", str(old_port), "mysqld.pid"), encoding="utf-8") as f:
             pid = int(f.read().strip())
         with Load(self.port, readers=0) as load:
-            wait_until("writes flowing", lambda: load.acked_count() > 200, 30)
+            try:
+                wait_until("writes flowing", lambda: load.acked_count() > 200, 30)
+            except AssertionError as e:
+                raise AssertionError(f"{e}; {load.acked_count()} writes acknowledged, last client errors: "
+                                     f"{load.errors[-3:]}") from e
             stopped = time.time()
             os.kill(pid, signal.SIGSTOP)
             try:
