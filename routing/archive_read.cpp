@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "parser/literal_text.hpp"
 #include "routing/conditions.hpp"
 
 namespace sp::routing {
@@ -48,7 +49,7 @@ bool blocksPushdown(const Expr* e, std::span<const ParamValue> params) {
 
 std::optional<uint64_t> integerLiteral(const Expr* e, std::string_view sql, std::span<const ParamValue> params) {
   if (!e || e->kind != ExprKind::kLiteral) return std::nullopt;
-  std::string_view text = e->range.text(sql);
+  std::string_view text = parser::literalText(*e, sql);
   if (isPlaceholder(*e)) {
     const ParamValue* p = liftedLiteral(*e, params);
     if (!p || p->literal_kind != parser::LiteralKind::kInteger) return std::nullopt;

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "parser/lexer.hpp"
+#include "parser/literal_text.hpp"
 #include "routing/merge/decimal.hpp"
 #include "routing/merge/merge_metadata.hpp"
 #include "routing/merge/compare_coerce.hpp"
@@ -266,7 +267,7 @@ std::expected<uint32_t, Plan> ScatterBuilder::compileNode(const parser::Expr& e,
       switch (e.literal_kind) {
         case parser::LiteralKind::kInteger:
         case parser::LiteralKind::kDecimal:
-          return push(ComputedNode{Kind::kLiteral, 0, std::string(e.range.text(sql_)), {}, 0});
+          return push(ComputedNode{Kind::kLiteral, 0, std::string(parser::literalText(e, sql_)), {}, 0});
         case parser::LiteralKind::kNull: return push(ComputedNode{Kind::kLiteral, 0, std::nullopt, {}, 0});
         case parser::LiteralKind::kTrue: return push(ComputedNode{Kind::kLiteral, 0, std::string("1"), {}, 0});
         case parser::LiteralKind::kFalse: return push(ComputedNode{Kind::kLiteral, 0, std::string("0"), {}, 0});

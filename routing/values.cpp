@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "parser/lexer.hpp"
+#include "parser/literal_text.hpp"
 
 namespace sp::routing {
 namespace {
@@ -128,7 +129,7 @@ KeyValue fromLiteralText(LiteralKind kind, std::string_view text) {
 }
 
 KeyValue fromLiteral(const Expr& e, std::string_view sql, std::span<const ParamValue> params) {
-  if (e.literal_kind != LiteralKind::kPlaceholder) return fromLiteralText(e.literal_kind, e.range.text(sql));
+  if (e.literal_kind != LiteralKind::kPlaceholder) return fromLiteralText(e.literal_kind, parser::literalText(e, sql));
   if (e.placeholder_index >= params.size()) return {ValueStatus::kNeedsParam, 0};
   return fromParam(params[e.placeholder_index]);
 }
@@ -152,7 +153,7 @@ KeyValue storedKeyValueOf(const Expr& expr, std::string_view sql, std::span<cons
   KeyValue v = keyValueOf(expr, sql, params);
   if (v.status != ValueStatus::kInexact || expr.kind != ExprKind::kLiteral) return v;
   if (expr.literal_kind == LiteralKind::kString) {
-    auto content = portableContent(expr.range.text(sql));
+    auto content = portableContent(parser::literalText(expr, sql));
     return content ? parseUnsigned(*content) : v;
   }
   if (expr.literal_kind != LiteralKind::kPlaceholder || expr.placeholder_index >= params.size()) return v;
@@ -170,7 +171,7 @@ DateBound dateValueOf(const Expr& expr, std::string_view sql, std::span<const Pa
   std::string content;
   switch (expr.literal_kind) {
     case LiteralKind::kString: {
-      auto portable = portableContent(expr.range.text(sql));
+      auto portable = portableContent(parser::literalText(expr, sql));
       if (!portable) return {ValueStatus::kInexact, {}};
       content = std::move(*portable);
       break;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "parser/lexer.hpp"
+#include "parser/literal_text.hpp"
 #include "routing/merge/decimal.hpp"
 
 namespace sp::routing {
@@ -299,7 +300,7 @@ int compareWithLiteral(ValueClass cls, std::string_view value, LiteralType type,
 }
 
 std::expected<HavingLiteral, std::string> havingLiteral(const parser::Expr& e, std::string_view sql) {
-  std::string text(e.range.text(sql));
+  std::string text(parser::literalText(e, sql));
   switch (e.literal_kind) {
     case parser::LiteralKind::kNull: return HavingLiteral{LiteralType::kExact, std::nullopt};
     case parser::LiteralKind::kTrue: return HavingLiteral{LiteralType::kExact, "1"};
