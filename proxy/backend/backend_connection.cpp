@@ -70,6 +70,19 @@ BackendConnection::BackendConnection(tcp::socket socket, size_t max_packet_bytes
     : stream_(std::move(socket), max_packet_bytes, PacketStream::kBackendReadBuffer),
       serial_(next_connection_serial.fetch_add(1, std::memory_order_relaxed)) {}
 
+void BackendConnection::closeGracefully() {
+  if (!stream_.isOpen()) return;
+  // Between commands: nothing left to send, no answer left unread.
+  const bool idle = stream_.pendingOutput() == 0 && !stream_.hasBufferedPacket();
+  if (logged_in_ && !broken_ && !stream_.isTls() && idle) {
+    // Header (payload length 1, sequence id 0) and COM_QUIT: a best-effort
+    // non-blocking send; whatever it returns, the socket closes.
+    static constexpr uint8_t kQuit[] = {1, 0, 0, 0, static_cast<uint8_t>(protocol::Command::kQuit)};
+    (void)::send(stream_.socket().native_handle(), kQuit, sizeof kQuit, MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
+  stream_.close();
+}
+
 BackendError BackendConnection::ioError(std::string_view what) const {
   return makeError(BackendError::Kind::kIo,
                    fmt::format("{}: {}", what, stream_.lastError() ? stream_.lastError().message() : "connection closed"));
@@ -118,6 +131,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
   if (auto tracking = co_await conn->enableTracking(); !tracking) {
     co_return std::unexpected(tracking.error());
   }
+  conn->logged_in_ = true;
   co_return conn;
 }
 

@@ -136,6 +136,20 @@ class BackendConnection {
   void touch() { last_used_ = Clock::now(); }
 
   explicit BackendConnection(tcp::socket socket, size_t max_packet_bytes);
+  // Closes the socket, saying COM_QUIT first when the connection is logged
+  // in, plain and between commands: a server counts a connection closed
+  // without it in Aborted_clients and logs "Aborted connection ... (Got an
+  // error reading communication packets)" for it (log_warnings >= 2,
+  // MariaDB's default), so every pool trim and recovery pass would read as a
+  // client dying. A TLS connection closes without it (its goodbye would have
+  // to go through OpenSSL's write path, a suspension, where callers close at
+  // once); a broken one has no server left to tell. The destructor does this
+  // for a connection still open. stream().close() closes without a word (a
+  // connection in use, whose borrower must fail at once).
+  void closeGracefully();
+  ~BackendConnection() { closeGracefully(); }
+  BackendConnection(const BackendConnection&) = delete;
+  BackendConnection& operator=(const BackendConnection&) = delete;
 
  private:
   awaitable<std::expected<void, BackendError>> login(const conf::BackendConfig& config);
@@ -164,6 +178,7 @@ class BackendConnection {
   SessionState applied_;
   BackendStatementCache statements_;
   bool broken_ = false;
+  bool logged_in_ = false;  // open() finished: the server reads commands now
   bool tracks_session_ = false;
   std::string default_sql_mode_;
   std::optional<int> lower_case_table_names_;

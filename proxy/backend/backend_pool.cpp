@@ -121,7 +121,7 @@ void BackendPool::dropOlderThanConnectLimits() {
   swept_limits_epoch_ = limits;
   std::erase_if(idle_, [&](std::unique_ptr<BackendConnection>& conn) {
     if (conn->openedEpoch() >= limits) return false;
-    conn->stream().close();
+    conn->closeGracefully();
     --total_;
     ++counters_.replaced;
     return true;
@@ -255,7 +255,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
       if (generation != generation_) {
         // Connected to the server the pool no longer points at: discard.
         --total_;
-        if (conn) (*conn)->stream().close();
+        if (conn) (*conn)->closeGracefully();
         continue;
       }
       if (!conn) {
@@ -325,7 +325,7 @@ void BackendPool::release(std::unique_ptr<BackendConnection> conn) {
       stale_limits) {
     if (conn->broken()) ++counters_.broken;
     else if (stale_limits) ++counters_.replaced;
-    conn->stream().close();
+    conn->closeGracefully();
     --total_;
   } else {
     conn->touch();
@@ -356,7 +356,7 @@ void BackendPool::repoint(conf::BackendConfig config, bool sever_lent) {
   previous_configs_.push_back(std::move(config_));
   config_ = std::make_shared<const conf::BackendConfig>(std::move(config));
   ++generation_;
-  for (auto& c : idle_) c->stream().close();
+  for (auto& c : idle_) c->closeGracefully();
   total_ -= static_cast<uint32_t>(idle_.size());
   idle_.clear();
   // The new server owes the pool nothing: no backoff from the old one's failures.
@@ -381,7 +381,7 @@ void BackendPool::start() {
 }
 
 void BackendPool::closeIdleAndWakeAll() {
-  for (auto& c : idle_) c->stream().close();
+  for (auto& c : idle_) c->closeGracefully();
   total_ -= static_cast<uint32_t>(idle_.size());
   idle_.clear();
   while (!waiters_.empty()) wakeOneWaiter();
@@ -429,7 +429,7 @@ awaitable<void> BackendPool::maintain() {
     // Idle timeout: close the least recently used above the minimum.
     auto idle_limit = std::chrono::milliseconds(config_->idle_timeout_ms);
     while (total_ > min_size_ && !idle_.empty() && now - idle_.front()->lastUsed() > idle_limit) {
-      idle_.front()->stream().close();
+      idle_.front()->closeGracefully();
       idle_.erase(idle_.begin());
       --total_;
     }
@@ -443,7 +443,7 @@ awaitable<void> BackendPool::maintain() {
       if (!*alive) co_return;
       if (generation != generation_) {
         --total_;
-        if (conn) (*conn)->stream().close();
+        if (conn) (*conn)->closeGracefully();
         break;
       }
       if (!conn) {

@@ -191,6 +191,28 @@ class XaTransactionsTest(unittest.TestCase):
         finally:
             a.close()
 
+    def test_0_recovery_passes_say_goodbye_to_the_backends(self):
+        # Each recovery pass (every 200 ms here) opens a connection to every
+        # backend and closes it. Closed without COM_QUIT, the server counts it
+        # in Aborted_clients and logs "Aborted connection" for it: a warning
+        # every pass, per backend, forever.
+        def status(port):
+            conn = sf.direct(port)
+            try:
+                return {k: int(v) for k, v in sf.rows(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN "
+                                                              "('Aborted_clients', 'Connections')")}
+            finally:
+                conn.close()
+        before = {port: status(port) for port in (sf.DB0_PORT, sf.DB1_PORT)}
+        time.sleep(2.0)
+        for port in (sf.DB0_PORT, sf.DB1_PORT):
+            after = status(port)
+            # Our own status connection counts once; the passes at least 5 times more.
+            self.assertGreaterEqual(after["Connections"] - before[port]["Connections"], 6,
+                                    f"port {port}: recovery passes did not connect: {before[port]} -> {after}")
+            self.assertEqual(after["Aborted_clients"], before[port]["Aborted_clients"],
+                             f"port {port}: connections closed without COM_QUIT: {before[port]} -> {after}")
+
     def test_1_transfer_across_backends_commits_on_both(self):
         c = self.run_.connect()
         with c.cursor() as cur:
