@@ -35,6 +35,9 @@ struct BackendConfig {
   std::string replication_password;
   uint32_t max_connections = 64;     // pool ceiling for this backend (all worker threads together)
   uint32_t min_connections = 0;      // kept open and warm
+  // Connects (TCP + login) the pool has in flight at once, all worker
+  // threads together; statements beyond wait for a connection or a slot.
+  uint32_t max_connecting = 16;
   uint32_t connect_timeout_ms = 2000;
   uint32_t idle_timeout_ms = 60000;  // idle connections above min are closed after this
   uint32_t ping_interval_ms = 10000; // idle connections are health-pinged this often

@@ -440,6 +440,7 @@ const FieldSpec<BackendEntry> kBackendFields[] = {
        b.min_line = lineOf(v);
        assign(w.readUInt(v, p, 0, kMaxPoolConnections), b.backend.min_connections);
      }},
+    {"max_connecting", false, readBackendUInt<&BackendConfig::max_connecting, 1, kMaxPoolConnections>},
     {"connect_timeout_ms", false, readBackendUInt<&BackendConfig::connect_timeout_ms, 1, kMaxTimeoutMs>},
     {"idle_timeout_ms", false, readBackendUInt<&BackendConfig::idle_timeout_ms, 0, kMaxTimeoutMs>},
     {"ping_interval_ms", false, readBackendUInt<&BackendConfig::ping_interval_ms, 0, kMaxTimeoutMs>},

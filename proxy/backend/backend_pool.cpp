@@ -38,6 +38,9 @@ BackendPool::BackendPool(asio::any_io_executor executor, conf::BackendConfig con
       min_size_(std::min(min_size, max_size_)),
       max_packet_bytes_(max_packet_bytes) {
   counters_.max = max_size_;
+  // This pool's share of max_connecting, in proportion to its share of max_connections.
+  const uint64_t share = uint64_t{config_->max_connecting} * max_size_ / std::max<uint32_t>(1, config_->max_connections);
+  max_connecting_ = static_cast<uint32_t>(std::clamp<uint64_t>(share, 1, max_size_));
 }
 
 BackendPool::~BackendPool() { *alive_ = false; }
@@ -138,13 +141,21 @@ void BackendPool::noteConnectFailure(const BackendError& e) {
                config_->address.port, e.message, backoff_.count());
 }
 
-void BackendPool::wakeOneWaiter() {
+void BackendPool::wakeOneWaiter(bool with_connection) {
   if (waiters_.empty()) return;
   Waiter* waiter = waiters_.front();
   waiters_.pop_front();
   waiter->woken = true;
-  ++promised_;
+  waiter->promised = with_connection;
+  if (with_connection) ++promised_;
   waiter->timer.cancel();
+}
+
+void BackendPool::connectEnded() {
+  --connecting_;
+  if (total_ < max_size_ && connecting_ < max_connecting_ && Clock::now() >= server_full_until_) {
+    wakeOneWaiter(false);
+  }
 }
 
 std::unique_ptr<BackendConnection> BackendPool::lend(std::unique_ptr<BackendConnection> conn, uint32_t owner,
@@ -236,12 +247,14 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
       ++counters_.broken;
       continue;
     }
-    if (total_ < max_size_ && Clock::now() >= server_full_until_) {
+    const bool server_full = Clock::now() < server_full_until_;
+    if (total_ < max_size_ && !server_full && connecting_ < max_connecting_) {
       if (Clock::now() < down_until_) {
         co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "",
                                                "backend is down (" + counters_.last_error + ")"});
       }
       ++total_;
+      ++connecting_;
       auto alive = alive_;
       auto config = config_;  // kept alive across the connect; a repoint may replace config_
       const uint64_t generation = generation_;
@@ -249,12 +262,14 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
       if (!*alive) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "pool closed"});
       if (!opened) {  // marked down while connecting: the loop answers with the reason
         --total_;
+        connectEnded();
         continue;
       }
       auto conn = std::move(*opened);
       if (generation != generation_) {
         // Connected to the server the pool no longer points at: discard.
         --total_;
+        connectEnded();
         if (conn) (*conn)->closeGracefully();
         continue;
       }
@@ -267,20 +282,23 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
           ++counters_.connect_errors;
           counters_.last_error = conn.error().message;
           server_full_until_ = Clock::now() + kServerFullPause;
+          connectEnded();
           if (total_ > 0) continue;
           co_return std::unexpected(conn.error());
         }
         noteConnectFailure(conn.error());
-        wakeOneWaiter();
+        --connecting_;
+        wakeOneWaiter();  // it answers with the backoff's error, and passes it on
         co_return std::unexpected(conn.error());
       }
+      connectEnded();
       ++counters_.connects;
       if (backoff_.count() != 0) ++counters_.up_transitions;
       backoff_ = std::chrono::milliseconds(0);
       down_until_ = {};
       co_return lend(std::move(*conn), owner, asked);
     }
-    if (idle_.size() > promised_) {
+    if ((total_ >= max_size_ || server_full) && idle_.size() > promised_) {
       // Full, but an idle connection of another flavour exists: replace it.
       idle_.erase(idle_.begin());
       --total_;
@@ -298,9 +316,11 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
     auto alive = alive_;
     co_await waiter.timer.async_wait(kNoThrow);
     if (!*alive) co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "", "pool closed"});
-    if (waiter.woken) {
-      --promised_;  // wakeOneWaiter() already took it off the queue
-      my_turn = true;
+    if (waiter.woken) {  // wakeOneWaiter() already took it off the queue
+      if (waiter.promised) {
+        --promised_;
+        my_turn = true;
+      }
     } else {
       std::erase(waiters_, &waiter);  // the deadline: still queued
     }

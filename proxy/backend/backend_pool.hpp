@@ -117,7 +117,12 @@ class BackendPool {
   std::unique_ptr<BackendConnection> takeIdle(uint32_t flavour, uint64_t preferred);
   void noteConnectFailure(const BackendError& e);
   void dropOlderThanConnectLimits();
-  void wakeOneWaiter();
+  // Wakes the first waiter. `with_connection`: a returned connection is kept
+  // for it (promised_); otherwise it is woken to open one (a connect slot
+  // came free under backends[].max_connecting).
+  void wakeOneWaiter(bool with_connection = true);
+  // A connect of acquire() ended (whatever its outcome, after total_ says it).
+  void connectEnded();
   void closeIdleAndWakeAll();
   // Waits for `op` or markDown(), whichever first: nullopt when markDown()
   // came first (the server does not answer; `op` is cancelled).
@@ -152,6 +157,7 @@ class BackendPool {
     explicit Waiter(const asio::any_io_executor& executor) : timer(executor) {}
     asio::steady_timer timer;
     bool woken = false;
+    bool promised = false;  // woken with a connection kept for it
   };
   // First come, first served.
   std::deque<Waiter*> waiters_;
@@ -161,6 +167,15 @@ class BackendPool {
   // back (at 1,000 clients on a pool of 64, most waiters lost their turn
   // several times, each time another timer and another scan of the queue).
   uint32_t promised_ = 0;
+  // Connects (TCP + login) acquire() has in flight, and how many it may:
+  // this pool's share of backends[].max_connecting. A thousand clients
+  // arriving at an empty pool would otherwise start a thousand logins at
+  // once; those beyond what the server answers within connect_timeout_ms
+  // fail, and a failed connect marks the backend down for its backoff, so
+  // a burst of clients became an outage. The others wait for a connection
+  // returned or a connect slot, as for a full pool.
+  uint32_t connecting_ = 0;
+  uint32_t max_connecting_ = 1;
   // Acquirers connecting or pinging now: markDown() cancels them.
   std::vector<asio::steady_timer*> down_watchers_;
   std::string probe_down_;

@@ -118,7 +118,7 @@ class ShardedTable:
 class ProxyRun:
     """A shardproxy process with its own scratch directory, config and shard map."""
 
-    def __init__(self, name, table, scatter, max_connections=32, server_extra="", sections=""):
+    def __init__(self, name, table, scatter, max_connections=32, server_extra="", sections="", backend_extra=""):
         self.dir = os.path.join(RUN_ROOT, name)
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
@@ -141,8 +141,8 @@ class ProxyRun:
 admin_users:
   - {{name: admin, password: admin_pw}}
 backends:
-  - {{name: db0, address: 127.0.0.1:{DB0_PORT}, user: proxy, password: proxy_pw, database: im, max_connections: {max_connections}, connect_timeout_ms: 2000}}
-  - {{name: db1, address: 127.0.0.1:{DB1_PORT}, user: proxy, password: proxy_pw, database: im, max_connections: {max_connections}, connect_timeout_ms: 2000}}
+  - {{name: db0, address: 127.0.0.1:{DB0_PORT}, user: proxy, password: proxy_pw, database: im, max_connections: {max_connections}, connect_timeout_ms: 2000{backend_extra}}}
+  - {{name: db1, address: 127.0.0.1:{DB1_PORT}, user: proxy, password: proxy_pw, database: im, max_connections: {max_connections}, connect_timeout_ms: 2000{backend_extra}}}
 shard_map: map.yaml
 default_backend: db0
 cache: cache/shardmap.sqlite

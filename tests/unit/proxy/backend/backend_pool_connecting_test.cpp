@@ -1,0 +1,86 @@
+// backends[].max_connecting: a pool has at most its share of connects in
+// flight. Against a listener that accepts TCP connections and never sends a
+// handshake, eight acquirers at an empty pool of eight with max_connecting 3
+// start exactly three connects; the others wait (and fail with the three
+// when the pool is marked down).
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "proxy/backend/backend_pool.hpp"
+
+namespace sp::proxy {
+namespace {
+
+struct ConnectOutcome {
+  std::optional<BackendError> error;
+  bool lent = false;
+};
+
+awaitable<void> acquireOrFail(BackendPool& pool, ConnectOutcome& out) {
+  auto r = co_await pool.acquire(0, 1);
+  if (r) out.lent = true;
+  else out.error = r.error();
+}
+
+awaitable<void> acceptForever(tcp::acceptor& acceptor, std::vector<tcp::socket>& accepted) {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor.async_accept(kNoThrow);
+    if (ec) co_return;
+    accepted.push_back(std::move(socket));  // held open, never answered
+  }
+}
+
+TEST(BackendPoolConnecting, ConnectsInFlightStayWithinMaxConnecting) {
+  asio::io_context io;
+  tcp::acceptor hung(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::vector<tcp::socket> accepted;
+  asio::co_spawn(io, acceptForever(hung, accepted), asio::detached);
+  conf::BackendConfig config;
+  config.name = "db0";
+  config.address = {"127.0.0.1", hung.local_endpoint().port()};
+  config.user = "app";
+  config.connect_timeout_ms = 20000;  // far beyond the test
+  config.max_connections = 8;
+  config.max_connecting = 3;
+  BackendPool pool(io.get_executor(), config, 8, 0, 1 << 20);
+  std::vector<ConnectOutcome> outcomes(8);
+  for (auto& o : outcomes) asio::co_spawn(io, acquireOrFail(pool, o), asio::detached);
+  io.run_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(accepted.size(), 3u) << "connects in flight";
+  EXPECT_EQ(pool.stats().total, 3u);
+  EXPECT_EQ(pool.stats().waiting, 5u);
+
+  pool.markDown("test");
+  io.run_for(std::chrono::milliseconds(300));
+  for (const auto& o : outcomes) {
+    ASSERT_TRUE(o.error) << "still waiting";
+    EXPECT_EQ(o.error->kind, BackendError::Kind::kDown);
+  }
+  EXPECT_EQ(accepted.size(), 3u) << "no connect started after the mark";
+  hung.close();
+}
+
+TEST(BackendPoolConnecting, EachWorkersPoolGetsItsShareAndAtLeastOne) {
+  asio::io_context io;
+  tcp::acceptor hung(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::vector<tcp::socket> accepted;
+  asio::co_spawn(io, acceptForever(hung, accepted), asio::detached);
+  conf::BackendConfig config;
+  config.name = "db0";
+  config.address = {"127.0.0.1", hung.local_endpoint().port()};
+  config.connect_timeout_ms = 20000;
+  config.max_connections = 64;
+  config.max_connecting = 2;  // over 4 workers (16 connections each): under 1, so 1
+  BackendPool pool(io.get_executor(), config, 16, 0, 1 << 20);
+  std::vector<ConnectOutcome> outcomes(4);
+  for (auto& o : outcomes) asio::co_spawn(io, acquireOrFail(pool, o), asio::detached);
+  io.run_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(accepted.size(), 1u);
+  pool.markDown("test");
+  io.run_for(std::chrono::milliseconds(300));
+  hung.close();
+}
+
+}  // namespace
+}  // namespace sp::proxy
