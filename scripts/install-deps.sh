@@ -8,7 +8,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  libboost1.81-dev libfmt-dev libspdlog-dev libsqlite3-dev libyaml-cpp-dev
+  libboost1.81-dev libfmt-dev libspdlog-dev libsqlite3-dev libyaml-cpp-dev libjemalloc-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libmariadb-dev
   mariadb-server mariadb-client mariadb-test sysbench
   python3 python3-pymysql python3-yaml python3-sqlalchemy procps openssl
