@@ -250,6 +250,9 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
     const bool server_full = Clock::now() < server_full_until_;
     if (total_ < max_size_ && !server_full && connecting_ < max_connecting_) {
       if (Clock::now() < down_until_) {
+        // Statements waiting for a connect slot would fail the same way:
+        // tell the next one now (it passes it on), not at its deadline.
+        wakeOneWaiter(false);
         co_return std::unexpected(BackendError{BackendError::Kind::kDown, 0, "",
                                                "backend is down (" + counters_.last_error + ")"});
       }

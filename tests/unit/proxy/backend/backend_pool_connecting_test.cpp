@@ -5,6 +5,7 @@
 // when the pool is marked down).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "proxy/backend/backend_pool.hpp"
@@ -80,6 +81,49 @@ TEST(BackendPoolConnecting, EachWorkersPoolGetsItsShareAndAtLeastOne) {
   pool.markDown("test");
   io.run_for(std::chrono::milliseconds(300));
   hung.close();
+}
+
+}  // namespace
+}  // namespace sp::proxy
+
+namespace sp::proxy {
+namespace {
+
+awaitable<void> closeEachAccepted(tcp::acceptor& acceptor, int& accepted) {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor.async_accept(kNoThrow);
+    if (ec) co_return;
+    ++accepted;  // the socket closes here: the login fails at once
+  }
+}
+
+TEST(BackendPoolConnecting, AFailedConnectFailsTheStatementsWaitingForASlotAtOnce) {
+  asio::io_context io;
+  tcp::acceptor closing(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  int accepted = 0;
+  asio::co_spawn(io, closeEachAccepted(closing, accepted), asio::detached);
+  conf::BackendConfig config;
+  config.name = "db0";
+  config.address = {"127.0.0.1", closing.local_endpoint().port()};
+  config.connect_timeout_ms = 2000;
+  config.max_connections = 8;
+  config.max_connecting = 1;
+  BackendPool pool(io.get_executor(), config, 8, 0, 1 << 20);
+  std::vector<ConnectOutcome> outcomes(6);
+  for (auto& o : outcomes) asio::co_spawn(io, acquireOrFail(pool, o), asio::detached);
+  const auto start = std::chrono::steady_clock::now();
+  while (std::any_of(outcomes.begin(), outcomes.end(), [](const ConnectOutcome& o) { return !o.error && !o.lent; }) &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(15)) {
+    io.run_for(std::chrono::milliseconds(20));
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  for (const auto& o : outcomes) {
+    ASSERT_TRUE(o.error) << "still waiting";
+    EXPECT_FALSE(o.lent);
+  }
+  EXPECT_LT(took, std::chrono::seconds(2)) << "the waiters failed at their deadline, not with the connect";
+  EXPECT_EQ(accepted, 1) << "one connect failed; the backoff answered the others";
+  closing.close();
 }
 
 }  // namespace
