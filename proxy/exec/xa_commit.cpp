@@ -80,18 +80,14 @@ awaitable<XaOutcome> commitGlobal(const std::string& gtrid, std::span<XaParticip
   if (branches.size() == 1) co_return co_await commitOnePhase(gtrid, *branches.front());
   XaOutcome out;
   auto start = Clock::now();
-  for (XaParticipant* b : branches) {
-    XaReply r = co_await b->run("XA END " + xaIdSql(gtrid, b->name()));
-    if (!r.ok()) {
-      out.error = abortError(r, *b, "XA END");
-      co_await rollbackGlobal(gtrid, branches);
-      co_return out;
-    }
-  }
   for (size_t i = 0; i < branches.size(); ++i) {
-    XaReply r = co_await branches[i]->run("XA PREPARE " + xaIdSql(gtrid, branches[i]->name()));
-    if (!r.ok()) {
-      out.error = abortError(r, *branches[i], "XA PREPARE");
+    // XA END and XA PREPARE in one write, one round trip per branch: after a
+    // failed XA END the branch is not idle, and the server refuses the
+    // XA PREPARE (1399), preparing nothing.
+    const std::string id = xaIdSql(gtrid, branches[i]->name());
+    auto [end, prepare] = co_await branches[i]->runPair("XA END " + id, "XA PREPARE " + id);
+    if (!end.ok() || !prepare.ok()) {
+      out.error = end.ok() ? abortError(prepare, *branches[i], "XA PREPARE") : abortError(end, *branches[i], "XA END");
       co_await rollbackGlobal(gtrid, branches);
       co_return out;
     }

@@ -105,8 +105,8 @@ TEST(XaCommit, TwoBranchesPrepareThenDecideThenCommit) {
   EXPECT_TRUE(out.committed);
   EXPECT_EQ(out.unfinished, 0u);
   EXPECT_EQ(f.journal, (std::vector<std::string>{
-                           "db0: XA END 'sp-1-1','db0'", "db1: XA END 'sp-1-1','db1'",
-                           "db0: XA PREPARE 'sp-1-1','db0'", "db1: XA PREPARE 'sp-1-1','db1'",
+                           "db0: XA END 'sp-1-1','db0'", "db0: XA PREPARE 'sp-1-1','db0'",
+                           "db1: XA END 'sp-1-1','db1'", "db1: XA PREPARE 'sp-1-1','db1'",
                            "decision: sp-1-1", "db0: XA COMMIT 'sp-1-1','db0'", "db1: XA COMMIT 'sp-1-1','db1'",
                            "forget: sp-1-1"}));
   EXPECT_EQ(f.steps, (std::vector<XaStep>{XaStep::kAfterFirstPrepare, XaStep::kAfterPrepares, XaStep::kAfterDecision,
@@ -119,6 +119,17 @@ TEST(XaCommit, AFailedPrepareRollsEveryBranchBackAndDecidesNothing) {
   auto out = f.commit({&f.a, &f.b});
   EXPECT_FALSE(out.committed);
   EXPECT_EQ(out.error.error_code, 1213);
+  for (const auto& line : f.journal) EXPECT_FALSE(line.starts_with("decision")) << line;
+  EXPECT_NE(std::find(f.journal.begin(), f.journal.end(), "db0: XA ROLLBACK 'sp-1-1','db0'"), f.journal.end());
+  EXPECT_NE(std::find(f.journal.begin(), f.journal.end(), "db1: XA ROLLBACK 'sp-1-1','db1'"), f.journal.end());
+}
+
+TEST(XaCommit, AFailedEndPreparesNothingAndRollsBackWithItsError) {
+  Fixture f;
+  f.b.fail_on = "XA END";
+  auto out = f.commit({&f.a, &f.b});
+  EXPECT_FALSE(out.committed);
+  EXPECT_EQ(out.error.error_code, 1213) << "the XA END's error, not the XA PREPARE's";
   for (const auto& line : f.journal) EXPECT_FALSE(line.starts_with("decision")) << line;
   EXPECT_NE(std::find(f.journal.begin(), f.journal.end(), "db0: XA ROLLBACK 'sp-1-1','db0'"), f.journal.end());
   EXPECT_NE(std::find(f.journal.begin(), f.journal.end(), "db1: XA ROLLBACK 'sp-1-1','db1'"), f.journal.end());
