@@ -32,19 +32,24 @@ awaitable<void> acceptForever(tcp::acceptor& acceptor, std::vector<tcp::socket>&
   }
 }
 
+// A backend at `port` whose connects outlast the test.
+conf::BackendConfig silentBackend(uint16_t port, uint32_t max_connections, uint32_t max_connecting) {
+  conf::BackendConfig config;
+  config.name = "db0";
+  config.address = {"127.0.0.1", port};
+  config.user = "app";
+  config.connect_timeout_ms = 20000;
+  config.max_connections = max_connections;
+  config.max_connecting = max_connecting;
+  return config;
+}
+
 TEST(BackendPoolConnecting, ConnectsInFlightStayWithinMaxConnecting) {
   asio::io_context io;
   tcp::acceptor hung(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
   std::vector<tcp::socket> accepted;
   asio::co_spawn(io, acceptForever(hung, accepted), asio::detached);
-  conf::BackendConfig config;
-  config.name = "db0";
-  config.address = {"127.0.0.1", hung.local_endpoint().port()};
-  config.user = "app";
-  config.connect_timeout_ms = 20000;  // far beyond the test
-  config.max_connections = 8;
-  config.max_connecting = 3;
-  BackendPool pool(io.get_executor(), config, 8, 0, 1 << 20);
+  BackendPool pool(io.get_executor(), silentBackend(hung.local_endpoint().port(), 8, 3), 8, 0, 1 << 20);
   std::vector<ConnectOutcome> outcomes(8);
   for (auto& o : outcomes) asio::co_spawn(io, acquireOrFail(pool, o), asio::detached);
   io.run_for(std::chrono::milliseconds(300));
@@ -67,13 +72,8 @@ TEST(BackendPoolConnecting, EachWorkersPoolGetsItsShareAndAtLeastOne) {
   tcp::acceptor hung(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
   std::vector<tcp::socket> accepted;
   asio::co_spawn(io, acceptForever(hung, accepted), asio::detached);
-  conf::BackendConfig config;
-  config.name = "db0";
-  config.address = {"127.0.0.1", hung.local_endpoint().port()};
-  config.connect_timeout_ms = 20000;
-  config.max_connections = 64;
-  config.max_connecting = 2;  // over 4 workers (16 connections each): under 1, so 1
-  BackendPool pool(io.get_executor(), config, 16, 0, 1 << 20);
+  // max_connecting 2 over 4 workers (16 connections each): under 1, so 1.
+  BackendPool pool(io.get_executor(), silentBackend(hung.local_endpoint().port(), 64, 2), 16, 0, 1 << 20);
   std::vector<ConnectOutcome> outcomes(4);
   for (auto& o : outcomes) asio::co_spawn(io, acquireOrFail(pool, o), asio::detached);
   io.run_for(std::chrono::milliseconds(300));
@@ -102,13 +102,7 @@ TEST(BackendPoolConnecting, AFailedConnectFailsTheStatementsWaitingForASlotAtOnc
   tcp::acceptor closing(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
   int accepted = 0;
   asio::co_spawn(io, closeEachAccepted(closing, accepted), asio::detached);
-  conf::BackendConfig config;
-  config.name = "db0";
-  config.address = {"127.0.0.1", closing.local_endpoint().port()};
-  config.connect_timeout_ms = 2000;
-  config.max_connections = 8;
-  config.max_connecting = 1;
-  BackendPool pool(io.get_executor(), config, 8, 0, 1 << 20);
+  BackendPool pool(io.get_executor(), silentBackend(closing.local_endpoint().port(), 8, 1), 8, 0, 1 << 20);
   std::vector<ConnectOutcome> outcomes(6);
   for (auto& o : outcomes) asio::co_spawn(io, acquireOrFail(pool, o), asio::detached);
   const auto start = std::chrono::steady_clock::now();
