@@ -64,7 +64,7 @@ using ExprPtr = std::unique_ptr<Expr>;
 using SelectPtr = std::unique_ptr<SelectStatement>;
 
 enum class ExprKind : uint8_t {
-  kLiteral,         // literal_kind, placeholder_index; text = range.text(sql)
+  kLiteral,         // literal_kind, placeholder_index; value text = literalText(e, sql) (literal_text.hpp)
   kColumn,          // column
   kStar,            // `*` or `t.*` / `db.t.*` in a select list (qualifier in column.db/table)
   kUserVariable,    // @name  (name = token text including '@')
@@ -96,7 +96,8 @@ enum class LiteralKind : uint8_t {
 // written directly before the number is folded in). kString text may hold a
 // charset introducer (_utf8mb4'x', _utf8mb4 'x', N'x'), a type word
 // (DATE '2024-01-01', TIME '..', TIMESTAMP '..') or adjacent strings
-// ('a' 'b'); unquoteString(range.text(sql)) gives the value in every case.
+// ('a' 'b'); unquoteString(literalText(e, sql)) gives the value in every case
+// (range.text(sql) also holds the parentheses written around the literal).
 
 enum class UnaryOp : uint8_t { kNot, kNegate, kPlus, kBitNot, kBang, kBinary };
 

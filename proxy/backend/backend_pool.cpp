@@ -291,7 +291,7 @@ awaitable<std::expected<std::unique_ptr<BackendConnection>, BackendError>> Backe
         }
         noteConnectFailure(conn.error());
         --connecting_;
-        wakeOneWaiter();  // it answers with the backoff's error, and passes it on
+        wakeOneWaiter(false);  // no connection for it: it answers with the backoff's error, and passes it on
         co_return std::unexpected(conn.error());
       }
       connectEnded();

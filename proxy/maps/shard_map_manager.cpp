@@ -28,8 +28,8 @@ std::string shortSum(const std::string& checksum) { return checksum.substr(0, 12
 
 bool sameBackend(const conf::BackendConfig& a, const conf::BackendConfig& b) {
   return a.address.host == b.address.host && a.address.port == b.address.port && a.user == b.user &&
-         a.password == b.password && a.database == b.database && a.max_connections == b.max_connections && a.max_connecting == b.max_connecting &&
-         a.min_connections == b.min_connections && a.connect_timeout_ms == b.connect_timeout_ms &&
+         a.password == b.password && a.database == b.database && a.max_connections == b.max_connections &&
+         a.max_connecting == b.max_connecting && a.min_connections == b.min_connections && a.connect_timeout_ms == b.connect_timeout_ms &&
          a.idle_timeout_ms == b.idle_timeout_ms && a.ping_interval_ms == b.ping_interval_ms &&
          a.query_timeout_ms == b.query_timeout_ms && a.tls == b.tls;
 }
